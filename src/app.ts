@@ -1,0 +1,151 @@
+/**
+ * Composition root: database, ZIP directory, verifiers, services and both edges on one port.
+ * Returns the running pieces and a `stop` that shuts them down in order.
+ */
+import { readFileSync } from "node:fs";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import YAML from "yaml";
+import { createApiKeyVerifier } from "./api-keys/api-key.service.ts";
+import { createKeyCrypto } from "./api-keys/api-key.ts";
+import { createAuthenticator } from "./auth/authenticate.ts";
+import { createJwtVerifier } from "./auth/jwt.ts";
+import type { Config } from "./config.ts";
+import { type DatabaseHandle, openDatabase } from "./db/database.ts";
+import { migrateToLatest } from "./db/migrator.ts";
+import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
+import { createLeadService } from "./leads/lead.service.ts";
+import { createLogger, errorForLog, type Logger } from "./logger.ts";
+import { createCommonRpc, createProviderRpc } from "./providers/provider.rpc.ts";
+import { createProviderService } from "./providers/provider.service.ts";
+import { createRestApp } from "./rest/app.ts";
+import { createRpcRoutes } from "./rpc/routes.ts";
+import { type AnyRequest, type AnyResponse, assignRequestId, createOnePortServer } from "./server.ts";
+import { createStateService } from "./states/state.service.ts";
+import { loadZipDirectory } from "./zip/zip-directory.ts";
+
+export const OPENAPI_PATH = new URL("../openapi/openapi.yaml", import.meta.url);
+
+export interface AppOptions {
+  readonly logger?: Logger;
+  /** Clock for rules that depend on time (tests). */
+  readonly now?: () => Date;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly database: DatabaseHandle;
+  /** Starts listening; resolves to the bound port (useful with PORT=0). */
+  listen(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+function loadSpec() {
+  const text = readFileSync(OPENAPI_PATH, "utf8");
+  return { text, document: YAML.parse(text) as object };
+}
+
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const now = options.now ?? (() => new Date());
+  const [database, zips, spec] = await Promise.all([
+    openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+      timeoutMs: config.databaseTimeoutMs,
+      onPoolError: (err) => logger.warn({ err: err.message }, "database connection lost"),
+    }),
+    Promise.resolve().then(loadZipDirectory),
+    Promise.resolve().then(loadSpec),
+  ]);
+  const applied = await migrateToLatest(database.db);
+  if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+  const { db } = database;
+
+  const crypto = createKeyCrypto(config.apiKeySecret);
+  const apiKeys = createApiKeyVerifier({
+    db,
+    crypto,
+    now,
+    onTouchError: (err) => logger.warn({ err: errorForLog(err) }, "could not record key use"),
+  });
+  const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt));
+  const leads = createLeadService({ db, zips, now });
+  const providers = createProviderService({
+    db,
+    crypto,
+    now,
+    defaults: { perMinute: config.rateLimit.defaultPerMinute, perDay: config.rateLimit.defaultPerDay },
+    onProviderChanged: (id) => apiKeys.forgetProvider(id),
+  });
+  const states = createStateService(db);
+
+  const readiness = async () => {
+    try {
+      await database.ping();
+      return { ready: true, body: { status: "ready", checks: { database: { ok: true }, migrations: { ok: true } } } };
+    } catch (err) {
+      return {
+        ready: false,
+        body: {
+          status: "not_ready",
+          checks: { database: { ok: false, detail: (err as Error).message }, migrations: { ok: true } },
+        },
+      };
+    }
+  };
+  const rest = createRestApp({
+    spec,
+    auth,
+    leads,
+    providers,
+    states,
+    logger,
+    validateResponses: config.validateResponses,
+    readiness,
+  });
+  const routes = createRpcRoutes({
+    auth,
+    logger,
+    publicLeads: createPublicLeadRpc(leads),
+    providers: createProviderRpc(providers),
+    common: createCommonRpc(states),
+  });
+  const connect = connectNodeAdapter({
+    routes,
+    fallback: (req, res) => {
+      if (req.httpVersionMajor >= 2) {
+        res.writeHead(505, { "content-type": "text/plain" });
+        res.end("REST is served over HTTP/1.1; HTTP/2 is for gRPC and Connect\n");
+        return;
+      }
+      rest(req as never, res as never);
+    },
+  });
+  const handler = (req: AnyRequest, res: AnyResponse) => {
+    const requestId = assignRequestId(req, res);
+    const started = process.hrtime.bigint();
+    res.once("finish", () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.info(
+        { request_id: requestId, method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms },
+        "request",
+      );
+    });
+    connect(req as never, res as never);
+  };
+  const server = createOnePortServer(handler, logger);
+
+  return {
+    config,
+    logger,
+    database,
+    listen: () => server.listen(config.port, config.host),
+    async stop() {
+      await server.close(config.shutdownTimeoutMs);
+      await apiKeys.flush();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The only reader of process.env. Every variable is parsed and checked here, once, at start-up;
+ * `loadConfig` lists every bad variable at once instead of failing on the first.
+ */
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+export interface Config {
+  readonly nodeEnv: string;
+  readonly production: boolean;
+  readonly host: string;
+  readonly port: number;
+  /** Postgres connection string; undefined → embedded PGlite in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly databasePoolSize: number;
+  /** Milliseconds a request waits for a database connection before 503. */
+  readonly databaseTimeoutMs: number;
+  readonly redisUrl: string | undefined;
+  readonly jwt: {
+    /** HS256 secret; undefined when JWKS is used. */
+    readonly secret: string | undefined;
+    readonly jwksUrl: string | undefined;
+    readonly jwksAlgorithms: readonly string[];
+    readonly issuer: string | undefined;
+    readonly audience: string | undefined;
+    readonly adminClaim: string;
+    readonly adminValue: string;
+    /** True when the secret is the built-in development one. */
+    readonly usingDevSecret: boolean;
+  };
+  /** Master secret from which the API-key HMAC and encryption keys are derived. */
+  readonly apiKeySecret: string;
+  readonly usingDevApiKeySecret: boolean;
+  readonly logLevel: LogLevel;
+  /** Validate responses against openapi.yaml (500 on drift). On in tests. */
+  readonly validateResponses: boolean;
+  readonly metricsToken: string | undefined;
+  readonly rateLimit: {
+    readonly defaultPerMinute: number;
+    readonly defaultPerDay: number;
+    /** Failed authentications allowed per client IP per minute. */
+    readonly authFailuresPerMinute: number;
+  };
+  readonly shutdownTimeoutMs: number;
+}
+
+/** Development-only secrets; the service refuses to use them with NODE_ENV=production. */
+export const DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789abcdef";
+export const DEV_API_KEY_SECRET = "dev-only-api-key-secret-change-me-0123456789";
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
+    if (["0", "false", "no"].includes(raw.toLowerCase())) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const url = (name: string, protocols: readonly string[]): string | undefined => {
+    const raw = str(name);
+    if (raw === undefined) return undefined;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) throw new Error("protocol");
+      return raw;
+    } catch {
+      problems.push(`${name} must be a ${protocols.join(" or ")} URL`);
+      return undefined;
+    }
+  };
+
+  const nodeEnv = str("NODE_ENV") ?? "development";
+  const production = nodeEnv === "production";
+
+  const logLevel = (str("LOG_LEVEL") ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+
+  const jwtSecretRaw = str("JWT_SECRET");
+  const jwksUrl = url("JWT_JWKS_URL", ["http:", "https:"]);
+  if (jwtSecretRaw !== undefined && jwtSecretRaw.length < 32) {
+    problems.push("JWT_SECRET must be at least 32 characters");
+  }
+  if (jwtSecretRaw !== undefined && jwksUrl !== undefined) {
+    problems.push("set JWT_SECRET or JWT_JWKS_URL, not both");
+  }
+  const usingDevSecret = jwtSecretRaw === undefined && jwksUrl === undefined;
+  if (production && usingDevSecret) {
+    problems.push("JWT_SECRET or JWT_JWKS_URL is required when NODE_ENV=production");
+  }
+
+  const apiKeySecretRaw = str("API_KEY_SECRET");
+  if (apiKeySecretRaw !== undefined && apiKeySecretRaw.length < 32) {
+    problems.push("API_KEY_SECRET must be at least 32 characters");
+  }
+  if (production && apiKeySecretRaw === undefined) {
+    problems.push("API_KEY_SECRET is required when NODE_ENV=production");
+  }
+
+  const jwksAlgorithms = (str("JWT_JWKS_ALGORITHMS") ?? "RS256,ES256").split(",").map((a) => a.trim());
+  for (const alg of jwksAlgorithms) {
+    if (!/^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(alg)) {
+      problems.push(`JWT_JWKS_ALGORITHMS: "${alg}" is not an asymmetric JWS algorithm`);
+    }
+  }
+
+  const config: Config = {
+    nodeEnv,
+    production,
+    host: str("HOST") ?? "0.0.0.0",
+    port: int("PORT", 8080, 0, 65535),
+    databaseUrl: url("DATABASE_URL", ["postgres:", "postgresql:"]),
+    dataDir: str("DATA_DIR") ?? "./.data",
+    databasePoolSize: int("DATABASE_POOL_SIZE", 10, 1, 200),
+    databaseTimeoutMs: int("DATABASE_TIMEOUT_MS", 3000, 100, 60000),
+    redisUrl: url("REDIS_URL", ["redis:", "rediss:"]),
+    jwt: {
+      secret: usingDevSecret ? DEV_JWT_SECRET : jwtSecretRaw,
+      jwksUrl,
+      jwksAlgorithms,
+      issuer: str("JWT_ISSUER"),
+      audience: str("JWT_AUDIENCE"),
+      adminClaim: str("JWT_ADMIN_CLAIM") ?? "position",
+      adminValue: str("JWT_ADMIN_VALUE") ?? "ADMIN",
+      usingDevSecret,
+    },
+    apiKeySecret: apiKeySecretRaw ?? DEV_API_KEY_SECRET,
+    usingDevApiKeySecret: apiKeySecretRaw === undefined,
+    logLevel,
+    validateResponses: bool("VALIDATE_RESPONSES", false),
+    metricsToken: str("METRICS_TOKEN"),
+    rateLimit: {
+      defaultPerMinute: int("RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
+      defaultPerDay: int("RATE_LIMIT_PER_DAY", 2000, 1, 100_000_000),
+      authFailuresPerMinute: int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000),
+    },
+    shutdownTimeoutMs: int("SHUTDOWN_TIMEOUT_MS", 8000, 100, 120_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

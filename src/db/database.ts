@@ -1,0 +1,107 @@
+/**
+ * Opens the database: Postgres through `pg` when DATABASE_URL is set, else embedded PGlite in
+ * DATA_DIR. Both return the same Kysely instance type and run the same migrations.
+ */
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { PGliteDialect } from "./pglite-dialect.ts";
+import type { Database } from "./schema.ts";
+
+const INT8_OID = 20;
+const DATE_OID = 1082;
+
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly kind: "postgres" | "pglite";
+  /** Resolves when a trivial query succeeds; rejects otherwise. */
+  ping(): Promise<void>;
+  /** Subscribes to a NOTIFY channel; returns an unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Pool figures for metrics (PGlite: a single connection). */
+  poolStats(): { total: number; idle: number; waiting: number };
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly poolSize: number;
+  readonly timeoutMs: number;
+  readonly onPoolError?: (err: Error) => void;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPGlite(options.dataDir);
+}
+
+function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
+  const types = {
+    getTypeParser(oid: number, format?: "text" | "binary") {
+      if (oid === INT8_OID) return (v: string) => Number(v);
+      if (oid === DATE_OID) return (v: string) => v;
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.timeoutMs,
+    idleTimeoutMillis: 30_000,
+    // A query that cannot finish in time fails instead of holding the request forever.
+    query_timeout: options.timeoutMs * 3,
+    types,
+  });
+  // An idle client losing its server must not crash the process (e.g. Postgres restarted).
+  pool.on("error", (err) => options.onPoolError?.(err));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: "postgres",
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async listen(channel, onPayload) {
+      const client = await pool.connect();
+      client.on("notification", (msg) => {
+        if (msg.channel === channel) onPayload(msg.payload ?? "");
+      });
+      client.on("error", () => client.release(true));
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        try {
+          await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`);
+          client.release();
+        } catch {
+          client.release(true);
+        }
+      };
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    close: () => db.destroy(),
+  };
+}
+
+async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+  const inMemory = dataDir.startsWith("memory://");
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(inMemory ? undefined : dataDir, {
+    parsers: { [INT8_OID]: (v: string) => Number(v), [DATE_OID]: (v: string) => v },
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: "pglite",
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async listen(channel, onPayload) {
+      // Hold the single session while LISTEN runs so it never lands inside another transaction.
+      const unsubscribe = await db.connection().execute(() => pglite.listen(channel, onPayload));
+      return () => db.connection().execute(() => unsubscribe());
+    },
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Runs the migrations. Kysely's Postgres adapter takes a transaction-scoped advisory lock
+ * (`pg_advisory_xact_lock`) around the run, so several instances starting at once apply each
+ * migration exactly once.
+ */
+import type { Kysely } from "kysely";
+import { type Migration, type MigrationResultSet, Migrator } from "kysely/migration";
+import * as m0001 from "./migrations/0001-initial.ts";
+import type { Database } from "./schema.ts";
+
+const MIGRATIONS: Record<string, Migration> = {
+  "0001-initial": m0001,
+};
+
+export function createMigrator(db: Kysely<Database>): Migrator {
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+  });
+}
+
+/** Applies every pending migration; throws with the failing migration's name on error. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+  const result: MigrationResultSet = await createMigrator(db).migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === "Error")?.migrationName ?? "(setup)";
+    const reason = result.error instanceof Error ? result.error.message : String(result.error);
+    throw new Error(`migration ${failed} failed: ${reason}`, { cause: result.error });
+  }
+  return (result.results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** True when every known migration has been applied. */
+export async function migrationsApplied(db: Kysely<Database>): Promise<boolean> {
+  const migrations = await createMigrator(db).getMigrations();
+  return migrations.every((m) => m.executedAt !== undefined);
+}
+
+export const MIGRATION_NAMES = Object.keys(MIGRATIONS);

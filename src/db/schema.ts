@@ -1,0 +1,110 @@
+/** Kysely table types. Rows never leave the repositories: they are mapped to domain types there. */
+import type { ColumnType, Generated } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface StatesTable {
+  id: number;
+  code: string;
+  name: string;
+}
+
+export interface ProvidersTable {
+  id: Generated<number>;
+  name: string;
+  contact_email: string | null;
+  is_active: Generated<boolean>;
+  rate_limit_per_minute: number;
+  rate_limit_per_day: number;
+  webhook_url: string | null;
+  notes: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  provider_id: number;
+  /** HMAC-SHA256 of the key, hex: the lookup index. */
+  digest: string;
+  /** AES-256-GCM ciphertext of the key (iv.tag.data, base64url) so an admin can view it again. */
+  ciphertext: string;
+  masked: string;
+  created_at: Timestamp;
+  expires_at: Date | null;
+  /** The key stops working at this instant (rotation); null while current. */
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+export interface LeadsTable {
+  id: Generated<number>;
+  provider_id: number;
+  external_id: string;
+  order_number: Generated<string>;
+  state: string;
+  lead_status: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  phone_number: string;
+  company_name: string | null;
+  note_from_shipper: string | null;
+  /** Postgres `date`, read back as YYYY-MM-DD text (type parser 1082). */
+  estimated_ship_date: string;
+  overseas_type: string;
+  ship_via: string;
+  origin_zip: string;
+  origin_city: string;
+  origin_state_id: number;
+  origin_state_code: string;
+  destination_zip: string | null;
+  destination_city: string | null;
+  destination_state_id: number | null;
+  destination_state_code: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  state_changed_at: Timestamp;
+}
+
+export interface VehiclesTable {
+  lead_id: number;
+  position: number;
+  year: number;
+  make: string;
+  model: string;
+  type: string;
+  tariff: number;
+  deposit: number;
+  vehicle_run: boolean | null;
+}
+
+export interface LeadStateHistoryTable {
+  id: Generated<number>;
+  lead_id: number;
+  from_state: string | null;
+  to_state: string;
+  lead_status: string;
+  changed_at: Timestamp;
+  actor: string;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  actor: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  details: ColumnType<unknown, string, string>;
+  at: Timestamp;
+}
+
+export interface Database {
+  states: StatesTable;
+  providers: ProvidersTable;
+  api_keys: ApiKeysTable;
+  leads: LeadsTable;
+  vehicles: VehiclesTable;
+  lead_state_history: LeadStateHistoryTable;
+  audit_log: AuditLogTable;
+}

@@ -1,0 +1,161 @@
+/** All SQL about leads. Functions take the database (or a transaction) first; rows map to domain types here. */
+import { type Kysely, sql } from "kysely";
+import { jsonArrayFrom } from "kysely/helpers/postgres";
+import type { Database } from "../db/schema.ts";
+import type { Lead, LeadState, NewLead, OverseasType, ShipVia, StateChange, VehicleType } from "./lead.ts";
+
+type Db = Kysely<Database>;
+
+export type InsertResult =
+  | { readonly kind: "created"; readonly lead: Lead }
+  | { readonly kind: "duplicate"; readonly existing: { readonly id: number; readonly orderNumber: string } };
+
+/**
+ * Stores a lead, its vehicles and its first history entry in ONE statement (atomic, one round
+ * trip). The unique index on (provider_id, external_id) decides a race: the loser inserts
+ * nothing and learns the winner's id and order number.
+ */
+export async function insertLead(db: Db, providerId: number, lead: NewLead, actor: string): Promise<InsertResult> {
+  const vehicleRows = sql.join(
+    lead.vehicles.map(
+      (v, i) =>
+        sql`(${i}::smallint, ${v.year}::integer, ${v.make}::text, ${v.model}::text, ${v.type}::text, ${v.tariff}::bigint, ${v.deposit}::bigint, ${v.vehicleRun}::boolean)`,
+    ),
+  );
+  const o = lead.origin;
+  const d = lead.destination;
+  const result = await sql<{ id: number; created_at: Date }>`
+    with l as (
+      insert into leads (
+        provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
+        company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
+        origin_zip, origin_city, origin_state_id, origin_state_code,
+        destination_zip, destination_city, destination_state_id, destination_state_code)
+      values (
+        ${providerId}, ${lead.externalId}, 'LEAD', 'LEAD', ${lead.firstName}, ${lead.lastName}, ${lead.email},
+        ${lead.phoneNumber}, ${lead.companyName}, ${lead.noteFromShipper}, ${lead.estimatedShipDate}::date,
+        ${lead.overseasType}, ${lead.shipVia}, ${o.zip}, ${o.city}, ${o.stateId}, ${o.stateCode},
+        ${d?.zip ?? null}, ${d?.city ?? null}, ${d?.stateId ?? null}::integer, ${d?.stateCode ?? null})
+      on conflict (provider_id, external_id) do nothing
+      returning id, created_at
+    ),
+    v as (
+      insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
+      select l.id, x.* from l, (values ${vehicleRows}) as x(position, year, make, model, type, tariff, deposit, vehicle_run)
+    ),
+    h as (
+      insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
+      select l.id, null, 'LEAD', 'LEAD', l.created_at, ${actor} from l
+    )
+    select id, created_at from l`.execute(db);
+
+  const row = result.rows[0];
+  if (!row) {
+    const existing = await db
+      .selectFrom("leads")
+      .select(["id", "order_number"])
+      .where("provider_id", "=", providerId)
+      .where("external_id", "=", lead.externalId)
+      .executeTakeFirstOrThrow();
+    return { kind: "duplicate", existing: { id: existing.id, orderNumber: existing.order_number } };
+  }
+  const stored = await findLead(db, { id: row.id });
+  if (!stored) throw new Error(`lead ${row.id} vanished right after insert`);
+  return { kind: "created", lead: stored };
+}
+
+/** The ways to name one lead. */
+export type LeadKey =
+  | { readonly id: number }
+  | { readonly orderNumber: string }
+  | { readonly providerId: number; readonly externalId: string };
+
+function selectLeads(db: Db) {
+  return db
+    .selectFrom("leads")
+    .selectAll("leads")
+    .select((eb) => [
+      jsonArrayFrom(
+        eb
+          .selectFrom("vehicles")
+          .select(["year", "make", "model", "type", "tariff", "deposit", "vehicle_run"])
+          .whereRef("vehicles.lead_id", "=", "leads.id")
+          .orderBy("position"),
+      ).as("vehicles"),
+      jsonArrayFrom(
+        eb
+          .selectFrom("lead_state_history")
+          .select(["from_state", "to_state", "lead_status", "changed_at", "actor"])
+          .whereRef("lead_state_history.lead_id", "=", "leads.id")
+          .orderBy("lead_state_history.id"),
+      ).as("history"),
+    ]);
+}
+
+/** One lead with its vehicles and history, in one query. */
+export async function findLead(db: Db, key: LeadKey): Promise<Lead | undefined> {
+  let query = selectLeads(db);
+  if ("id" in key) query = query.where("leads.id", "=", key.id);
+  else if ("orderNumber" in key) query = query.where("leads.order_number", "=", key.orderNumber);
+  else query = query.where("leads.provider_id", "=", key.providerId).where("leads.external_id", "=", key.externalId);
+  const row = await query.executeTakeFirst();
+  return row ? toLead(row) : undefined;
+}
+
+type LeadRow = Awaited<ReturnType<ReturnType<typeof selectLeads>["executeTakeFirstOrThrow"]>>;
+
+export function toLead(row: LeadRow): Lead {
+  return {
+    id: row.id,
+    providerId: row.provider_id,
+    externalId: row.external_id,
+    orderNumber: row.order_number,
+    state: row.state as LeadState,
+    leadStatus: row.lead_status,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    email: row.email,
+    phoneNumber: row.phone_number,
+    companyName: row.company_name,
+    noteFromShipper: row.note_from_shipper,
+    estimatedShipDate: row.estimated_ship_date,
+    overseasType: row.overseas_type as OverseasType,
+    shipVia: row.ship_via as ShipVia,
+    origin: {
+      zip: row.origin_zip,
+      city: row.origin_city,
+      stateCode: row.origin_state_code,
+      stateId: row.origin_state_id,
+    },
+    destination:
+      row.destination_zip === null
+        ? null
+        : {
+            zip: row.destination_zip,
+            city: row.destination_city ?? "",
+            stateCode: row.destination_state_code ?? "",
+            stateId: row.destination_state_id ?? 0,
+          },
+    vehicles: row.vehicles.map((v) => ({
+      year: v.year,
+      make: v.make,
+      model: v.model,
+      type: v.type as VehicleType,
+      tariff: Number(v.tariff),
+      deposit: Number(v.deposit),
+      vehicleRun: v.vehicle_run,
+    })),
+    history: row.history.map(
+      (h): StateChange => ({
+        fromState: h.from_state as LeadState | null,
+        toState: h.to_state as LeadState,
+        leadStatus: h.lead_status,
+        changedAt: new Date(h.changed_at as unknown as string),
+        actor: h.actor,
+      }),
+    ),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    stateChangedAt: row.state_changed_at,
+  };
+}

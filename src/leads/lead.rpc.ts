@@ -1,0 +1,107 @@
+/** PublicLeadService over Connect/gRPC: maps messages to the lead service and back. */
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  type Lead as LeadMessage,
+  LeadSchema,
+  LeadState as LeadStateEnum,
+  OverseasType as OverseasTypeEnum,
+  ShipVia as ShipViaEnum,
+  VehicleType as VehicleTypeEnum,
+} from "../../generated/proto/leadprovider/v1/lead_pb.ts";
+import type {
+  CreateLeadRequest,
+  PublicLeadService,
+} from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { providerKey } from "../rpc/context.ts";
+import { enumName, enumValue, optionalText, toInt, ts } from "../rpc/convert.ts";
+import type { LeadService } from "./lead.service.ts";
+import type { Lead } from "./lead.ts";
+
+/** The request as the JSON-like object the lead rules read (same field names as REST). */
+export function createLeadInput(req: CreateLeadRequest): Record<string, unknown> {
+  return {
+    external_id: optionalText(req.externalId),
+    first_name: optionalText(req.firstName),
+    last_name: optionalText(req.lastName),
+    email: optionalText(req.email),
+    phone_number: optionalText(req.phoneNumber),
+    origin_zip: optionalText(req.originZip),
+    estimated_ship_date: optionalText(req.estimatedShipDate),
+    overseas_type: enumName(OverseasTypeEnum, req.overseasType),
+    ship_via: enumName(ShipViaEnum, req.shipVia),
+    vehicles: req.vehicles.map((v) => ({
+      year: v.year,
+      make: optionalText(v.make),
+      model: optionalText(v.model),
+      type: enumName(VehicleTypeEnum, v.type),
+      tariff: toInt(v.tariff),
+      deposit: toInt(v.deposit),
+      vehicle_run: v.vehicleRun,
+    })),
+    destination_zip: req.destinationZip,
+    origin_city: req.originCity,
+    destination_city: req.destinationCity,
+    company_name: req.companyName,
+    note_from_shipper: req.noteFromShipper,
+  };
+}
+
+export function leadMessage(lead: Lead): LeadMessage {
+  const place = (p: Lead["origin"]) => ({ zip: p.zip, city: p.city, state: p.stateCode, stateId: p.stateId });
+  return create(LeadSchema, {
+    id: BigInt(lead.id),
+    orderNumber: lead.orderNumber,
+    state: enumValue(LeadStateEnum, lead.state),
+    leadStatus: lead.leadStatus,
+    externalId: lead.externalId,
+    createdAt: ts(lead.createdAt),
+    updatedAt: ts(lead.updatedAt),
+    stateChangedAt: ts(lead.stateChangedAt),
+    firstName: lead.firstName,
+    lastName: lead.lastName,
+    email: lead.email,
+    phoneNumber: lead.phoneNumber,
+    ...(lead.companyName !== null && { companyName: lead.companyName }),
+    ...(lead.noteFromShipper !== null && { noteFromShipper: lead.noteFromShipper }),
+    estimatedShipDate: lead.estimatedShipDate,
+    overseasType: enumValue(OverseasTypeEnum, lead.overseasType),
+    shipVia: enumValue(ShipViaEnum, lead.shipVia),
+    origin: place(lead.origin),
+    ...(lead.destination && { destination: place(lead.destination) }),
+    vehicles: lead.vehicles.map((v) => ({
+      year: v.year,
+      make: v.make,
+      model: v.model,
+      type: enumValue(VehicleTypeEnum, v.type),
+      tariff: BigInt(v.tariff),
+      deposit: BigInt(v.deposit),
+      ...(v.vehicleRun !== null && { vehicleRun: v.vehicleRun }),
+    })),
+    history: lead.history.map((h) => ({
+      fromState: h.fromState === null ? LeadStateEnum.UNSPECIFIED : enumValue(LeadStateEnum, h.fromState),
+      toState: enumValue(LeadStateEnum, h.toState),
+      leadStatus: h.leadStatus,
+      changedAt: ts(h.changedAt),
+      actor: h.actor,
+    })),
+  });
+}
+
+function providerId(ctx: HandlerContext): number {
+  const p = ctx.values.get(providerKey);
+  if (!p) throw new Error("PublicLeadService called without an authenticated provider");
+  return p.providerId;
+}
+
+export function createPublicLeadRpc(leads: LeadService): ServiceImpl<typeof PublicLeadService> {
+  return {
+    async createLead(req, ctx) {
+      const { lead } = await leads.create(providerId(ctx), createLeadInput(req));
+      return { lead: leadMessage(lead) };
+    },
+    async getLead(req, ctx) {
+      return { lead: leadMessage(await leads.get(providerId(ctx), req.externalId)) };
+    },
+  };
+}

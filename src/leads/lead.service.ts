@@ -1,0 +1,64 @@
+/** Lead use cases: the only place lead rules are applied, for every edge. */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { DomainError, throwIfViolations } from "../errors.ts";
+import type { ZipDirectory } from "../zip/zip-directory.ts";
+import { findLead, insertLead } from "./lead.repository.ts";
+import type { Lead, Warning } from "./lead.ts";
+import { validateLead } from "./lead.validation.ts";
+
+export interface CreatedLead {
+  readonly lead: Lead;
+  readonly warnings: readonly Warning[];
+}
+
+export interface LeadServiceDeps {
+  readonly db: Kysely<Database>;
+  readonly zips: ZipDirectory;
+  readonly now?: () => Date;
+  /** Called after a lead is stored (metrics). */
+  readonly onCreated?: (lead: Lead) => void;
+}
+
+export type LeadService = ReturnType<typeof createLeadService>;
+
+export function createLeadService(deps: LeadServiceDeps) {
+  const now = deps.now ?? (() => new Date());
+  return {
+    /**
+     * Validates and stores a lead for `providerId`. Throws `invalid_argument` listing every bad
+     * field, or `duplicate` naming the provider's existing lead with the same external_id.
+     */
+    async create(providerId: number, input: unknown): Promise<CreatedLead> {
+      const { lead, violations, warnings } = validateLead(input, deps.zips, now());
+      throwIfViolations(violations);
+      if (!lead) throw new Error("validation returned no lead and no violations");
+      const result = await insertLead(deps.db, providerId, lead, `provider:${providerId}`);
+      if (result.kind === "duplicate") {
+        const { id, orderNumber } = result.existing;
+        const message = `external_id ${lead.externalId} was already used for lead ${orderNumber} (id ${id})`;
+        throw new DomainError("duplicate", message, {
+          code: "duplicate_external_id",
+          violations: [{ field: "external_id", code: "duplicate", message }],
+          extra: { existing_lead: { id, order_number: orderNumber } },
+        });
+      }
+      deps.onCreated?.(result.lead);
+      return { lead: result.lead, warnings };
+    },
+
+    /** The provider's lead with this external_id; another provider's lead is not found alike. */
+    async get(providerId: number, externalId: string): Promise<Lead> {
+      const lead = await findLead(deps.db, { providerId, externalId });
+      if (!lead) {
+        throw new DomainError("not_found", `no lead with external_id ${externalId}`, { code: "lead_not_found" });
+      }
+      return lead;
+    },
+
+    /** The violations of a submission without storing it (REST uses it to word schema errors). */
+    violations(input: unknown) {
+      return validateLead(input, deps.zips, now()).violations;
+    },
+  };
+}

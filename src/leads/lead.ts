@@ -1,0 +1,112 @@
+/** Lead domain types and pure rules (no I/O): vocabularies, the ship_via rule, the state machine. */
+
+export const OVERSEAS_TYPES = ["DOMESTIC", "FOREIGN"] as const;
+export type OverseasType = (typeof OVERSEAS_TYPES)[number];
+
+export const SHIP_VIA_BY_OVERSEAS_TYPE = {
+  DOMESTIC: ["OPEN", "ENCLOSED", "DRIVE_AWAY"],
+  FOREIGN: ["CONTAINER_20FT", "CONTAINER_40FT", "SHARED", "ROLLON_ROLLOFF"],
+} as const satisfies Record<OverseasType, readonly string[]>;
+export type ShipVia = (typeof SHIP_VIA_BY_OVERSEAS_TYPE)[OverseasType][number];
+export const SHIP_VIAS: readonly ShipVia[] = [
+  ...SHIP_VIA_BY_OVERSEAS_TYPE.DOMESTIC,
+  ...SHIP_VIA_BY_OVERSEAS_TYPE.FOREIGN,
+];
+
+export const VEHICLE_TYPES = [
+  "CAR",
+  "SUV",
+  "PICKUP",
+  "VAN",
+  "MINIVAN",
+  "MOTORCYCLE",
+  "ATV",
+  "BOAT",
+  "RV",
+  "TRAILER",
+  "HEAVY_EQUIPMENT",
+  "OTHER",
+] as const;
+export type VehicleType = (typeof VEHICLE_TYPES)[number];
+
+export const LEAD_STATES = ["LEAD", "QUOTE", "ORDER"] as const;
+export type LeadState = (typeof LEAD_STATES)[number];
+
+export interface Place {
+  readonly zip: string;
+  readonly city: string;
+  readonly stateCode: string;
+  readonly stateId: number;
+}
+
+export interface Vehicle {
+  readonly year: number;
+  readonly make: string;
+  readonly model: string;
+  readonly type: VehicleType;
+  readonly tariff: number;
+  readonly deposit: number;
+  readonly vehicleRun: boolean | null;
+}
+
+/** A lead that passed every rule, ready to store. */
+export interface NewLead {
+  readonly externalId: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly phoneNumber: string;
+  readonly companyName: string | null;
+  readonly noteFromShipper: string | null;
+  readonly estimatedShipDate: string;
+  readonly overseasType: OverseasType;
+  readonly shipVia: ShipVia;
+  readonly origin: Place;
+  readonly destination: Place | null;
+  readonly vehicles: readonly Vehicle[];
+}
+
+export interface StateChange {
+  readonly fromState: LeadState | null;
+  readonly toState: LeadState;
+  readonly leadStatus: string;
+  readonly changedAt: Date;
+  readonly actor: string;
+}
+
+export interface Lead extends NewLead {
+  readonly id: number;
+  readonly providerId: number;
+  readonly orderNumber: string;
+  readonly state: LeadState;
+  readonly leadStatus: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly stateChangedAt: Date;
+  readonly history: readonly StateChange[];
+}
+
+/** A field the service ignored: unknown, or deprecated. */
+export interface Warning {
+  readonly field: string;
+  readonly code: "unknown_field" | "deprecated_field";
+  readonly message: string;
+}
+
+export function shipViaAllowed(overseasType: OverseasType, shipVia: string): boolean {
+  return (SHIP_VIA_BY_OVERSEAS_TYPE[overseasType] as readonly string[]).includes(shipVia);
+}
+
+/** The state a lead may move to from `from`, or undefined at the end of the line. */
+export function nextState(from: LeadState): LeadState | undefined {
+  const i = LEAD_STATES.indexOf(from);
+  return LEAD_STATES[i + 1];
+}
+
+export type TransitionCheck = { readonly kind: "move" } | { readonly kind: "noop" } | { readonly kind: "refuse" };
+
+/** Forward, adjacent moves only; moving to the current state again is a no-op (safe retries). */
+export function checkTransition(from: LeadState, to: LeadState): TransitionCheck {
+  if (from === to) return { kind: "noop" };
+  return nextState(from) === to ? { kind: "move" } : { kind: "refuse" };
+}

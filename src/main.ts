@@ -1,0 +1,52 @@
+/** Entry point: reads the configuration, starts the app, stops it cleanly on SIGTERM/SIGINT. */
+import { createApp } from "./app.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { createLogger, errorForLog } from "./logger.ts";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  if (config.jwt.usingDevSecret)
+    logger.warn("JWT_SECRET is not set: using the development secret (never in production)");
+  if (config.usingDevApiKeySecret)
+    logger.warn("API_KEY_SECRET is not set: using the development secret (never in production)");
+
+  const started = performance.now();
+  const app = await createApp(config, { logger });
+  const port = await app.listen();
+  logger.info(
+    { port, database: app.database.kind, startup_ms: Math.round(performance.now() - started) },
+    "lead provider api listening",
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    try {
+      await app.stop();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err: errorForLog(err) }, "shutdown failed");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

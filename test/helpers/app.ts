@@ -1,0 +1,111 @@
+/** Starts the real service on port 0 against a test database and offers a few conveniences. */
+import { createSecretKey } from "node:crypto";
+import { SignJWT } from "jose";
+import { type App, type AppOptions, createApp } from "../../src/app.ts";
+import { DEV_JWT_SECRET, loadConfig } from "../../src/config.ts";
+import { type Backend, createTestDatabase } from "./database.ts";
+
+export interface TestApp {
+  readonly app: App;
+  readonly port: number;
+  readonly url: string;
+  stop(): Promise<void>;
+  /** A JWT signed with the test secret; admin unless `position` says otherwise. */
+  token(claims?: Record<string, unknown>, options?: { expiresIn?: string; sub?: string }): Promise<string>;
+  /** Creates a provider through the Management API and issues its key. */
+  provider(name?: string, fields?: Record<string, unknown>): Promise<{ id: number; key: string }>;
+  /** fetch against the app with JSON helpers. */
+  call(method: string, path: string, options?: { body?: unknown; auth?: string; headers?: Record<string, string> }): Promise<Response>;
+}
+
+let counter = 0;
+
+export async function startTestApp(
+  backend: Backend,
+  env: Record<string, string> = {},
+  options: AppOptions = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase(backend);
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    VALIDATE_RESPONSES: "true",
+    DATA_DIR: "memory://",
+    ...(database.url && { DATABASE_URL: database.url }),
+    ...env,
+  });
+  const app = await createApp(config, options);
+  const port = await app.listen();
+  const url = `http://127.0.0.1:${port}`;
+  const secret = createSecretKey(Buffer.from(config.jwt.secret ?? DEV_JWT_SECRET, "utf8"));
+
+  const token: TestApp["token"] = async (claims = {}, opts = {}) => {
+    const jwt = new SignJWT({ position: "ADMIN", ...claims })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(opts.sub ?? "test-admin")
+      .setIssuedAt()
+      .setExpirationTime(opts.expiresIn ?? "1h");
+    if (config.jwt.issuer) jwt.setIssuer(config.jwt.issuer);
+    if (config.jwt.audience) jwt.setAudience(config.jwt.audience);
+    return jwt.sign(secret);
+  };
+
+  const call: TestApp["call"] = (method, path, opts = {}) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: {
+        ...(opts.body !== undefined && { "content-type": "application/json" }),
+        ...(opts.auth && { authorization: `Bearer ${opts.auth}` }),
+        ...opts.headers,
+      },
+      ...(opts.body !== undefined && { body: typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body) }),
+    });
+
+  const provider: TestApp["provider"] = async (name, fields = {}) => {
+    const admin = await token();
+    counter += 1;
+    const created = await call("POST", "/api/v1/lead_providers/create/", {
+      auth: admin,
+      body: { name: name ?? `Provider ${process.pid}-${counter}`, ...fields },
+    });
+    if (created.status !== 201) throw new Error(`create provider: ${created.status} ${await created.text()}`);
+    const { id } = (await created.json()) as { id: number };
+    const issued = await call("POST", `/api/v1/lead_providers/${id}/generate_api_key/`, { auth: admin });
+    if (issued.status !== 201) throw new Error(`generate key: ${issued.status} ${await issued.text()}`);
+    const { api_key } = (await issued.json()) as { api_key: string };
+    return { id, key: api_key };
+  };
+
+  return {
+    app,
+    port,
+    url,
+    token,
+    call,
+    provider,
+    async stop() {
+      await app.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** A valid lead body; override any field. */
+export function leadBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  counter += 1;
+  return {
+    external_id: `ext-${process.pid}-${Date.now()}-${counter}`,
+    first_name: "Jane",
+    last_name: "Doe",
+    email: "jane.doe@example.com",
+    phone_number: "+1 (310) 555-0100",
+    origin_zip: "90210",
+    destination_zip: "10001",
+    estimated_ship_date: "2026-12-15",
+    overseas_type: "DOMESTIC",
+    ship_via: "OPEN",
+    vehicles: [{ year: 2021, make: "Toyota", model: "Camry", type: "CAR", tariff: 950, deposit: 150 }],
+    ...overrides,
+  };
+}
