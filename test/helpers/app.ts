@@ -15,7 +15,11 @@ export interface TestApp {
   /** Creates a provider through the Management API and issues its key. */
   provider(name?: string, fields?: Record<string, unknown>): Promise<{ id: number; key: string }>;
   /** fetch against the app with JSON helpers. */
-  call(method: string, path: string, options?: { body?: unknown; auth?: string; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; auth?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
 }
 
 let counter = 0;
@@ -109,3 +113,7 @@ export function leadBody(overrides: Record<string, unknown> = {}): Record<string
     ...overrides,
   };
 }
+
+/** A parsed JSON response body, loosely typed for assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+export type Json = Record<string, any>;

@@ -29,7 +29,10 @@ export function grpcJsClient(port: number, service: string): GrpcClient {
 }
 
 function serviceFile(service: string): string {
-  return `${service.replace(/Service$/, "").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()}_service.proto`;
+  return `${service
+    .replace(/Service$/, "")
+    .replace(/([a-z])([A-Z])/g, "$1_$2")
+    .toLowerCase()}_service.proto`;
 }
 
 /** Calls a unary grpc-js method; resolves with the response or the grpc error. */
