@@ -153,6 +153,18 @@ describe.each(BACKENDS)("Public Lead API over REST ($name)", (backend) => {
     expect((await create(leadBody({ phone_number: "+123456789012345" }))).status).toBe(201);
   });
 
+  it("treats null in an optional field as not sent", async () => {
+    const body = leadBody({ destination_zip: null, origin_city: null, company_name: null, note_from_shipper: null });
+    (body.vehicles as Json[])[0] = { ...car, vehicle_run: null };
+    const res = await create(body);
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({
+      destination: null,
+      company_name: null,
+      origin: { city: "Beverly Hills" },
+    });
+  });
+
   it("reports every bad field of one request", async () => {
     const res = await create(leadBody({ email: "nope", origin_zip: "00000", vehicles: [{ ...car, year: 1800 }] }));
     expect(res.status).toBe(400);

@@ -33,8 +33,13 @@ export interface ApiKeyVerifierDeps {
 
 export type ApiKeyVerifier = ReturnType<typeof createApiKeyVerifier>;
 
+const CHALLENGE = { "WWW-Authenticate": 'Bearer realm="lead-provider-api", error="invalid_token"' };
+
 export function invalidKey(): DomainError {
-  return new DomainError("unauthenticated", "the API key is missing or invalid", { code: "invalid_api_key" });
+  return new DomainError("unauthenticated", "the API key is missing or invalid", {
+    code: "invalid_api_key",
+    headers: CHALLENGE,
+  });
 }
 
 export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
@@ -83,7 +88,10 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
       if (!record?.isActive) throw invalidKey();
       if (record.revokedAt !== null && new Date(record.revokedAt).getTime() <= at) throw invalidKey();
       if (record.expiresAt !== null && new Date(record.expiresAt).getTime() <= at) {
-        throw new DomainError("unauthenticated", "the API key has expired", { code: "expired_api_key" });
+        throw new DomainError("unauthenticated", "the API key has expired", {
+          code: "expired_api_key",
+          headers: CHALLENGE,
+        });
       }
       touch(record.keyId);
       return { providerId: record.providerId, keyId: record.keyId, perMinute: record.perMinute, perDay: record.perDay };

@@ -20,7 +20,7 @@ export type JwtVerifier = (token: string) => Promise<JwtPrincipal>;
 export function invalidToken(message = "the bearer token is missing or invalid"): DomainError {
   return new DomainError("unauthenticated", message, {
     code: "invalid_token",
-    headers: { "WWW-Authenticate": 'Bearer realm="lead-provider-api"' },
+    headers: { "WWW-Authenticate": 'Bearer realm="lead-provider-api", error="invalid_token"' },
   });
 }
 

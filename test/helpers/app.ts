@@ -45,13 +45,12 @@ export async function startTestApp(
   const secret = createSecretKey(Buffer.from(config.jwt.secret ?? DEV_JWT_SECRET, "utf8"));
 
   const token: TestApp["token"] = async (claims = {}, opts = {}) => {
-    const jwt = new SignJWT({ position: "ADMIN", ...claims })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject(opts.sub ?? "test-admin")
-      .setIssuedAt()
-      .setExpirationTime(opts.expiresIn ?? "1h");
-    if (config.jwt.issuer) jwt.setIssuer(config.jwt.issuer);
-    if (config.jwt.audience) jwt.setAudience(config.jwt.audience);
+    // Claims given by the test win over the defaults (e.g. an `exp` in the past, a wrong `iss`).
+    const jwt = new SignJWT({ position: "ADMIN", ...claims }).setProtectedHeader({ alg: "HS256" });
+    jwt.setSubject(opts.sub ?? "test-admin").setIssuedAt();
+    if (!("exp" in claims)) jwt.setExpirationTime(opts.expiresIn ?? "1h");
+    if (config.jwt.issuer && !("iss" in claims)) jwt.setIssuer(config.jwt.issuer);
+    if (config.jwt.audience && !("aud" in claims)) jwt.setAudience(config.jwt.audience);
     return jwt.sign(secret);
   };
 

@@ -1,0 +1,69 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { decodeJwt } from "jose";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+const run = promisify(execFile);
+
+function problems(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("configuration", () => {
+  it("defaults to port 8080 on the embedded database in ./.data", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, databaseUrl: undefined, dataDir: "./.data", production: false });
+    expect(config.rateLimit).toMatchObject({ defaultPerMinute: 60, defaultPerDay: 2000 });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("lists every bad variable at once", () => {
+    expect(
+      problems({ PORT: "http", DATABASE_URL: "mysql://x", LOG_LEVEL: "loud", REDIS_URL: "nope", JWT_SECRET: "short" }),
+    ).toEqual([
+      "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent",
+      "JWT_SECRET must be at least 32 characters",
+      'PORT must be an integer from 0 to 65535 (got "http")',
+      "DATABASE_URL must be a postgres: or postgresql: URL",
+      "REDIS_URL must be a redis: or rediss: URL",
+    ]);
+  });
+
+  it("refuses to run in production on development secrets", () => {
+    expect(problems({ NODE_ENV: "production" })).toEqual([
+      "JWT_SECRET or JWT_JWKS_URL is required when NODE_ENV=production",
+      "API_KEY_SECRET is required when NODE_ENV=production",
+    ]);
+    const secret = "s".repeat(40);
+    expect(problems({ NODE_ENV: "production", JWT_SECRET: secret, API_KEY_SECRET: secret })).toEqual([]);
+  });
+
+  it("exits with a clear message when started with bad configuration", async () => {
+    const err = (await run(process.execPath, ["src/main.ts"], {
+      env: { PATH: process.env.PATH, NODE_ENV: "production", PORT: "-1" },
+    }).catch((e: unknown) => e)) as { code: number; stderr: string };
+    expect(err.code).toBe(78);
+    expect(err.stderr).toContain("invalid configuration");
+    expect(err.stderr).toContain("PORT must be an integer");
+    expect(err.stderr).toContain("API_KEY_SECRET is required when NODE_ENV=production");
+  });
+
+  it("make token's script prints only an admin JWT, or another position when asked", async () => {
+    const admin = (await run(process.execPath, ["scripts/token.ts"], { env: { PATH: process.env.PATH } })).stdout;
+    expect(admin.trim().split(".")).toHaveLength(3);
+    const claims = decodeJwt(admin.trim());
+    expect(claims).toMatchObject({ position: "ADMIN", sub: "dev-admin" });
+    expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
+    const agent = (
+      await run(process.execPath, ["scripts/token.ts", "--position", "AGENT"], { env: { PATH: process.env.PATH } })
+    ).stdout;
+    expect(decodeJwt(agent.trim()).position).toBe("AGENT");
+  });
+});

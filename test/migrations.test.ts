@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/database.ts";
+import { MIGRATION_NAMES, migrateToLatest, migrationsApplied } from "../src/db/migrator.ts";
+import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
+
+const TABLES = ["api_keys", "audit_log", "lead_state_history", "leads", "providers", "states", "vehicles"];
+
+describe.each(BACKENDS)("migrations ($name)", (backend) => {
+  it("apply once, create every table and seed the states; a second run applies nothing", async () => {
+    const target = await createTestDatabase(backend);
+    const handles = await Promise.all(
+      // Three instances starting at once: the advisory lock lets exactly one apply each migration.
+      Array.from({ length: backend.name === "postgres" ? 3 : 1 }, () =>
+        openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 2, timeoutMs: 5000 }),
+      ),
+    );
+    try {
+      const applied = await Promise.all(handles.map((h) => migrateToLatest(h.db)));
+      expect(applied.flat()).toEqual(MIGRATION_NAMES);
+      const db = handles[0]?.db;
+      if (!db) throw new Error("no handle");
+      expect(await migrationsApplied(db)).toBe(true);
+      expect(await migrateToLatest(db)).toEqual([]);
+      const tables = await sql<{ table_name: string }>`
+        select table_name from information_schema.tables
+        where table_schema = 'public' and table_name not like 'kysely%' order by table_name`.execute(db);
+      expect(tables.rows.map((r) => r.table_name)).toEqual(TABLES);
+      const states = await db.selectFrom("states").select(["id", "code"]).orderBy("id").execute();
+      expect(states).toHaveLength(55);
+      expect(states[4]).toEqual({ id: 5, code: "CA" });
+    } finally {
+      await Promise.all(handles.map((h) => h.close()));
+      await target.drop();
+    }
+  });
+});
+
+describe("embedded database", () => {
+  it("keeps data in DATA_DIR across restarts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lp-pglite-"));
+    try {
+      const first = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolSize: 1, timeoutMs: 5000 });
+      await migrateToLatest(first.db);
+      await first.db
+        .insertInto("providers")
+        .values({ name: "Persisted", rate_limit_per_minute: 60, rate_limit_per_day: 2000 })
+        .execute();
+      await first.close();
+      const second = await openDatabase({ databaseUrl: undefined, dataDir: dir, poolSize: 1, timeoutMs: 5000 });
+      expect(await migrateToLatest(second.db)).toEqual([]);
+      const rows = await second.db.selectFrom("providers").select("name").execute();
+      expect(rows).toEqual([{ name: "Persisted" }]);
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
