@@ -90,7 +90,7 @@ export interface paths {
     };
     /**
      * List providers
-     * @description Lists providers, newest first, paginated as `{count, next, previous, results}`. `next` and
+     * @description Lists providers ordered by id, paginated as `{count, next, previous, results}`. `next` and
      *     `previous` are absolute URLs carrying the same filters, or null.
      *     Requires a JWT with the admin-only position (claim `position` = `ADMIN`).
      */
@@ -241,8 +241,7 @@ export interface paths {
      * Readiness probe
      * @description Answers 200 when the instance can serve traffic (database reachable, migrations applied),
      *     else 503 with the same body shape, so a load balancer takes the instance out of rotation.
-     *     `checks.redis` is present only when Redis is configured (`REDIS_URL`). Also 503 while the
-     *     instance shuts down.
+     *     `checks.redis` is present only when Redis is configured (`REDIS_URL`).
      */
     get: operations["readyz"];
     put?: never;
@@ -258,7 +257,7 @@ export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
     /**
-     * @description Domestic (within the contiguous network) or foreign/overseas shipment; selects the allowed `ship_via` values.
+     * @description Domestic or foreign (overseas) shipment; selects the allowed `ship_via` values.
      * @example DOMESTIC
      * @enum {string}
      */
@@ -325,10 +324,10 @@ export interface components {
        */
       deposit: number;
       /**
-       * @description Whether the vehicle runs (can be driven).
+       * @description Whether the vehicle runs (can be driven). `null` is the same as omitting it.
        * @example true
        */
-      vehicle_run?: boolean;
+      vehicle_run?: boolean | null;
     } & {
       [key: string]: unknown;
     };
@@ -370,39 +369,44 @@ export interface components {
       overseas_type: components["schemas"]["OverseasType"];
       ship_via: components["schemas"]["ShipVia"];
       vehicles: components["schemas"]["VehicleInput"][];
-      destination_zip?: components["schemas"]["Zip"];
       /**
-       * @description Origin city; detected from origin_zip when omitted.
+       * @description Destination US ZIP code, `12345` or `12345-6789`; optional but recommended. The service
+       *     checks that it exists in the US ZIP directory. `null` is the same as omitting it.
+       * @example 10001
+       */
+      destination_zip?: string | null;
+      /**
+       * @description Origin city; detected from origin_zip when omitted or null.
        * @example Beverly Hills
        */
-      origin_city?: string;
+      origin_city?: string | null;
       /**
-       * @description Destination city; detected from destination_zip when omitted.
+       * @description Destination city; detected from destination_zip when omitted or null.
        * @example New York
        */
-      destination_city?: string;
+      destination_city?: string | null;
       /**
        * @description Customer's company name.
        * @example Gonzalez Design Studio
        */
-      company_name?: string;
+      company_name?: string | null;
       /**
        * @description Note from the customer.
        * @example Gate code 4411. The car is parked in the underground garage.
        */
-      note_from_shipper?: string;
+      note_from_shipper?: string | null;
       /**
        * @deprecated
        * @description Deprecated since v1.1. Accepted and ignored (never stored); the state is detected from origin_zip.
        * @example 5
        */
-      origin_state?: number;
+      origin_state?: unknown;
       /**
        * @deprecated
        * @description Deprecated since v1.1. Accepted and ignored (never stored); the state is detected from destination_zip.
        * @example 33
        */
-      destination_state?: number;
+      destination_state?: unknown;
     } & {
       [key: string]: unknown;
     };
@@ -413,15 +417,27 @@ export interface components {
     LeadCreate: components["schemas"]["LeadCreateBase"] &
       (
         | {
-            /** @constant */
+            /**
+             * @example DOMESTIC
+             * @constant
+             */
             overseas_type: "DOMESTIC";
-            /** @enum {string} */
+            /**
+             * @example OPEN
+             * @enum {string}
+             */
             ship_via: "OPEN" | "ENCLOSED" | "DRIVE_AWAY";
           }
         | {
-            /** @constant */
+            /**
+             * @example FOREIGN
+             * @constant
+             */
             overseas_type: "FOREIGN";
-            /** @enum {string} */
+            /**
+             * @example CONTAINER_40FT
+             * @enum {string}
+             */
             ship_via: "CONTAINER_20FT" | "CONTAINER_40FT" | "SHARED" | "ROLLON_ROLLOFF";
           }
       );
@@ -1074,7 +1090,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description A dependency (the database) is unavailable, or the instance is shutting down. Retry later. */
+    /** @description A dependency (the database) is unavailable. Retry later. */
     ServiceUnavailable: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
