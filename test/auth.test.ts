@@ -91,7 +91,7 @@ describe.each(BACKENDS)("JWT and API-key rules on every management and internal 
 describe("asymmetric JWTs from a JWKS URL", () => {
   let jwks: Server;
   let t: TestApp;
-  let privateKey: CryptoKey;
+  let privateKey: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
   beforeAll(async () => {
     const pair = await generateKeyPair("RS256");
     privateKey = pair.privateKey;

@@ -100,7 +100,8 @@ export function createRestApp(deps: RestDeps): express.Express {
       validateRequests: { allowUnknownQueryParameters: false },
       validateResponses: deps.validateResponses,
       validateSecurity: false,
-      validateFormats: "fast",
+      validateFormats: true,
+      ajvFormats: { mode: "fast" },
       ignorePaths: /^\/(openapi\.yaml|docs|metrics)(\/|$)/,
     }),
   );
