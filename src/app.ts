@@ -14,6 +14,8 @@ import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
+import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
+import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
 import { createLogger, errorForLog, type Logger } from "./logger.ts";
 import { createCommonRpc, createProviderRpc } from "./providers/provider.rpc.ts";
 import { createProviderService } from "./providers/provider.service.ts";
@@ -80,6 +82,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onProviderChanged: (id) => apiKeys.forgetProvider(id),
   });
   const states = createStateService(db);
+  const workflow = createLeadWorkflowService({ database });
+  const shutdown = new AbortController();
 
   const readiness = async () => {
     try {
@@ -111,6 +115,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     publicLeads: createPublicLeadRpc(leads),
     providers: createProviderRpc(providers),
     common: createCommonRpc(states),
+    workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
   });
   const connect = connectNodeAdapter({
     routes,
@@ -143,7 +148,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     database,
     listen: () => server.listen(config.port, config.host),
     async stop() {
+      shutdown.abort();
       await server.close(config.shutdownTimeoutMs);
+      await workflow.close();
       await apiKeys.flush();
       await database.close();
     },

@@ -159,3 +159,58 @@ export function toLead(row: LeadRow): Lead {
     stateChangedAt: row.state_changed_at,
   };
 }
+
+/** The lead's current state, locked for the rest of the transaction (serialises concurrent moves). */
+export async function lockLeadState(db: Db, leadId: number) {
+  return db
+    .selectFrom("leads")
+    .select(["id", "state", "provider_id", "external_id", "order_number"])
+    .where("id", "=", leadId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export interface Transition {
+  readonly leadId: number;
+  readonly from: LeadState;
+  readonly to: LeadState;
+  readonly leadStatus: string;
+  readonly actor: string;
+  /** Sent with NOTIFY on `channel` when the transaction commits. */
+  readonly channel: string;
+  readonly payload: (changedAt: Date) => string;
+}
+
+/** Moves the lead, records the history entry and queues the notification, in the caller's transaction. */
+export async function applyTransition(db: Db, t: Transition): Promise<Date> {
+  const row = await db
+    .updateTable("leads")
+    .set({ state: t.to, lead_status: t.leadStatus, state_changed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where("id", "=", t.leadId)
+    .returning("state_changed_at")
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto("lead_state_history")
+    .values({
+      lead_id: t.leadId,
+      from_state: t.from,
+      to_state: t.to,
+      lead_status: t.leadStatus,
+      changed_at: row.state_changed_at,
+      actor: t.actor,
+    })
+    .execute();
+  await sql`select pg_notify(${t.channel}, ${t.payload(row.state_changed_at)})`.execute(db);
+  return row.state_changed_at;
+}
+
+/** One page of leads in `state` with ids above `afterId`, oldest first. */
+export async function listLeadsInState(db: Db, state: LeadState, afterId: number, limit: number): Promise<Lead[]> {
+  const rows = await selectLeads(db)
+    .where("leads.state", "=", state)
+    .where("leads.id", ">", afterId)
+    .orderBy("leads.id")
+    .limit(limit)
+    .execute();
+  return rows.map(toLead);
+}

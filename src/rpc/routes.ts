@@ -21,7 +21,7 @@ export interface RpcDeps {
   readonly publicLeads: ServiceImpl<typeof PublicLeadService>;
   readonly providers: ServiceImpl<typeof ProviderService>;
   readonly common: ServiceImpl<typeof CommonService>;
-  readonly workflow?: ServiceImpl<typeof LeadWorkflowService>;
+  readonly workflow: ServiceImpl<typeof LeadWorkflowService>;
   /**
    * Admits a provider's Public API call against its rate limits; returns headers to send
    * (RateLimit, RateLimit-Policy) or throws a rate_limited DomainError.
@@ -66,6 +66,6 @@ export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void 
     router.service(PublicLeadService, deps.publicLeads, options);
     router.service(ProviderService, deps.providers, options);
     router.service(CommonService, deps.common, options);
-    if (deps.workflow) router.service(LeadWorkflowService, deps.workflow, options);
+    router.service(LeadWorkflowService, deps.workflow, options);
   };
 }

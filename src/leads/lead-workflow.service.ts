@@ -1,0 +1,152 @@
+/**
+ * Lead processing for internal systems: forward, adjacent moves (LEAD→QUOTE→ORDER) under a row
+ * lock, each recorded in the history in the same transaction and announced on the change feed
+ * (Postgres NOTIFY, delivered on commit; PGlite supports the same within its process).
+ */
+import type { Kysely } from "kysely";
+import type { DatabaseHandle } from "../db/database.ts";
+import type { Database } from "../db/schema.ts";
+import { DomainError, throwIfViolations } from "../errors.ts";
+import { Fields } from "../fields.ts";
+import { applyTransition, findLead, type LeadKey, listLeadsInState, lockLeadState } from "./lead.repository.ts";
+import { checkTransition, LEAD_STATES, type Lead, type LeadState, nextState } from "./lead.ts";
+
+export const CHANGE_CHANNEL = "lead_state_changes";
+export const MAX_LIST_PAGE = 500;
+export const DEFAULT_LIST_PAGE = 50;
+
+export interface LeadChange {
+  readonly leadId: number;
+  readonly orderNumber: string;
+  readonly providerId: number;
+  readonly externalId: string;
+  readonly fromState: LeadState;
+  readonly toState: LeadState;
+  readonly leadStatus: string;
+  readonly changedAt: Date;
+  readonly actor: string;
+}
+
+export type LeadWorkflowService = ReturnType<typeof createLeadWorkflowService>;
+
+function notFound(key: LeadKey): DomainError {
+  const what =
+    "id" in key
+      ? `id ${key.id}`
+      : "orderNumber" in key
+        ? `order number ${key.orderNumber}`
+        : `external_id ${key.externalId} of provider ${key.providerId}`;
+  return new DomainError("not_found", `no lead with ${what}`, { code: "lead_not_found" });
+}
+
+export function createLeadWorkflowService(deps: { readonly database: DatabaseHandle }) {
+  const db: Kysely<Database> = deps.database.db;
+  const listeners = new Set<(change: LeadChange) => void>();
+  let unlisten: Promise<() => Promise<void>> | undefined;
+
+  const startFeed = () => {
+    unlisten ??= deps.database.listen(CHANGE_CHANNEL, (payload) => {
+      const raw = JSON.parse(payload) as Omit<LeadChange, "changedAt"> & { changedAt: string };
+      const change = { ...raw, changedAt: new Date(raw.changedAt) };
+      for (const listener of listeners) listener(change);
+    });
+    return unlisten;
+  };
+
+  return {
+    /**
+     * Moves a lead to `to`. Returns `changed: false` when it already is there (a safe retry);
+     * throws FAILED_PRECONDITION, naming the current state, for any other move.
+     */
+    async transition(
+      actor: string,
+      leadId: number,
+      to: string,
+      leadStatus?: string,
+    ): Promise<{ lead: Lead; changed: boolean }> {
+      const f = new Fields();
+      const target = f.oneOf({ to_state: to }, "to_state", LEAD_STATES, true);
+      const status = f.text({ lead_status: leadStatus }, "lead_status", { max: 50, noControl: true });
+      throwIfViolations(f.violations);
+      const toState = target as LeadState;
+      const changed = await db.transaction().execute(async (trx) => {
+        const current = await lockLeadState(trx, leadId);
+        if (!current) throw notFound({ id: leadId });
+        const from = current.state as LeadState;
+        const check = checkTransition(from, toState);
+        if (check.kind === "noop") return false;
+        if (check.kind === "refuse") {
+          const next = nextState(from);
+          const allowed = next ? `it can move only to ${next}` : "it cannot move any further";
+          throw new DomainError("failed_precondition", `lead ${leadId} is in state ${from}; ${allowed}`, {
+            code: "invalid_transition",
+            extra: { current_state: from },
+          });
+        }
+        const finalStatus = status ?? toState;
+        await applyTransition(trx, {
+          leadId,
+          from,
+          to: toState,
+          leadStatus: finalStatus,
+          actor,
+          channel: CHANGE_CHANNEL,
+          payload: (changedAt) =>
+            JSON.stringify({
+              leadId,
+              orderNumber: current.order_number,
+              providerId: current.provider_id,
+              externalId: current.external_id,
+              fromState: from,
+              toState,
+              leadStatus: finalStatus,
+              changedAt: changedAt.toISOString(),
+              actor,
+            } satisfies Omit<LeadChange, "changedAt"> & { changedAt: string }),
+        });
+        return true;
+      });
+      const lead = await findLead(db, { id: leadId });
+      if (!lead) throw notFound({ id: leadId });
+      return { lead, changed };
+    },
+
+    async find(key: LeadKey): Promise<Lead> {
+      const lead = await findLead(db, key);
+      if (!lead) throw notFound(key);
+      return lead;
+    },
+
+    /** Leads in `state`, oldest first; `pageToken` is the opaque cursor of the previous page. */
+    async list(state: string, pageSize: number | undefined, pageToken: string | undefined) {
+      const f = new Fields();
+      const s = f.oneOf({ state }, "state", LEAD_STATES, true);
+      const size = pageSize ?? DEFAULT_LIST_PAGE;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_LIST_PAGE) {
+        f.add("page_size", "out_of_range", `page_size must be from 1 to ${MAX_LIST_PAGE}`);
+      }
+      const afterId = pageToken ? Number(Buffer.from(pageToken, "base64url").toString("utf8")) : 0;
+      if (!Number.isSafeInteger(afterId) || afterId < 0)
+        f.add("page_token", "invalid_format", "page_token is not a token this service issued");
+      throwIfViolations(f.violations);
+      const leads = await listLeadsInState(db, s as LeadState, afterId, size + 1);
+      const page = leads.slice(0, size);
+      const last = page.at(-1);
+      const nextPageToken = leads.length > size && last ? Buffer.from(String(last.id)).toString("base64url") : "";
+      return { leads: page, nextPageToken };
+    },
+
+    /** Calls `listener` for every state change from now on; returns the unsubscribe function. */
+    async watch(listener: (change: LeadChange) => void): Promise<() => void> {
+      await startFeed();
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    async close(): Promise<void> {
+      listeners.clear();
+      if (unlisten) await (await unlisten)();
+      unlisten = undefined;
+    },
+  };
+}
