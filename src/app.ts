@@ -3,6 +3,7 @@
  * Returns the running pieces and a `stop` that shuts them down in order.
  */
 import { readFileSync } from "node:fs";
+import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import YAML from "yaml";
 import { createApiKeyVerifier } from "./api-keys/api-key.service.ts";
@@ -19,7 +20,10 @@ import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
 import { createLogger, errorForLog, type Logger } from "./logger.ts";
 import { createCommonRpc, createProviderRpc } from "./providers/provider.rpc.ts";
 import { createProviderService } from "./providers/provider.service.ts";
+import { createAdmission } from "./rate-limit/admission.ts";
+import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createRestApp } from "./rest/app.ts";
+import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { type AnyRequest, type AnyResponse, assignRequestId, createOnePortServer } from "./server.ts";
 import { createStateService } from "./states/state.service.ts";
@@ -72,7 +76,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     now,
     onTouchError: (err) => logger.warn({ err: errorForLog(err) }, "could not record key use"),
   });
-  const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt));
+  const limiter = await createRateLimiter({ redisUrl: config.redisUrl, namespace: config.redisNamespace, logger, now });
+  const admission = createAdmission(limiter, { authFailuresPerMinute: config.rateLimit.authFailuresPerMinute });
+  const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt), admission.guardAuth);
   const leads = createLeadService({ db, zips, now });
   const providers = createProviderService({
     db,
@@ -86,17 +92,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const shutdown = new AbortController();
 
   const readiness = async () => {
+    // Redis is reported but does not make the instance unready: limits fail open by design.
+    const { store, ...redis } = limiter.status();
+    const checks = { migrations: { ok: true }, ...(store === "redis" && { redis }) };
     try {
       await database.ping();
-      return { ready: true, body: { status: "ready", checks: { database: { ok: true }, migrations: { ok: true } } } };
+      return { ready: true, body: { status: "ready", checks: { database: { ok: true }, ...checks } } };
     } catch (err) {
-      return {
-        ready: false,
-        body: {
-          status: "not_ready",
-          checks: { database: { ok: false, detail: (err as Error).message }, migrations: { ok: true } },
-        },
-      };
+      const db = { ok: false, detail: (err as Error).message };
+      return { ready: false, body: { status: "not_ready", checks: { database: db, ...checks } } };
     }
   };
   const rest = createRestApp({
@@ -108,6 +112,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     validateResponses: config.validateResponses,
     readiness,
+    admitProvider: admission.provider,
   });
   const routes = createRpcRoutes({
     auth,
@@ -116,9 +121,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     providers: createProviderRpc(providers),
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
+    admitProvider: admission.provider,
   });
   const connect = connectNodeAdapter({
     routes,
+    contextValues: (req) => createContextValues().set(clientIpKey, req.socket?.remoteAddress),
     fallback: (req, res) => {
       if (req.httpVersionMajor >= 2) {
         res.writeHead(505, { "content-type": "text/plain" });
@@ -151,6 +158,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       shutdown.abort();
       await server.close(config.shutdownTimeoutMs);
       await workflow.close();
+      await limiter.close();
       await apiKeys.flush();
       await database.close();
     },

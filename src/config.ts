@@ -17,6 +17,8 @@ export interface Config {
   /** Milliseconds a request waits for a database connection before 503. */
   readonly databaseTimeoutMs: number;
   readonly redisUrl: string | undefined;
+  /** Prefix of this deployment's rate-limit keys in Redis. */
+  readonly redisNamespace: string;
   readonly jwt: {
     /** HS256 secret; undefined when JWKS is used. */
     readonly secret: string | undefined;
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int("DATABASE_POOL_SIZE", 10, 1, 200),
     databaseTimeoutMs: int("DATABASE_TIMEOUT_MS", 3000, 100, 60000),
     redisUrl: url("REDIS_URL", ["redis:", "rediss:"]),
+    redisNamespace: str("REDIS_NAMESPACE") ?? "lead-provider",
     jwt: {
       secret: usingDevSecret ? DEV_JWT_SECRET : jwtSecretRaw,
       jwksUrl,

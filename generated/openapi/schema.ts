@@ -809,20 +809,20 @@ export interface components {
        */
       contact_email?: string;
       /**
-       * @default true
+       * @description Defaults to true.
        * @example true
        */
-      is_active: boolean;
+      is_active?: boolean;
       /**
-       * @default 60
+       * @description Public API requests allowed per minute. Defaults to the service's RATE_LIMIT_PER_MINUTE (60).
        * @example 60
        */
-      rate_limit_per_minute: number;
+      rate_limit_per_minute?: number;
       /**
-       * @default 2000
+       * @description Public API requests allowed per day. Defaults to the service's RATE_LIMIT_PER_DAY (2000).
        * @example 2000
        */
-      rate_limit_per_day: number;
+      rate_limit_per_day?: number;
       /**
        * Format: uri
        * @description http or https URL.
@@ -869,10 +869,9 @@ export interface components {
       expires_at?: string;
       /**
        * @description Seconds the previous key keeps working (at most 7 days). 0, the default, stops it at once.
-       * @default 0
        * @example 86400
        */
-      previous_key_grace_seconds: number;
+      previous_key_grace_seconds?: number;
     };
     /** @description A newly generated key, in plaintext. */
     GeneratedApiKey: {

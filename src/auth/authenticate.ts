@@ -12,31 +12,44 @@ export function bearerToken(header: string | null | undefined): string | undefin
   return m?.[1];
 }
 
+type Header = string | null | undefined;
+
+/** `clientIp` lets repeated failures from one address be refused (see rate-limit/admission.ts). */
 export interface Authenticator {
   /** A provider API key (Public API). */
-  provider(authorization: string | null | undefined): Promise<ProviderPrincipal>;
+  provider(authorization: Header, clientIp?: string): Promise<ProviderPrincipal>;
   /** Any valid JWT (states, workflow). */
-  internal(authorization: string | null | undefined): Promise<JwtPrincipal>;
+  internal(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
   /** A JWT holding the admin position (Management API); 403 for other valid tokens. */
-  admin(authorization: string | null | undefined): Promise<JwtPrincipal>;
+  admin(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
 }
 
-export function createAuthenticator(apiKeys: ApiKeyVerifier, verifyJwt: JwtVerifier): Authenticator {
-  const internal = async (authorization: string | null | undefined) => {
-    const token = bearerToken(authorization);
-    if (token === undefined) throw invalidToken();
-    if (token.startsWith(KEY_PREFIX)) throw invalidToken("a provider API key is not accepted here; use a JWT");
-    return verifyJwt(token);
-  };
-  return {
-    async provider(authorization) {
+type Guard = <T>(clientIp: string | undefined, attempt: () => Promise<T>) => Promise<T>;
+const unguarded: Guard = (_ip, attempt) => attempt();
+
+export function createAuthenticator(
+  apiKeys: ApiKeyVerifier,
+  verifyJwt: JwtVerifier,
+  guard: Guard = unguarded,
+): Authenticator {
+  const internal = (authorization: Header, clientIp?: string) =>
+    guard(clientIp, async () => {
       const token = bearerToken(authorization);
-      if (token === undefined) throw invalidKey();
-      return apiKeys.verify(token);
+      if (token === undefined) throw invalidToken();
+      if (token.startsWith(KEY_PREFIX)) throw invalidToken("a provider API key is not accepted here; use a JWT");
+      return verifyJwt(token);
+    });
+  return {
+    provider(authorization, clientIp) {
+      return guard(clientIp, async () => {
+        const token = bearerToken(authorization);
+        if (token === undefined) throw invalidKey();
+        return apiKeys.verify(token);
+      });
     },
     internal,
-    async admin(authorization) {
-      const principal = await internal(authorization);
+    async admin(authorization, clientIp) {
+      const principal = await internal(authorization, clientIp);
       if (!principal.isAdmin) {
         throw new DomainError("permission_denied", "this operation requires the admin position", { code: "forbidden" });
       }

@@ -77,7 +77,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.use(express.json({ limit: "64kb", type: ["application/json", "application/*+json"] }));
 
   const providerAuth: RequestHandler = async (req, res, next) => {
-    const principal = await deps.auth.provider(req.get("authorization"));
+    const principal = await deps.auth.provider(req.get("authorization"), req.socket.remoteAddress);
     const headers = (await deps.admitProvider?.(principal.providerId, principal)) ?? {};
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     res.locals.provider = principal;
@@ -87,7 +87,8 @@ export function createRestApp(deps: RestDeps): express.Express {
     (admin: boolean): RequestHandler =>
     async (req, res, next) => {
       const authorization = req.get("authorization");
-      res.locals.jwt = admin ? await deps.auth.admin(authorization) : await deps.auth.internal(authorization);
+      const ip = req.socket.remoteAddress;
+      res.locals.jwt = admin ? await deps.auth.admin(authorization, ip) : await deps.auth.internal(authorization, ip);
       next();
     };
   app.use("/api/v1/public", providerAuth);

@@ -9,3 +9,6 @@ export const providerKey = createContextKey<ProviderPrincipal | undefined>(undef
 export const jwtKey = createContextKey<JwtPrincipal | undefined>(undefined, {
   description: "the verified JWT caller",
 });
+export const clientIpKey = createContextKey<string | undefined>(undefined, {
+  description: "the address of the connected client",
+});

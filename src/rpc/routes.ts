@@ -12,7 +12,7 @@ import type { Authenticator } from "../auth/authenticate.ts";
 import { DomainError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { errorForLog } from "../logger.ts";
-import { jwtKey, providerKey } from "./context.ts";
+import { clientIpKey, jwtKey, providerKey } from "./context.ts";
 import { toConnectError } from "./errors.ts";
 
 export interface RpcDeps {
@@ -34,27 +34,30 @@ export interface RpcDeps {
 
 export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void {
   const authenticate: Interceptor = (next) => async (req) => {
+    let limitHeaders: Record<string, string> = {};
     try {
       const authorization = req.header.get("authorization");
-      let limitHeaders: Record<string, string> = {};
+      const ip = req.contextValues.get(clientIpKey);
       switch (req.service.typeName) {
         case PublicLeadService.typeName: {
-          const principal = await deps.auth.provider(authorization);
+          const principal = await deps.auth.provider(authorization, ip);
           limitHeaders = (await deps.admitProvider?.(principal.providerId, principal)) ?? {};
           req.contextValues.set(providerKey, principal);
           break;
         }
         case ProviderService.typeName:
-          req.contextValues.set(jwtKey, await deps.auth.admin(authorization));
+          req.contextValues.set(jwtKey, await deps.auth.admin(authorization, ip));
           break;
         default:
-          req.contextValues.set(jwtKey, await deps.auth.internal(authorization));
+          req.contextValues.set(jwtKey, await deps.auth.internal(authorization, ip));
       }
       const res = await next(req);
       for (const [k, v] of Object.entries(limitHeaders)) res.header.set(k, v);
       return res;
     } catch (err) {
       const connectError = toConnectError(err);
+      for (const [k, v] of Object.entries(limitHeaders))
+        if (!connectError.metadata.has(k)) connectError.metadata.set(k, v);
       if (!(err instanceof DomainError) && connectError.code !== 14 /* Unavailable */) {
         deps.logger.error({ err: errorForLog(err), rpc: req.method.name }, "rpc failed");
       }

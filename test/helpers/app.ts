@@ -36,6 +36,8 @@ export async function startTestApp(
     LOG_LEVEL: "silent",
     VALIDATE_RESPONSES: "true",
     DATA_DIR: "memory://",
+    // Tests fail authentication on purpose, often, from one address.
+    AUTH_FAILURES_PER_MINUTE: "100000",
     ...(database.url && { DATABASE_URL: database.url }),
     ...env,
   });
