@@ -23,6 +23,7 @@ import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createRestApp } from "./rest/app.ts";
+import { docsRoutes } from "./rest/docs.ts";
 import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { type AnyRequest, type AnyResponse, assignRequestId, createOnePortServer } from "./server.ts";
@@ -113,6 +114,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     validateResponses: config.validateResponses,
     readiness,
     admitProvider: admission.provider,
+    extraRoutes: docsRoutes(),
   });
   const routes = createRpcRoutes({
     auth,

@@ -1,0 +1,60 @@
+/**
+ * The interactive API reference at /docs: Scalar's standalone bundle, installed from npm and
+ * served from this process (no CDN, no external fonts), reading /openapi.yaml.
+ */
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import express, { Router } from "express";
+
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-eval'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Lead Provider API reference</title>
+  </head>
+  <body>
+    <div id="app"></div>
+    <script src="/docs/assets/standalone.js"></script>
+    <script src="/docs/init.js"></script>
+  </body>
+</html>
+`;
+
+const INIT = `Scalar.createApiReference("#app", {
+  url: "/openapi.yaml",
+  withDefaultFonts: false,
+  hideClientButton: false,
+  telemetry: false,
+});
+`;
+
+export function docsRoutes(): Router {
+  const require = createRequire(import.meta.url);
+  const assets = join(dirname(require.resolve("@scalar/api-reference")), "browser");
+  const router = Router();
+  router.use("/docs", (_req, res, next) => {
+    res.setHeader("Content-Security-Policy", DOCS_CSP);
+    res.setHeader("Cache-Control", "public, max-age=300");
+    next();
+  });
+  router.get(["/docs", "/docs/"], (_req, res) => {
+    res.type("html").send(PAGE);
+  });
+  router.get("/docs/init.js", (_req, res) => {
+    res.type("application/javascript").send(INIT);
+  });
+  router.use("/docs/assets", express.static(assets, { index: false }));
+  return router;
+}
