@@ -3,6 +3,7 @@
  * Returns the running pieces and a `stop` that shuts them down in order.
  */
 import { readFileSync } from "node:fs";
+import http from "node:http";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import YAML from "yaml";
@@ -18,6 +19,8 @@ import { createLeadService } from "./leads/lead.service.ts";
 import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
 import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
 import { createLogger, errorForLog, type Logger } from "./logger.ts";
+import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
+import { createObservedHandler } from "./observe.ts";
 import { createCommonRpc, createProviderRpc } from "./providers/provider.rpc.ts";
 import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
@@ -26,7 +29,7 @@ import { createRestApp } from "./rest/app.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
-import { type AnyRequest, type AnyResponse, assignRequestId, createOnePortServer } from "./server.ts";
+import { createOnePortServer, type Handler } from "./server.ts";
 import { createStateService } from "./states/state.service.ts";
 import { loadZipDirectory } from "./zip/zip-directory.ts";
 
@@ -42,9 +45,18 @@ export interface App {
   readonly config: Config;
   readonly logger: Logger;
   readonly database: DatabaseHandle;
+  readonly metrics: Metrics;
   /** Starts listening; resolves to the bound port (useful with PORT=0). */
   listen(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** The METRICS_PORT admin listener: /metrics only, no token (bind it to a private address). */
+function createMetricsServer(metrics: Metrics) {
+  return http.createServer((req, res) => {
+    if (req.url === "/metrics" && req.method === "GET") return void serveMetrics(metrics, null, req, res);
+    res.writeHead(404).end();
+  });
 }
 
 function loadSpec() {
@@ -77,10 +89,20 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     now,
     onTouchError: (err) => logger.warn({ err: errorForLog(err) }, "could not record key use"),
   });
-  const limiter = await createRateLimiter({ redisUrl: config.redisUrl, namespace: config.redisNamespace, logger, now });
-  const admission = createAdmission(limiter, { authFailuresPerMinute: config.rateLimit.authFailuresPerMinute });
+  const limiter = await createRateLimiter({
+    redisUrl: config.redisUrl,
+    namespace: config.redisNamespace,
+    logger,
+    now,
+    onFailOpen: () => metrics.failedOpen(),
+  });
+  const metrics = createMetrics({ poolStats: database.poolStats, redisStatus: () => limiter.status() });
+  const admission = createAdmission(limiter, {
+    authFailuresPerMinute: config.rateLimit.authFailuresPerMinute,
+    onRejected: (window) => metrics.rateLimited(window),
+  });
   const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt), admission.guardAuth);
-  const leads = createLeadService({ db, zips, now });
+  const leads = createLeadService({ db, zips, now, onCreated: () => metrics.leadCreated() });
   const providers = createProviderService({
     db,
     crypto,
@@ -137,27 +159,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       rest(req as never, res as never);
     },
   });
-  const handler = (req: AnyRequest, res: AnyResponse) => {
-    const requestId = assignRequestId(req, res);
-    const started = process.hrtime.bigint();
-    res.once("finish", () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info(
-        { request_id: requestId, method: req.method, path: req.url?.split("?")[0], status: res.statusCode, ms },
-        "request",
-      );
-    });
-    connect(req as never, res as never);
-  };
+  const handler = createObservedHandler(connect as Handler, logger, metrics, config.metricsToken);
   const server = createOnePortServer(handler, logger);
+  const metricsServer = config.metricsPort === undefined ? undefined : createMetricsServer(metrics);
 
   return {
     config,
     logger,
     database,
-    listen: () => server.listen(config.port, config.host),
+    metrics,
+    async listen() {
+      if (metricsServer && config.metricsPort !== undefined) {
+        await new Promise<void>((resolve) => metricsServer.listen(config.metricsPort, config.metricsHost, resolve));
+      }
+      return server.listen(config.port, config.host);
+    },
     async stop() {
       shutdown.abort();
+      metricsServer?.close();
       await server.close(config.shutdownTimeoutMs);
       await workflow.close();
       await limiter.close();

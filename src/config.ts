@@ -37,7 +37,11 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Validate responses against openapi.yaml (500 on drift). On in tests. */
   readonly validateResponses: boolean;
+  /** Bearer token that opens /metrics on the main port; unset → /metrics is not served there. */
   readonly metricsToken: string | undefined;
+  /** Separate admin listener for /metrics (no token), on `metricsHost`. */
+  readonly metricsPort: number | undefined;
+  readonly metricsHost: string;
   readonly rateLimit: {
     readonly defaultPerMinute: number;
     readonly defaultPerDay: number;
@@ -109,6 +113,9 @@ export function loadConfig(env: Env = process.env): Config {
 
   const jwtSecretRaw = str("JWT_SECRET");
   const jwksUrl = url("JWT_JWKS_URL", ["http:", "https:"]);
+  const metricsTokenRaw = str("METRICS_TOKEN");
+  if (metricsTokenRaw !== undefined && metricsTokenRaw.length < 16)
+    problems.push("METRICS_TOKEN must be at least 16 characters");
   if (jwtSecretRaw !== undefined && jwtSecretRaw.length < 32) {
     problems.push("JWT_SECRET must be at least 32 characters");
   }
@@ -161,6 +168,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     validateResponses: bool("VALIDATE_RESPONSES", false),
     metricsToken: str("METRICS_TOKEN"),
+    metricsPort: str("METRICS_PORT") === undefined ? undefined : int("METRICS_PORT", 9464, 0, 65535),
+    metricsHost: str("METRICS_HOST") ?? "127.0.0.1",
     rateLimit: {
       defaultPerMinute: int("RATE_LIMIT_PER_MINUTE", 60, 1, 1_000_000),
       defaultPerDay: int("RATE_LIMIT_PER_DAY", 2000, 1, 100_000_000),

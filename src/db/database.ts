@@ -49,12 +49,14 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     max: options.poolSize,
     connectionTimeoutMillis: options.timeoutMs,
     idleTimeoutMillis: 30_000,
-    // A query that cannot finish in time fails instead of holding the request forever.
-    query_timeout: options.timeoutMs * 3,
+    // A query that cannot finish in time fails (503) instead of holding the request forever.
+    query_timeout: options.timeoutMs + 1000,
     types,
   });
-  // An idle client losing its server must not crash the process (e.g. Postgres restarted).
+  // A client losing its server must not crash the process (e.g. Postgres restarted): idle
+  // clients report on the pool, checked-out ones on themselves; pg discards them either way.
   pool.on("error", (err) => options.onPoolError?.(err));
+  pool.on("connect", (client) => client.on("error", (err) => options.onPoolError?.(err)));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -63,18 +65,46 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       await sql`select 1`.execute(db);
     },
     async listen(channel, onPayload) {
-      const client = await pool.connect();
-      client.on("notification", (msg) => {
-        if (msg.channel === channel) onPayload(msg.payload ?? "");
-      });
-      client.on("error", () => client.release(true));
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      // A dedicated connection; if it is lost (database restart), it is re-established and
+      // LISTEN re-issued, retrying every second until the database answers again.
+      let client: pg.PoolClient | undefined;
+      let stopped = false;
+      const connect = async (): Promise<void> => {
+        while (!stopped) {
+          let c: pg.PoolClient | undefined;
+          try {
+            c = await pool.connect();
+            const conn = c;
+            conn.on("notification", (msg) => {
+              if (msg.channel === channel) onPayload(msg.payload ?? "");
+            });
+            conn.on("error", () => {
+              conn.release(true);
+              if (client === conn) client = undefined;
+              if (!stopped) setTimeout(() => void connect(), 1000);
+            });
+            await conn.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+            client = conn;
+            return;
+          } catch {
+            c?.release(true);
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
+      };
+      // The first attempt is awaited so a healthy database listens before the caller goes on;
+      // a failing one keeps retrying in the background.
+      await Promise.race([connect(), new Promise((r) => setTimeout(r, options.timeoutMs))]);
       return async () => {
+        stopped = true;
+        const c = client;
+        client = undefined;
+        if (!c) return;
         try {
-          await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`);
-          client.release();
+          await c.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`);
+          c.release();
         } catch {
-          client.release(true);
+          c.release(true);
         }
       };
     },

@@ -1,0 +1,110 @@
+/**
+ * Prometheus metrics (prom-client) on a registry of this app's own, so several apps can live in
+ * one process (tests). Served at /metrics only with METRICS_TOKEN, or on the METRICS_PORT admin
+ * listener; never publicly.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface MetricsSources {
+  readonly poolStats: () => { total: number; idle: number; waiting: number };
+  readonly redisStatus: () => { store: "memory" | "redis"; ok: boolean };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function createMetrics(sources: MetricsSources) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "lead_provider_requests_total",
+    help: "Requests answered, by route, method, status and protocol.",
+    labelNames: ["route", "method", "status", "protocol"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "lead_provider_request_duration_seconds",
+    help: "Time to answer a request, by route, method and status.",
+    labelNames: ["route", "method", "status"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const leadsCreated = new Counter({
+    name: "lead_provider_leads_created_total",
+    help: "Leads stored.",
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: "lead_provider_rate_limit_rejections_total",
+    help: "Requests refused with 429, by exhausted window (minute, day, auth_failures).",
+    labelNames: ["window"] as const,
+    registers: [registry],
+  });
+  const failOpen = new Counter({
+    name: "lead_provider_rate_limit_fail_open_total",
+    help: "Requests admitted without a limit check because the shared store could not answer.",
+    registers: [registry],
+  });
+  new Gauge({
+    name: "lead_provider_db_pool_connections",
+    help: "Database pool connections by state (total, idle, waiting requests).",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const s = sources.poolStats();
+      this.set({ state: "total" }, s.total);
+      this.set({ state: "idle" }, s.idle);
+      this.set({ state: "waiting" }, s.waiting);
+    },
+  });
+  new Gauge({
+    name: "lead_provider_redis_up",
+    help: "1 when the rate-limit store answers (always 1 for the in-process store).",
+    registers: [registry],
+    collect() {
+      this.set(sources.redisStatus().ok ? 1 : 0);
+    },
+  });
+
+  return {
+    registry,
+    observe(route: string, method: string, status: number, protocol: string, seconds: number): void {
+      const s = String(status);
+      requests.inc({ route, method, status: s, protocol });
+      duration.observe({ route, method, status: s }, seconds);
+    },
+    leadCreated: () => leadsCreated.inc(),
+    rateLimited: (window: string) => rateLimited.inc({ window }),
+    failedOpen: () => failOpen.inc(),
+  };
+}
+
+/** Answers GET /metrics when the bearer token matches (or when `token` is null: admin listener). */
+export async function serveMetrics(
+  metrics: Metrics,
+  token: string | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (token !== null && !tokenMatches(req.headers.authorization, token)) {
+    res.writeHead(404, { "content-type": "application/problem+json" });
+    res.end(
+      JSON.stringify({
+        type: "urn:lead-provider:problem:not_found",
+        title: "Not found",
+        status: 404,
+        code: "not_found",
+      }),
+    );
+    return;
+  }
+  res.writeHead(200, { "content-type": metrics.registry.contentType });
+  res.end(await metrics.registry.metrics());
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1] ?? "");
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}

@@ -1,0 +1,55 @@
+/**
+ * The outermost request handler of every protocol: request id, the access log line, request
+ * metrics, and /metrics for callers holding METRICS_TOKEN. Log lines carry ids, route, status and
+ * timing only: never headers, bodies or query strings (keys, JWTs, emails and phones stay out).
+ */
+import type { Logger } from "./logger.ts";
+import { type Metrics, serveMetrics } from "./metrics.ts";
+import { type AnyRequest, type AnyResponse, assignRequestId, type Handler } from "./server.ts";
+
+const RPC_PATH = /^\/leadprovider\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
+
+/** A bounded route label: the Express route pattern, the RPC method path, or a fixed bucket. */
+export function routeLabel(req: AnyRequest): string {
+  const r = req as AnyRequest & { route?: { path?: string }; baseUrl?: string };
+  if (typeof r.route?.path === "string") return `${r.baseUrl ?? ""}${r.route.path}`;
+  const path = req.url?.split("?")[0] ?? "";
+  if (RPC_PATH.test(path)) return path;
+  if (path.startsWith("/docs")) return "/docs";
+  return "unmatched";
+}
+
+export function protocolOf(req: AnyRequest): string {
+  const type = String(req.headers["content-type"] ?? "");
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  if (RPC_PATH.test(req.url?.split("?")[0] ?? "")) return "connect";
+  return "rest";
+}
+
+export function createObservedHandler(
+  inner: Handler,
+  logger: Logger,
+  metrics: Metrics,
+  metricsToken: string | undefined,
+): Handler {
+  return (req: AnyRequest, res: AnyResponse) => {
+    if (req.url === "/metrics" && req.method === "GET" && metricsToken !== undefined && req.httpVersionMajor < 2) {
+      void serveMetrics(metrics, metricsToken, req as never, res as never);
+      return;
+    }
+    const requestId = assignRequestId(req, res);
+    const started = process.hrtime.bigint();
+    res.once("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeLabel(req);
+      const protocol = protocolOf(req);
+      metrics.observe(route, req.method ?? "", res.statusCode, protocol, seconds);
+      logger.info(
+        { request_id: requestId, method: req.method, route, protocol, status: res.statusCode, ms: seconds * 1000 },
+        "request",
+      );
+    });
+    inner(req, res);
+  };
+}

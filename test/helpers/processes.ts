@@ -1,0 +1,144 @@
+/**
+ * Real processes for the reliability tests: the service started with `node src/main.ts` (so it
+ * can be SIGKILLed or SIGTERMed), and a private Postgres cluster in a temp dir (so the test may
+ * stop or kill its database without touching anyone else's).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const PG_BIN = "/usr/lib/postgresql/15/bin";
+export const HAS_POSTGRES_BINARIES = existsSync(join(PG_BIN, "initdb"));
+
+export const SECRETS = {
+  JWT_SECRET: `test-jwt-secret-${"x".repeat(32)}`,
+  API_KEY_SECRET: `test-api-key-secret-${"y".repeat(32)}`,
+};
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export interface ServiceProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or signal name). */
+  readonly exited: Promise<number | string>;
+}
+
+export async function startService(env: Record<string, string>, port?: number): Promise<ServiceProcess> {
+  const p = port ?? (await freePort());
+  const child = spawn(process.execPath, ["src/main.ts"], {
+    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: String(p), LOG_LEVEL: "warn", ...SECRETS, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (d) => (out += d));
+  child.stderr?.on("data", (d) => (out += d));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  const url = `http://127.0.0.1:${p}`;
+  await Promise.race([
+    waitFor(async () => (await fetch(`${url}/healthz`)).ok, 30_000, "the service to answer /healthz"),
+    exited.then((code) => {
+      throw new Error(`service exited (${code}) before answering:\n${out}`);
+    }),
+  ]);
+  return { url, port: p, child, output: () => out, exited };
+}
+
+export interface PrivatePostgres {
+  readonly url: string;
+  start(): void;
+  /** `immediate` is a crash (no checkpoint); `fast` a clean stop. */
+  stop(mode: "immediate" | "fast"): void;
+  destroy(): void;
+}
+
+/** A throw-away Postgres cluster on a free port, loopback only, run as the postgres user. */
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), "lp-pg-"));
+  chmodSync(dir, 0o777);
+  const data = join(dir, "data");
+  const port = await freePort();
+  const asPostgres = (cmd: string, args: string[]) => {
+    const runAs =
+      process.getuid?.() === 0
+        ? ["runuser", ["-u", "postgres", "--", join(PG_BIN, cmd), ...args]]
+        : [join(PG_BIN, cmd), args];
+    execFileSync(runAs[0] as string, runAs[1] as string[], { stdio: "pipe" });
+  };
+  asPostgres("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  const pgCtl = (args: string[]) => asPostgres("pg_ctl", ["-D", data, ...args]);
+  const start = () =>
+    pgCtl([
+      "start",
+      "-w",
+      "-l",
+      join(dir, "log"),
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`,
+    ]);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop: (mode) => pgCtl(["stop", "-w", "-m", mode]),
+    destroy() {
+      try {
+        pgCtl(["stop", "-m", "immediate"]);
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const randomName = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`;
+
+/** Creates a provider with generous limits on a running service and returns its key. */
+export async function createProviderKey(url: string): Promise<{ id: number; key: string }> {
+  const { SignJWT } = await import("jose");
+  const token = await new SignJWT({ position: "ADMIN" })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject("reliability-test")
+    .setExpirationTime("10m")
+    .sign(new TextEncoder().encode(SECRETS.JWT_SECRET));
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const created = await fetch(`${url}/api/v1/lead_providers/create/`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      name: randomName("reliability"),
+      rate_limit_per_minute: 100000,
+      rate_limit_per_day: 10000000,
+    }),
+  });
+  const { id } = (await created.json()) as { id: number };
+  const issued = await fetch(`${url}/api/v1/lead_providers/${id}/generate_api_key/`, { method: "POST", headers });
+  const { api_key } = (await issued.json()) as { api_key: string };
+  return { id, key: api_key };
+}
