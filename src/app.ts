@@ -149,6 +149,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   });
   const connect = connectNodeAdapter({
     routes,
+    // The same 64 KiB cap as a REST body; larger messages get RESOURCE_EXHAUSTED.
+    readMaxBytes: 64 * 1024,
     contextValues: (req) => createContextValues().set(clientIpKey, req.socket?.remoteAddress),
     fallback: (req, res) => {
       if (req.httpVersionMajor >= 2) {

@@ -11,6 +11,11 @@ const PHONE_CHARS = /^[0-9+().\- ]+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** True for text that may name a stored external_id (1–128 characters, no control characters). */
+export function isPossibleExternalId(s: string): boolean {
+  return s.length > 0 && [...s].length <= 128 && !CONTROL.test(s);
+}
+
 export interface TextRule {
   readonly max: number;
   readonly required?: boolean;
@@ -48,6 +53,8 @@ export class Fields {
     if (rule.noControl && CONTROL.test(v)) {
       return this.#bad(path, "invalid_characters", `${path} must not contain control characters`);
     }
+    // Postgres text cannot hold NUL; refuse it here rather than fail at the database.
+    if (v.includes("\u0000")) return this.#bad(path, "invalid_characters", `${path} must not contain NUL characters`);
     return v;
   }
 

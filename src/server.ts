@@ -53,6 +53,9 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
     },
     handler,
   );
+  // Requests Node rejects before any handler runs (oversized headers, malformed HTTP, slow
+  // clients) still get a problem+json answer.
+  h1.on("clientError", (err: NodeJS.ErrnoException, socket) => answerClientError(err, socket));
   const h2 = http2.createServer({}, handler);
   const sessions = new Set<Http2Session>();
   const sockets = new Set<net.Socket>();
@@ -63,7 +66,8 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
   });
   h2.on("sessionError", (err) => logger.debug({ err: err.message }, "http2 session error"));
 
-  const tcp = net.createServer({ pauseOnConnect: true }, (socket) => {
+  // noDelay: small request/response frames must not wait for Nagle's algorithm (40 ms stalls).
+  const tcp = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
@@ -94,6 +98,29 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
       clearTimeout(timer);
     },
   };
+}
+
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, "Request header fields too large", "the request line or headers are larger than 16 KiB"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "Request timeout", "the request was not received in time"],
+  ERR_HTTP_HEADERS_TIMEOUT: [408, "Request timeout", "the request headers were not received in time"],
+};
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || (err.code === "ECONNRESET" && !socket.writable)) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, detail] = CLIENT_ERRORS[err.code ?? ""] ?? [
+    400,
+    "Bad request",
+    "the request is not valid HTTP/1.1",
+  ];
+  const code = status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "bad_request";
+  const body = JSON.stringify({ type: `urn:lead-provider:problem:${code}`, title, status, detail, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /**

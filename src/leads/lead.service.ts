@@ -2,6 +2,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
+import { isPossibleExternalId } from "../fields.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
 import { findLead, insertLead } from "./lead.repository.ts";
 import type { Lead, Warning } from "./lead.ts";
@@ -49,7 +50,8 @@ export function createLeadService(deps: LeadServiceDeps) {
 
     /** The provider's lead with this external_id; another provider's lead is not found alike. */
     async get(providerId: number, externalId: string): Promise<Lead> {
-      const lead = await findLead(deps.db, { providerId, externalId });
+      // An id that could never have been stored is not looked up (NUL would also upset Postgres).
+      const lead = isPossibleExternalId(externalId) ? await findLead(deps.db, { providerId, externalId }) : undefined;
       if (!lead) {
         throw new DomainError("not_found", `no lead with external_id ${externalId}`, { code: "lead_not_found" });
       }

@@ -1,0 +1,96 @@
+/**
+ * SIGTERM under load: the service stops accepting, finishes what it accepted (REST and gRPC),
+ * closes its pools and exits 0 within 10 s. No accepted request gets a 5xx or a reset; requests
+ * that arrive after the listener closed are refused at connect time.
+ */
+import http from "node:http";
+import { Code, type ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { leadBody } from "./helpers/app.ts";
+import { bearer, connectClient } from "./helpers/grpc.ts";
+import { createProviderKey, startService, waitFor } from "./helpers/processes.ts";
+
+type Outcome = { kind: "ok"; status: number } | { kind: "refused" } | { kind: "broken"; detail: string };
+
+/** One REST create on a fresh connection, so a refusal can only happen at connect time. */
+function restCreate(port: number, key: string): Promise<Outcome> {
+  const body = JSON.stringify(leadBody());
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/api/v1/public/leads/",
+        method: "POST",
+        agent: false,
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve({ kind: "ok", status: res.statusCode ?? 0 }));
+        res.on("error", (e) => resolve({ kind: "broken", detail: e.message }));
+      },
+    );
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      resolve(e.code === "ECONNREFUSED" ? { kind: "refused" } : { kind: "broken", detail: `${e.code} ${e.message}` }),
+    );
+    req.end(body);
+  });
+}
+
+describe("graceful shutdown", () => {
+  it("finishes in-flight REST and gRPC requests, refuses new ones, and exits 0 within 10 s", async () => {
+    const service = await startService({ DATA_DIR: "memory://", SHUTDOWN_TIMEOUT_MS: "8000" });
+    const { key } = await createProviderKey(service.url);
+    const outcomes: Outcome[] = [];
+    let running = true;
+    const restLoop = async () => {
+      while (running) outcomes.push(await restCreate(service.port, key));
+    };
+    const grpc = connectClient(PublicLeadService, service.port, "grpc");
+    const grpcLoop = async () => {
+      while (running) {
+        const body = leadBody();
+        try {
+          await grpc.getLead({ externalId: body.external_id as string }, bearer(key));
+          outcomes.push({ kind: "broken", detail: "a lead that was never created was found" });
+        } catch (err) {
+          const e = err as ConnectError;
+          if (e.code === Code.NotFound) outcomes.push({ kind: "ok", status: 404 });
+          else if (
+            e.code === Code.Unavailable &&
+            /ECONNREFUSED|REFUSED_STREAM|GOAWAY/i.test(`${e.message} ${String(e.cause)}`)
+          ) {
+            outcomes.push({ kind: "refused" });
+            await new Promise((r) => setTimeout(r, 20));
+          } else outcomes.push({ kind: "broken", detail: `grpc ${Code[e.code]}: ${e.message}` });
+        }
+      }
+    };
+    const loops = [...Array.from({ length: 8 }, restLoop), ...Array.from({ length: 8 }, grpcLoop)];
+    await waitFor(async () => outcomes.length >= 200, 20_000, "load to build up");
+
+    const signalled = Date.now();
+    service.child.kill("SIGTERM");
+    const code = await service.exited;
+    const took = Date.now() - signalled;
+    await new Promise((r) => setTimeout(r, 300)); // a few attempts after exit: refused
+    running = false;
+    await Promise.all(loops);
+
+    expect(code).toBe(0);
+    expect(took).toBeLessThan(10_000);
+    const broken = outcomes.filter((o) => o.kind === "broken");
+    expect(broken, JSON.stringify(broken.slice(0, 5))).toEqual([]);
+    const served = outcomes.filter((o): o is Extract<Outcome, { kind: "ok" }> => o.kind === "ok");
+    expect(served.filter((o) => o.status >= 500)).toEqual([]);
+    expect(served.length).toBeGreaterThan(200);
+    expect(outcomes.some((o) => o.kind === "refused")).toBe(true);
+    expect(service.output()).not.toMatch(/"level":"error"/);
+  });
+});
