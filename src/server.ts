@@ -45,14 +45,33 @@ export function assignRequestId(req: AnyRequest, res: AnyResponse): string {
 }
 
 export function createOnePortServer(handler: Handler, logger: Logger, timeouts = DEFAULT_TIMEOUTS): OnePortServer {
+  // HTTP/1.1 connections and how many requests each has in flight / has served. On shutdown, a
+  // connection is closed only when it is idle after serving (keep-alive); a fresh one may still be
+  // delivering its first request, which is served (with Connection: close) rather than reset.
+  const h1Connections = new Map<Duplex, { active: number; served: number }>();
+  let draining = false;
   const h1 = http.createServer(
     {
       headersTimeout: timeouts.headersMs,
       requestTimeout: timeouts.requestMs,
       keepAliveTimeout: timeouts.keepAliveMs,
     },
-    handler,
+    (req, res) => {
+      const state = h1Connections.get(req.socket);
+      if (state) state.active += 1;
+      if (draining) res.setHeader("Connection", "close");
+      res.once("close", () => {
+        if (!state) return;
+        state.active -= 1;
+        state.served += 1;
+      });
+      handler(req, res);
+    },
   );
+  h1.on("connection", (socket: Duplex) => {
+    h1Connections.set(socket, { active: 0, served: 0 });
+    socket.once("close", () => h1Connections.delete(socket));
+  });
   // Requests Node rejects before any handler runs (oversized headers, malformed HTTP, slow
   // clients) still get a problem+json answer.
   h1.on("clientError", (err: NodeJS.ErrnoException, socket) => answerClientError(err, socket));
@@ -69,6 +88,7 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
   // noDelay: small request/response frames must not wait for Nagle's algorithm (40 ms stalls).
   const tcp = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
     sockets.add(socket);
+    if (logger.isLevelEnabled("debug")) logger.debug({ remote_port: socket.remotePort }, "connection accepted");
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     route(socket, timeouts.headersMs, (stream, isHttp2) => (isHttp2 ? h2 : h1).emit("connection", stream));
@@ -85,13 +105,12 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
       });
     },
     async close(timeoutMs) {
+      draining = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
-      h1.close();
-      h1.closeIdleConnections();
-      for (const s of sessions) s.close();
+      for (const [socket, state] of h1Connections) if (state.active === 0 && state.served > 0) socket.end();
+      for (const s of sessions) s.close(); // GOAWAY: open streams finish, new ones are refused
       const timer = setTimeout(() => {
         for (const s of sessions) s.destroy();
-        h1.closeAllConnections();
         for (const s of sockets) s.destroy();
       }, timeoutMs);
       await closed;

@@ -11,10 +11,21 @@ import { leadBody } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { createProviderKey, startService, waitFor } from "./helpers/processes.ts";
 
-type Outcome = { kind: "ok"; status: number } | { kind: "refused" } | { kind: "broken"; detail: string };
+/**
+ * `refused`: the request never reached the service — connection refused, a reset of a connection
+ * still in the kernel's accept queue when the listener closed, or an HTTP/2 REFUSED_STREAM (by
+ * definition not processed). Allowed only for requests started after SIGTERM was sent.
+ */
+type Outcome = (
+  | { kind: "ok"; status: number }
+  | { kind: "refused"; detail: string }
+  | { kind: "broken"; detail: string }
+) & {
+  started?: number;
+};
 
-/** One REST create on a fresh connection, so a refusal can only happen at connect time. */
-function restCreate(port: number, key: string): Promise<Outcome> {
+/** One REST create on a fresh connection; `port` of the outcome is the client's local port. */
+function restCreate(port: number, key: string): Promise<Outcome & { localPort?: number }> {
   const body = JSON.stringify(leadBody());
   return new Promise((resolve) => {
     const req = http.request(
@@ -36,8 +47,14 @@ function restCreate(port: number, key: string): Promise<Outcome> {
         res.on("error", (e) => resolve({ kind: "broken", detail: e.message }));
       },
     );
+    let localPort: number | undefined;
+    req.on("socket", (socket) => socket.on("connect", () => (localPort = socket.localPort)));
     req.on("error", (e: NodeJS.ErrnoException) =>
-      resolve(e.code === "ECONNREFUSED" ? { kind: "refused" } : { kind: "broken", detail: `${e.code} ${e.message}` }),
+      resolve(
+        e.code === "ECONNREFUSED" || e.code === "ECONNRESET"
+          ? { kind: "refused", detail: String(e.code), ...(localPort !== undefined && { localPort }) }
+          : { kind: "broken", detail: `${e.code} ${e.message}` },
+      ),
     );
     req.end(body);
   });
@@ -45,30 +62,32 @@ function restCreate(port: number, key: string): Promise<Outcome> {
 
 describe("graceful shutdown", () => {
   it("finishes in-flight REST and gRPC requests, refuses new ones, and exits 0 within 10 s", async () => {
-    const service = await startService({ DATA_DIR: "memory://", SHUTDOWN_TIMEOUT_MS: "8000" });
+    // debug: the service logs the client port of every connection it accepts
+    const service = await startService({ DATA_DIR: "memory://", SHUTDOWN_TIMEOUT_MS: "8000", LOG_LEVEL: "debug" });
     const { key } = await createProviderKey(service.url);
     const outcomes: Outcome[] = [];
     let running = true;
     const restLoop = async () => {
-      while (running) outcomes.push(await restCreate(service.port, key));
+      while (running) {
+        const started = Date.now();
+        outcomes.push({ ...(await restCreate(service.port, key)), started });
+      }
     };
     const grpc = connectClient(PublicLeadService, service.port, "grpc");
     const grpcLoop = async () => {
       while (running) {
         const body = leadBody();
+        const started = Date.now();
         try {
           await grpc.getLead({ externalId: body.external_id as string }, bearer(key));
-          outcomes.push({ kind: "broken", detail: "a lead that was never created was found" });
+          outcomes.push({ kind: "broken", detail: "a lead that was never created was found", started });
         } catch (err) {
           const e = err as ConnectError;
-          if (e.code === Code.NotFound) outcomes.push({ kind: "ok", status: 404 });
-          else if (
-            e.code === Code.Unavailable &&
-            /ECONNREFUSED|REFUSED_STREAM|GOAWAY/i.test(`${e.message} ${String(e.cause)}`)
-          ) {
-            outcomes.push({ kind: "refused" });
+          if (e.code === Code.NotFound) outcomes.push({ kind: "ok", status: 404, started });
+          else if (/ECONNREFUSED|REFUSED_STREAM/i.test(`${e.message} ${String(e.cause)}`)) {
+            outcomes.push({ kind: "refused", detail: e.message, started });
             await new Promise((r) => setTimeout(r, 20));
-          } else outcomes.push({ kind: "broken", detail: `grpc ${Code[e.code]}: ${e.message}` });
+          } else outcomes.push({ kind: "broken", detail: `grpc ${Code[e.code]}: ${e.message}`, started });
         }
       }
     };
@@ -87,6 +106,19 @@ describe("graceful shutdown", () => {
     expect(took).toBeLessThan(10_000);
     const broken = outcomes.filter((o) => o.kind === "broken");
     expect(broken, JSON.stringify(broken.slice(0, 5))).toEqual([]);
+    // A reset is allowed only for a connection the service never accepted (still in the kernel's
+    // accept queue when the listener closed): its port must not be among the accepted ones.
+    const accepted = new Set(
+      service
+        .output()
+        .split("\n")
+        .filter((line) => line.includes('"connection accepted"'))
+        .map((line) => (JSON.parse(line) as { remote_port: number }).remote_port),
+    );
+    const resetAfterAccept = outcomes.filter(
+      (o) => o.kind === "refused" && "localPort" in o && accepted.has(o.localPort as number),
+    );
+    expect(resetAfterAccept, JSON.stringify(resetAfterAccept.slice(0, 5))).toEqual([]);
     const served = outcomes.filter((o): o is Extract<Outcome, { kind: "ok" }> => o.kind === "ok");
     expect(served.filter((o) => o.status >= 500)).toEqual([]);
     expect(served.length).toBeGreaterThan(200);
