@@ -51,6 +51,16 @@ migrate: install ## apply database migrations and exit
 token: install ## print a development admin JWT (ARGS="--position AGENT" for a non-admin)
 	@node scripts/token.ts $(ARGS)
 
+# The mock's port and address come only from the command line (make mock PORT=4011 HOST=0.0.0.0),
+# so a PORT or HOST exported for the service does not move the mock onto the service's port.
+MOCK_PORT = $(if $(filter command line,$(origin PORT)),$(PORT),4010)
+MOCK_HOST = $(if $(filter command line,$(origin HOST)),$(HOST),127.0.0.1)
+
+.PHONY: mock
+mock: install ## Prism mock of openapi/openapi.yaml on :4010 (PORT=…, HOST=…); pick outcomes with "Prefer: code=400, example=invalid_zip"
+	@echo "mock: http://$(MOCK_HOST):$(MOCK_PORT) serves the examples of openapi/openapi.yaml (Prism; Ctrl-C stops it)"
+	prism mock openapi/openapi.yaml --host $(MOCK_HOST) --port $(MOCK_PORT)
+
 .PHONY: generate
 generate: install ## regenerate code from proto/ and openapi/ into generated/
 	buf generate

@@ -161,7 +161,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       rest(req as never, res as never);
     },
   });
-  const handler = createObservedHandler(connect as Handler, logger, metrics, config.metricsToken);
+  const handler = createObservedHandler(connect as Handler, logger, metrics, {
+    metricsToken: config.metricsToken,
+    routes: Object.keys((spec.document as { paths?: object }).paths ?? {}),
+  });
   const server = createOnePortServer(handler, logger);
   const metricsServer = config.metricsPort === undefined ? undefined : createMetricsServer(metrics);
 

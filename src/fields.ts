@@ -4,7 +4,7 @@
  */
 import type { FieldViolation } from "./errors.ts";
 
-/** The same email shape as JSON Schema's `format: email` (ajv-formats, "fast" mode). */
+/** The same email shape as JSON Schema's `format: email` (ajv-formats' full-mode pattern). */
 const EMAIL =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 const PHONE_CHARS = /^[0-9+().\- ]+$/;

@@ -9,14 +9,21 @@ import { type AnyRequest, type AnyResponse, assignRequestId, type Handler } from
 
 const RPC_PATH = /^\/leadprovider\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
 
-/** A bounded route label: the Express route pattern, the RPC method path, or a fixed bucket. */
-export function routeLabel(req: AnyRequest): string {
-  const r = req as AnyRequest & { route?: { path?: string }; baseUrl?: string };
-  if (typeof r.route?.path === "string") return `${r.baseUrl ?? ""}${r.route.path}`;
-  const path = req.url?.split("?")[0] ?? "";
-  if (RPC_PATH.test(path)) return path;
-  if (path.startsWith("/docs")) return "/docs";
-  return "unmatched";
+/**
+ * Route labels of bounded cardinality: the OpenAPI path template a REST request matches (also
+ * for requests refused before routing, e.g. 401 or 429), the RPC method path, or a fixed bucket.
+ */
+export function createRouteLabeler(templates: readonly string[]): (req: AnyRequest) => string {
+  const patterns = templates.map((t) => ({
+    template: t,
+    regex: new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}$`),
+  }));
+  return (req) => {
+    const path = req.url?.split("?")[0] ?? "";
+    if (RPC_PATH.test(path)) return path;
+    if (path.startsWith("/docs")) return "/docs";
+    return patterns.find((p) => p.regex.test(path))?.template ?? "unmatched";
+  };
 }
 
 export function protocolOf(req: AnyRequest): string {
@@ -31,8 +38,10 @@ export function createObservedHandler(
   inner: Handler,
   logger: Logger,
   metrics: Metrics,
-  metricsToken: string | undefined,
+  options: { readonly metricsToken: string | undefined; readonly routes: readonly string[] },
 ): Handler {
+  const { metricsToken } = options;
+  const routeLabel = createRouteLabeler(options.routes);
   return (req: AnyRequest, res: AnyResponse) => {
     if (req.url === "/metrics" && req.method === "GET" && metricsToken !== undefined && req.httpVersionMajor < 2) {
       void serveMetrics(metrics, metricsToken, req as never, res as never);

@@ -35,16 +35,25 @@ export interface paths {
      *       `existing_lead.order_number`), so a provider retrying after a timeout learns that its
      *       lead exists.
      *
-     *     Rules that this schema (and therefore a mock such as Prism) cannot express, checked only by
-     *     the service:
+     *     **Rules that this schema cannot express.** A mock built from this document (`make mock`,
+     *     Prism) accepts and rejects the same bodies as the service, except for these rules, which
+     *     only the service checks:
      *
      *     1. A ZIP must exist in the US ZIP directory (50 states, DC, Puerto Rico, military ZIPs);
      *        the schema checks only the pattern `12345` or `12345-6789` (normalised to 5 digits).
-     *        Unknown ZIP → 400 `invalid_zip` naming the field.
-     *     2. `estimated_ship_date` must be a real calendar date (the schema checks `format: date`).
-     *     3. A vehicle `year` must not exceed next year + 1 (the schema allows up to 2100).
-     *     4. `phone_number` must contain 7–15 digits after removing `+ ( ) - .` and spaces.
-     *     5. `external_id` must not be used already by the same provider.
+     *        An unknown ZIP gets 400 `invalid_zip` naming the field.
+     *     2. A vehicle `year` must not exceed next year + 1 (the schema's bound is the constant
+     *        2100). A later year gets 400 `validation_error` (`out_of_range`).
+     *     3. `phone_number` must contain 7–15 digits, and nothing but digits, spaces and
+     *        `+ ( ) - .` (the schema checks only its length, 1–32 characters). Otherwise 400
+     *        `validation_error` (`invalid_phone`).
+     *     4. `external_id` must not be used already by the same provider. A repeat gets 400
+     *        `duplicate_external_id`.
+     *     5. The body must not exceed 64 KiB; unknown fields are allowed by the schema, so only the
+     *        service sees the size. A larger body gets 413 `payload_too_large`.
+     *
+     *     `estimated_ship_date` is `format: date` (RFC 3339 full-date), which already excludes
+     *     impossible dates such as 2026-02-30; Prism checks it, and so does the service.
      */
     post: operations["createLead"];
     delete?: never;
@@ -592,7 +601,7 @@ export interface components {
        * @enum {string}
        */
       code: "unknown_field" | "deprecated_field";
-      /** @example Unknown field destination_zipcode was ignored. */
+      /** @example destination_zipcode is not a known field and was ignored */
       message: string;
     };
     /** @description Response of create lead - the stored lead plus the warnings about ignored input. */
@@ -608,11 +617,15 @@ export interface components {
        */
       field: string;
       /**
-       * @description Machine-readable reason, e.g. `required`, `invalid_type`, `invalid_format`, `too_long`, `out_of_range`, `invalid_enum`, `invalid_ship_via`, `invalid_zip`, `invalid_phone`, `invalid_date`, `unknown_field`.
+       * @description Machine-readable reason: `required`, `invalid_type`, `invalid_format`, `invalid_enum`,
+       *     `too_short`, `too_long`, `out_of_range`, `too_few_items`, `too_many_items`,
+       *     `unknown_field`, `invalid_characters`, `invalid_email`, `invalid_phone`, `invalid_date`,
+       *     `invalid_url`, `invalid_zip`, `invalid_ship_via`, `duplicate`, or `invalid` for any other
+       *     reason. Match on `code`, never on `message`, whose wording may change.
        * @example out_of_range
        */
       code: string;
-      /** @example vehicles[0].year must be between 1900 and 2028 */
+      /** @example vehicles[0].year must be from 1900 to 2028 */
       message: string;
     };
     /** @description RFC 9457 problem details, with a stable `code` and the `request_id`. */
@@ -625,7 +638,7 @@ export interface components {
       type: string;
       /**
        * @description Short, human-readable summary of the problem type.
-       * @example Request validation failed
+       * @example Invalid request
        */
       title: string;
       /**
@@ -635,7 +648,7 @@ export interface components {
       status: number;
       /**
        * @description Human-readable explanation of this occurrence.
-       * @example 3 fields are invalid.
+       * @example 3 fields are invalid: phone_number, ship_via, vehicles[0].year
        */
       detail?: string;
       /**
@@ -682,7 +695,7 @@ export interface components {
         order_number: string;
       };
       /**
-       * @description Only on `rate_limited`, which limit is exhausted.
+       * @description Only on `rate_limited`, which limit is exhausted (`minute` also for the per-address limit on failed authentications).
        * @example minute
        * @enum {string}
        */
@@ -940,9 +953,9 @@ export interface components {
   responses: {
     /**
      * @description The lead is invalid: `validation_error` (schema or rule violations, listed in `errors`),
-     *     `invalid_zip` (a ZIP that is not in the US ZIP directory), `duplicate_external_id` (the
-     *     provider already has a lead with this `external_id`; `existing_lead` names it) or
-     *     `malformed_json` (the body is not valid JSON).
+     *     `invalid_zip` (every invalid field is a ZIP that is not in the US ZIP directory),
+     *     `duplicate_external_id` (the provider already has a lead with this `external_id`;
+     *     `existing_lead` names it) or `malformed_json` (the body is not valid JSON).
      */
     LeadValidationFailed: {
       headers: {
@@ -965,7 +978,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description A query parameter is invalid. */
+    /** @description A query parameter is invalid, or is not one of the documented parameters. */
     QueryValidationFailed: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -976,9 +989,9 @@ export interface components {
       };
     };
     /**
-     * @description The provider data is invalid (`validation_error`, including unknown fields and malformed
-     *     JSON as `malformed_json`), or another provider already has this name
-     *     (`duplicate_provider_name`).
+     * @description The provider data is invalid (`validation_error`, including unknown fields; or
+     *     `malformed_json`), or another provider already has this name, compared
+     *     case-insensitively (`duplicate_provider_name`).
      */
     ProviderValidationFailed: {
       headers: {
@@ -1074,8 +1087,10 @@ export interface components {
       };
     };
     /**
-     * @description The provider's per-minute or per-day limit is exhausted (`window` says which). Wait
-     *     `Retry-After` seconds.
+     * @description Too many requests: the provider's per-minute or per-day limit is exhausted (`window` says
+     *     which), or this client address has failed authentication too often this minute (then
+     *     every request from it gets 429 until the minute ends, even with a valid key). Wait
+     *     `Retry-After` seconds. A refused request uses no quota.
      */
     RateLimited: {
       headers: {
@@ -1089,9 +1104,26 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /**
+     * @description This client address has failed authentication too often this minute (missing, malformed
+     *     or invalid credentials; `AUTH_FAILURES_PER_MINUTE`, 30 by default), so every request from
+     *     it gets 429 until the minute ends, even with valid credentials. Wait `Retry-After` seconds.
+     */
+    AuthFailuresLimited: {
+      headers: {
+        "Retry-After": components["headers"]["Retry-After"];
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description A dependency (the database) is unavailable. Retry later. */
     ServiceUnavailable: {
       headers: {
+        /** @description Seconds to wait before retrying. */
+        "Retry-After"?: number;
         "X-Request-Id": components["headers"]["X-Request-Id"];
         [name: string]: unknown;
       };
@@ -1251,6 +1283,7 @@ export interface operations {
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };
@@ -1283,6 +1316,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };
@@ -1313,6 +1347,7 @@ export interface operations {
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };
@@ -1350,6 +1385,7 @@ export interface operations {
       404: components["responses"]["ProviderNotFound"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };
@@ -1386,6 +1422,7 @@ export interface operations {
       404: components["responses"]["ProviderNotFound"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };
@@ -1410,6 +1447,7 @@ export interface operations {
         };
       };
       401: components["responses"]["JwtUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };

@@ -102,7 +102,7 @@ export function createRestApp(deps: RestDeps): express.Express {
       validateResponses: deps.validateResponses,
       validateSecurity: false,
       validateFormats: true,
-      ajvFormats: { mode: "fast" },
+      ajvFormats: { mode: "full" }, // the same email rule as the service layer and Prism
       ignorePaths: /^\/(openapi\.yaml|docs|metrics)(\/|$)/,
     }),
   );

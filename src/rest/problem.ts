@@ -89,11 +89,22 @@ function schemaViolations(err: ValidatorError): FieldViolation[] {
   const out: FieldViolation[] = [];
   for (const e of err.errors ?? []) {
     const field = fieldPath(e.path ?? "");
-    const kind = (e.errorCode ?? "").split(".")[0] ?? "";
+    const unknownParameter = /^Unknown query parameter/.test(e.message ?? "");
+    const emptyParameter = /^Empty value found for query parameter/.test(e.message ?? "");
+    const kind = unknownParameter
+      ? "additionalProperties"
+      : emptyParameter
+        ? "minLength"
+        : ((e.errorCode ?? "").split(".")[0] ?? "");
     const key = `${field}:${kind}`;
     if (seen.has(key) || kind === "oneOf" || kind === "anyOf") continue;
     seen.add(key);
-    out.push({ field, code: SCHEMA_CODES[kind] ?? "invalid", message: `${field} ${e.message ?? "is invalid"}` });
+    const message = unknownParameter
+      ? `${field} is not a known query parameter`
+      : emptyParameter
+        ? `${field} must not be empty`
+        : `${field} ${e.message ?? "is invalid"}`;
+    out.push({ field, code: SCHEMA_CODES[kind] ?? "invalid", message });
   }
   return out;
 }
