@@ -55,6 +55,8 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
       headersTimeout: timeouts.headersMs,
       requestTimeout: timeouts.requestMs,
       keepAliveTimeout: timeouts.keepAliveMs,
+      // How often Node checks the two timeouts above (default 30 s would let them overrun).
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 4)),
     },
     (req, res) => {
       const state = h1Connections.get(req.socket);
@@ -68,6 +70,9 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
       handler(req, res);
     },
   );
+  // Node starts checking headersTimeout/requestTimeout when a server emits "listening"; this one
+  // never listens itself (connections are handed to it), so start the checks explicitly.
+  h1.emit("listening");
   h1.on("connection", (socket: Duplex) => {
     h1Connections.set(socket, { active: 0, served: 0 });
     socket.once("close", () => h1Connections.delete(socket));

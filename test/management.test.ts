@@ -150,6 +150,23 @@ describe.each(BACKENDS)("Management API and provider keys ($name)", (backend) =>
     expect(await json(refused)).toMatchObject({ code: "invalid_api_key" });
   });
 
+  it("records last_used_at once a minute per key, not on every request", async () => {
+    const { id, key } = await t.provider(unique());
+    const lastUsed = async () =>
+      (await json(await t.call("GET", `${P}${id}/`, { auth: admin }))).api_key.last_used_at as string | null;
+    expect(await lastUsed()).toBeNull();
+    await t.call("GET", "/api/v1/public/leads/none/", { auth: key });
+    let first: string | null = null;
+    for (let i = 0; i < 50 && first === null; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      first = await lastUsed();
+    }
+    expect(first).not.toBeNull();
+    for (let i = 0; i < 5; i++) await t.call("GET", "/api/v1/public/leads/none/", { auth: key });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await lastUsed()).toBe(first);
+  });
+
   it("refuses an expires_at in the past", async () => {
     const { id } = await t.provider(unique());
     const res = await t.call("POST", `${P}${id}/generate_api_key/`, {
