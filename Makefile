@@ -89,6 +89,10 @@ test: install check-generate lint ## every check and test (PGlite; Postgres/Redi
 fuzz: install ## property-based fuzzing of the create/get paths, 20,000 cases (make test runs 1,000)
 	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts
 
+.PHONY: bench
+bench: install ## benchmark against Postgres and pgbench, ~5 min (BENCH_DATABASE_URL, BENCH_DURATION…; not part of test)
+	node bench/run.ts
+
 .PHONY: fmt
 fmt: install ## format the sources
 	biome check --write .

@@ -1,0 +1,127 @@
+/**
+ * Starts the service as production runs it (`node src/main.ts`, NODE_ENV=production, explicit
+ * secrets) in a child process, waits for /healthz, and reads its memory from /proc.
+ */
+import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { spawnTracked, terminate } from "./processes.ts";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface ServiceOptions {
+  /** Environment on top of the production defaults below (DATABASE_URL or DATA_DIR, secrets…). */
+  readonly env: Record<string, string>;
+  /** Extra node flags, e.g. --cpu-prof. */
+  readonly nodeArgs?: readonly string[];
+  readonly startTimeoutMs?: number;
+  /** The checkout to run (default: this one); BENCH_SERVICE_DIR compares another one. */
+  readonly root?: string;
+}
+
+export interface Service {
+  readonly pid: number;
+  readonly url: string;
+  /** Milliseconds from spawn until /healthz answered 200. */
+  readonly readyMs: number;
+  /** `startup_ms` from the "lead provider api listening" log line (needs LOG_LEVEL=info). */
+  startupMs(): number | undefined;
+  /** Current resident memory and its peak so far (VmRSS, VmHWM), in MiB. */
+  memory(): { rssMb: number; peakMb: number };
+  /** The last lines the service wrote (for failures). */
+  tail(): string;
+  stop(): Promise<number | string | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function procMemory(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+}
+
+export async function startService(options: ServiceOptions): Promise<Service> {
+  const port = await freePort();
+  const started = performance.now();
+  const child: ChildProcess = spawnTracked(process.execPath, [...(options.nodeArgs ?? []), "src/main.ts"], {
+    cwd: options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      ...options.env,
+    },
+  });
+  const lines: string[] = [];
+  let startupMs: number | undefined;
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString().split("\n")) {
+      if (line.trim() === "") continue;
+      lines.push(line);
+      if (lines.length > 50) lines.shift();
+      if (line.includes('"lead provider api listening"')) {
+        try {
+          startupMs = (JSON.parse(line) as { startup_ms?: number }).startup_ms;
+        } catch {}
+      }
+    }
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = started + (options.startTimeoutMs ?? 60_000);
+  let readyMs: number | undefined;
+  while (readyMs === undefined) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}:\n${lines.join("\n")}`);
+    if (performance.now() > deadline) {
+      await terminate(child);
+      throw new Error(`service did not answer /healthz in time:\n${lines.join("\n")}`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.status === 200) readyMs = performance.now() - started;
+    } catch {}
+    if (readyMs === undefined) await new Promise((r) => setTimeout(r, 10));
+  }
+  const pid = child.pid as number;
+  return {
+    pid,
+    url,
+    readyMs,
+    startupMs: () => startupMs,
+    memory: () => procMemory(pid),
+    tail: () => lines.join("\n"),
+    stop: () => terminate(child, 15_000),
+  };
+}
+
+/** CPU seconds the process (all its threads) has spent in user and in kernel mode so far. */
+export function procCpu(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 14 and 15 of /proc/pid/stat (utime, stime) in clock ticks; USER_HZ is 100 on Linux.
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+}
+
+/** CPU seconds (user + system) the process has used so far. */
+export function procCpuSeconds(pid: number): number {
+  const { user, system } = procCpu(pid);
+  return user + system;
+}

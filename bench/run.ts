@@ -1,0 +1,647 @@
+/**
+ * `make bench`: the service against the database's own limit.
+ *
+ * 1. A fresh Postgres database (BENCH_DATABASE_URL's server), the service started as production
+ *    runs it, bench providers with raised limits, GET targets seeded in SQL.
+ * 2. pgbench baselines (lead-shaped INSERT, keyed SELECT, and the statements the service sends)
+ *    at each client count; the rows pgbench inserted are deleted afterwards.
+ * 3. REST (autocannon) and gRPC (connect-node loop) create/get at each connection count.
+ * 4. Scale check: 1,000,000 leads across 100 providers seeded in SQL, REST get/create again.
+ * 5. CPU profiles (node --cpu-prof) of each operation, start-up on an existing embedded database.
+ * 6. The table, printed and written to bench/results/latest.md (and latest.json).
+ *
+ * Environment: BENCH_DATABASE_URL, BENCH_DURATION (s per scenario), BENCH_WARMUP (s),
+ * BENCH_CONNECTIONS ("16,64"), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SCALE_LEADS,
+ * BENCH_POOL_SIZE, BENCH_GRPC_STREAMS (calls per HTTP/2 connection), BENCH_PROFILE_DURATION,
+ * BENCH_OUTPUT, BENCH_STRICT=1 (exit 1 when a target fails), BENCH_SERVICE_DIR (run the service
+ * from another checkout), PGBENCH (the pgbench binary).
+ */
+import { createSecretKey, randomBytes } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SignJWT } from "jose";
+import { type CpuShares, watchCpu } from "./lib/cpu.ts";
+import {
+  type BenchDatabase,
+  createBenchDatabase,
+  seedLeads,
+  seedProviders,
+  serverVersion,
+  vacuumAnalyze,
+} from "./lib/database.ts";
+import { type LeadClient, runGrpcLoad } from "./lib/grpc-load.ts";
+import { runHttpLoad } from "./lib/http-load.ts";
+import { grpcRequest, makeLead, restBody } from "./lib/leads.ts";
+import { findPgbench, runPgbench, type ScriptName } from "./lib/pgbench.ts";
+import { onInterrupt, run, wasInterrupted } from "./lib/processes.ts";
+import { monotonicUs, type ProfileSummary, summarizeFile } from "./lib/profile.ts";
+import { fmt, profileSection, type Row, resultsTable, type Target, targetsTable } from "./lib/report.ts";
+import { procCpu, procCpuSeconds, type Service, startService } from "./lib/service.ts";
+import type { LoadResult } from "./lib/stats.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+const env = process.env;
+const int = (name: string, fallback: number) => {
+  const v = env[name];
+  if (v === undefined || v === "") return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer (got "${v}")`);
+  return n;
+};
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const config = {
+  adminUrl: env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres",
+  seconds: int("BENCH_DURATION", 10),
+  warmup: int("BENCH_WARMUP", 3),
+  connections: (env.BENCH_CONNECTIONS || "16,64").split(",").map((c) => {
+    const n = Number(c.trim());
+    if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_CONNECTIONS: bad count "${c}"`);
+    return n;
+  }),
+  skipScale: env.BENCH_SKIP_SCALE === "1",
+  skipProfile: env.BENCH_SKIP_PROFILE === "1",
+  scaleLeads: int("BENCH_SCALE_LEADS", 1_000_000),
+  scaleProviders: 100,
+  poolSize: int("BENCH_POOL_SIZE", 20),
+  grpcStreams: int("BENCH_GRPC_STREAMS", 16),
+  profileSeconds: int("BENCH_PROFILE_DURATION", 5),
+  /** Bench providers (with keys): spreads the load over several rate-limit buckets. */
+  providers: 8,
+  /** GET targets per bench provider on the "empty" database. */
+  seedPerProvider: 2500,
+  output: env.BENCH_OUTPUT || join(BENCH_DIR, "results", "latest.md"),
+  strict: env.BENCH_STRICT === "1",
+};
+const maxConnections = Math.max(...config.connections);
+
+const secrets = {
+  JWT_SECRET: randomBytes(32).toString("hex"),
+  API_KEY_SECRET: randomBytes(32).toString("hex"),
+};
+
+const log = (message: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const summary = (r: LoadResult) =>
+  `${fmt.rps(r.rps)} req/s, p50 ${fmt.ms(r.p50)} ms, p99 ${fmt.ms(r.p99)} ms, errors ${r.errors}` +
+  (r.errorSamples.length > 0 ? ` (${r.errorSamples.join("; ")})` : "");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// The service's side: providers, keys, and the four operations
+
+interface Tenant {
+  readonly id: number;
+  readonly key: string;
+}
+
+async function adminToken(): Promise<string> {
+  return new SignJWT({ position: "ADMIN" })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject("bench-admin")
+    .setIssuedAt()
+    .setExpirationTime("2h")
+    .sign(createSecretKey(Buffer.from(secrets.JWT_SECRET, "utf8")));
+}
+
+async function createTenants(service: Service, count: number): Promise<Tenant[]> {
+  const admin = { authorization: `Bearer ${await adminToken()}`, "content-type": "application/json" };
+  const tenants: Tenant[] = [];
+  for (let i = 1; i <= count; i++) {
+    const created = await fetch(`${service.url}/api/v1/lead_providers/create/`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({
+        name: `Bench provider ${i}`,
+        contact_email: `bench${i}@provider.example`,
+        // The maxima: rate limiting must not cut the load.
+        rate_limit_per_minute: 100_000,
+        rate_limit_per_day: 10_000_000,
+      }),
+    });
+    if (created.status !== 201) throw new Error(`create provider: ${created.status} ${await created.text()}`);
+    const { id } = (await created.json()) as { id: number };
+    const issued = await fetch(`${service.url}/api/v1/lead_providers/${id}/generate_api_key/`, {
+      method: "POST",
+      headers: admin,
+    });
+    if (issued.status !== 201) throw new Error(`generate key: ${issued.status} ${await issued.text()}`);
+    tenants.push({ id, key: ((await issued.json()) as { api_key: string }).api_key });
+  }
+  return tenants;
+}
+
+type Operation = "create" | "get";
+type Transport = "REST" | "gRPC";
+
+interface Workload {
+  readonly tenants: readonly Tenant[];
+  /** External ids readable by every tenant: `${prefix}1` … `${prefix}${count}`. */
+  readonly targets: { prefix: string; count: number };
+}
+
+const runId = randomBytes(3).toString("hex");
+let sequence = 0;
+const pickTenant = (w: Workload) => w.tenants[Math.floor(Math.random() * w.tenants.length)] as Tenant;
+const pickTarget = (w: Workload) => `${w.targets.prefix}${1 + Math.floor(Math.random() * w.targets.count)}`;
+const newExternalId = () => `bench-${runId}-${++sequence}`;
+
+function load(
+  service: Service,
+  w: Workload,
+  transport: Transport,
+  op: Operation,
+  connections: number,
+  seconds: number,
+): Promise<LoadResult> {
+  if (transport === "REST") {
+    return runHttpLoad({
+      url: service.url,
+      connections,
+      seconds,
+      next:
+        op === "create"
+          ? () => ({
+              method: "POST",
+              path: "/api/v1/public/leads/",
+              headers: { authorization: `Bearer ${pickTenant(w).key}`, "content-type": "application/json" },
+              body: restBody(makeLead(newExternalId())),
+            })
+          : () => ({
+              method: "GET",
+              path: `/api/v1/public/leads/${pickTarget(w)}/`,
+              headers: { authorization: `Bearer ${pickTenant(w).key}` },
+            }),
+    });
+  }
+  const call =
+    op === "create"
+      ? (client: LeadClient) =>
+          client.createLead(grpcRequest(makeLead(newExternalId())), {
+            headers: { authorization: `Bearer ${pickTenant(w).key}` },
+          })
+      : (client: LeadClient) =>
+          client.getLead({ externalId: pickTarget(w) }, { headers: { authorization: `Bearer ${pickTenant(w).key}` } });
+  return runGrpcLoad({
+    baseUrl: service.url,
+    concurrency: connections,
+    callsPerConnection: config.grpcStreams,
+    seconds,
+    call,
+  });
+}
+
+interface Measured {
+  readonly result: LoadResult;
+  readonly rssMb: number;
+  readonly cpuMsPerRequest: number;
+  readonly cpu: CpuShares;
+}
+
+/** One measured scenario: the load, and the service's RSS and CPU time per request. */
+async function measure(
+  db: BenchDatabase,
+  service: Service,
+  w: Workload,
+  transport: Transport,
+  op: Operation,
+  connections: number,
+): Promise<Measured> {
+  const cpu0 = procCpuSeconds(service.pid);
+  const watch = watchCpu(service.pid, db.name);
+  const result = await load(service, w, transport, op, connections, config.seconds);
+  const cpu = watch.stop();
+  const cpuMsPerRequest = (1000 * (procCpuSeconds(service.pid) - cpu0)) / Math.max(1, result.ok);
+  const { rssMb } = service.memory();
+  return { result, rssMb, cpuMsPerRequest, cpu };
+}
+
+const shares = (c: CpuShares) =>
+  `CPU % service ${c.service.toFixed(0)}, postgres ${c.postgres.toFixed(0)}, load generator ${c.loadGenerator.toFixed(0)}, other ${c.other.toFixed(0)}`;
+const describe = (m: Measured) =>
+  `${summary(m.result)}, RSS ${m.rssMb.toFixed(0)} MiB, ${m.cpuMsPerRequest.toFixed(2)} CPU ms/req; ${shares(m.cpu)}`;
+
+const OPERATIONS: readonly { transport: Transport; op: Operation }[] = [
+  { transport: "REST", op: "create" },
+  { transport: "gRPC", op: "create" },
+  { transport: "REST", op: "get" },
+  { transport: "gRPC", op: "get" },
+];
+const label = (transport: Transport, op: Operation) => `${transport} ${op}`;
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+
+const PGBENCH_LABELS: Record<ScriptName, string> = {
+  insert: "pgbench INSERT (baseline)",
+  insertAsService: "pgbench, the service's create SQL",
+  select: "pgbench SELECT (baseline)",
+  selectAsService: "pgbench, the service's get SQL",
+};
+
+async function checkpoint(db: BenchDatabase): Promise<void> {
+  // Every write scenario starts right after a checkpoint, so none of them pays for a timed one.
+  await db.query("checkpoint").catch(() => {});
+}
+
+async function pgbenchPhase(db: BenchDatabase, tenants: readonly Tenant[]) {
+  const results = new Map<string, { result: LoadResult; cpu: CpuShares }>();
+  const ids = tenants.map((t) => t.id);
+  const defines = { pmin: Math.min(...ids), pmax: Math.max(...ids), nseed: config.seedPerProvider };
+  if (defines.pmax - defines.pmin + 1 !== ids.length) throw new Error("bench provider ids are not contiguous");
+  for (const clients of config.connections) {
+    for (const script of ["insert", "insertAsService", "select", "selectAsService"] as const) {
+      if (script.startsWith("insert")) await checkpoint(db);
+      const watch = watchCpu(undefined, db.name);
+      const result = await runPgbench({ url: db.url, script, clients, seconds: config.seconds, defines });
+      const cpu = watch.stop();
+      log(`${PGBENCH_LABELS[script]} ×${clients}: ${summary(result)}; ${shares(cpu)}`);
+      results.set(`${script}/${clients}`, { result, cpu });
+    }
+  }
+  return results;
+}
+
+async function servicePhase(db: BenchDatabase, service: Service, w: Workload, connections: readonly number[]) {
+  const results = new Map<string, Measured>();
+  for (const { transport, op } of OPERATIONS) {
+    await load(service, w, transport, op, maxConnections, config.warmup);
+  }
+  log(`warmed up (${config.warmup} s per operation)`);
+  for (const conns of connections) {
+    for (const { transport, op } of OPERATIONS) {
+      if (op === "create") await checkpoint(db);
+      await sleep(500);
+      const m = await measure(db, service, w, transport, op, conns);
+      log(`${label(transport, op)} ×${conns}: ${describe(m)}`);
+      results.set(`${transport}/${op}/${conns}`, m);
+    }
+  }
+  return results;
+}
+
+async function scalePhase(db: BenchDatabase, service: Service, w: Workload) {
+  const extra = await seedProviders(db, config.scaleProviders - w.tenants.length);
+  const providers = [...w.tenants.map((t) => t.id), ...extra];
+  const perProvider = Math.floor(config.scaleLeads / providers.length);
+  const t0 = performance.now();
+  log(
+    `scale: seeding ${(perProvider * providers.length).toLocaleString("en-US")} leads across ${providers.length} providers…`,
+  );
+  const seeded = await seedLeads(db, providers, perProvider, "scale-");
+  await vacuumAnalyze(db);
+  const seedSeconds = (performance.now() - t0) / 1000;
+  const [counts] = await db.query<{ leads: string; vehicles: string; history: string; size: string }>(
+    `select (select count(*) from leads) as leads, (select count(*) from vehicles) as vehicles,
+       (select count(*) from lead_state_history) as history,
+       pg_size_pretty(pg_database_size(current_database())) as size`,
+  );
+  log(
+    `scale: seeded ${seeded.toLocaleString("en-US")} leads in ${seedSeconds.toFixed(0)} s; now ${JSON.stringify(counts)}`,
+  );
+  const big: Workload = { tenants: w.tenants, targets: { prefix: "scale-", count: perProvider } };
+  // Warm up on the big database too: pool connections may have idled out while seeding.
+  await load(service, big, "REST", "get", maxConnections, config.warmup);
+  await load(service, big, "REST", "create", maxConnections, config.warmup);
+  const results = new Map<Operation, Measured>();
+  for (const op of ["get", "create"] as const) {
+    if (op === "create") await checkpoint(db);
+    await sleep(500);
+    const m = await measure(db, service, big, "REST", op, maxConnections);
+    log(`scale: REST ${op} ×${maxConnections}: ${describe(m)}`);
+    results.set(op, m);
+  }
+  return { results, seeded, seedSeconds, counts };
+}
+
+async function profilePhase(db: BenchDatabase, w: Workload) {
+  const dir = mkdtempSync(join(tmpdir(), "lp-cpuprof-"));
+  const keep = join(dirname(config.output), "profiles");
+  mkdirSync(keep, { recursive: true });
+  const summaries: {
+    name: string;
+    file: string;
+    summary: ProfileSummary;
+    result: LoadResult;
+    cpu: { user: number; system: number; seconds: number };
+  }[] = [];
+  try {
+    for (const { transport, op } of OPERATIONS) {
+      const name = `${transport.toLowerCase()}-${op}`;
+      const profDir = join(dir, name);
+      const service = await startService({
+        env: { ...secrets, DATABASE_URL: db.url, DATABASE_POOL_SIZE: String(config.poolSize) },
+        nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profDir}`],
+      });
+      try {
+        await load(service, w, transport, op, maxConnections, 2); // JIT warm-up, left out of the summary
+        const cpu0 = procCpu(service.pid);
+        const from = monotonicUs();
+        const result = await load(service, w, transport, op, maxConnections, config.profileSeconds);
+        const to = monotonicUs();
+        const cpu1 = procCpu(service.pid);
+        const cpu = { user: cpu1.user - cpu0.user, system: cpu1.system - cpu0.system, seconds: (to - from) / 1e6 };
+        log(`profile ${label(transport, op)} ×${maxConnections}: ${summary(result)}`);
+        await service.stop();
+        const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+        if (!file) throw new Error(`no .cpuprofile written for ${name}:\n${service.tail()}`);
+        const kept = join(keep, `${name}.cpuprofile`);
+        copyFileSync(join(profDir, file), kept);
+        summaries.push({
+          name: label(transport, op),
+          file: kept,
+          summary: summarizeFile(kept, 15, { from, to }),
+          result,
+          cpu,
+        });
+      } finally {
+        await service.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return summaries;
+}
+
+async function startupPhase() {
+  const dataDir = mkdtempSync(join(tmpdir(), "lp-bench-pglite-"));
+  try {
+    const options = { env: { ...secrets, DATA_DIR: dataDir, LOG_LEVEL: "info" } };
+    const first = await startService(options); // creates the database and runs the migrations
+    await first.stop();
+    const runs: { readyMs: number; startupMs: number | undefined; rssMb: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = await startService(options);
+      await sleep(200);
+      runs.push({ readyMs: s.readyMs, startupMs: s.startupMs(), rssMb: s.memory().rssMb });
+      await s.stop();
+    }
+    const sorted = [...runs].sort((a, b) => a.readyMs - b.readyMs);
+    const median = sorted[1] as (typeof runs)[number];
+    log(
+      `start-up on an existing embedded database: ready in ${runs.map((r) => r.readyMs.toFixed(0)).join(", ")} ms ` +
+        `(startup_ms ${runs.map((r) => r.startupMs).join(", ")}), RSS ${median.rssMb.toFixed(0)} MiB`,
+    );
+    return { firstMs: first.readyMs, runs, median };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function machineInfo(db: BenchDatabase) {
+  const pgbenchVersion = (await run(findPgbench(), ["--version"])).stdout.trim();
+  return {
+    date: new Date().toISOString(),
+    cpu: `${cpus()[0]?.model ?? "unknown"} × ${availableParallelism()}`,
+    memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    loadBefore: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" "),
+    node: process.version,
+    postgres: await serverVersion(db),
+    pgbench: pgbenchVersion,
+  };
+}
+
+async function main(): Promise<void> {
+  let db: BenchDatabase | undefined;
+  let service: Service | undefined;
+  onInterrupt(async () => {
+    await service?.stop();
+    await db?.drop();
+  });
+  try {
+    db = await createBenchDatabase(config.adminUrl);
+    log(`database ${db.name} created`);
+    const machine = await machineInfo(db);
+    log(`${machine.cpu}, Node ${machine.node}, Postgres ${machine.postgres}, load ${machine.loadBefore}`);
+
+    const serviceEnv = { ...secrets, DATABASE_URL: db.url, DATABASE_POOL_SIZE: String(config.poolSize) };
+    service = await startService({ env: serviceEnv });
+    log(`service ready in ${service.readyMs.toFixed(0)} ms (pid ${service.pid}, ${service.url})`);
+    const running = service;
+    const tenants = await createTenants(running, config.providers).catch((err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\nservice output:\n${running.tail()}`);
+    });
+    await seedLeads(
+      db,
+      tenants.map((t) => t.id),
+      config.seedPerProvider,
+      "seed-",
+    );
+    await vacuumAnalyze(db);
+    const workload: Workload = { tenants, targets: { prefix: "seed-", count: config.seedPerProvider } };
+    log(`${tenants.length} providers, ${tenants.length * config.seedPerProvider} leads to read`);
+
+    const baseline = await pgbenchPhase(db, tenants);
+    // pgbench's inserts must not make the "small" database big: the scale check compares with it.
+    const [{ n: removed } = { n: "0" }] = await db.query<{ n: string }>(
+      "with d as (delete from leads where external_id like 'pgb-%' returning 1) select count(*) as n from d",
+    );
+    await vacuumAnalyze(db);
+    log(`removed the ${Number(removed).toLocaleString("en-US")} leads pgbench inserted`);
+    const measured = await servicePhase(db, service, workload, config.connections);
+    const scale = config.skipScale ? undefined : await scalePhase(db, service, workload);
+    const peakMb = service.memory().peakMb;
+    await service.stop();
+    service = undefined;
+
+    const profiles = config.skipProfile ? [] : await profilePhase(db, workload);
+    const startup = await startupPhase();
+
+    // ---- report
+    const rows: Row[] = [];
+    const pgb = (name: string) => baseline.get(name) as { result: LoadResult; cpu: CpuShares };
+    for (const conns of config.connections) {
+      for (const op of ["create", "get"] as const) {
+        const baseName = op === "create" ? "insert" : "select";
+        const base = pgb(`${baseName}/${conns}`);
+        rows.push({ label: PGBENCH_LABELS[baseName], connections: conns, ...base });
+        const asService = `${baseName}AsService` as const;
+        rows.push({
+          label: PGBENCH_LABELS[asService],
+          connections: conns,
+          ...pgb(`${asService}/${conns}`),
+          baseline: base.result,
+        });
+        for (const transport of ["REST", "gRPC"] as const) {
+          const m = measured.get(`${transport}/${op}/${conns}`);
+          if (m) rows.push({ label: label(transport, op), connections: conns, ...m, baseline: base.result });
+        }
+      }
+    }
+
+    const targets: Target[] = [];
+    const get = (t: Transport, op: Operation, c: number) => measured.get(`${t}/${op}/${c}`)?.result as LoadResult;
+    for (const c of config.connections) {
+      const ins = pgb(`insert/${c}`).result;
+      const sel = pgb(`select/${c}`).result;
+      const rc = get("REST", "create", c);
+      const rg = get("REST", "get", c);
+      targets.push({
+        name: `REST create ≥ 0.5 × pgbench INSERT, ${c} conns`,
+        measured: `${fmt.rps(rc.rps)} vs ${fmt.rps(ins.rps)} tps = ${fmt.ratio(rc.rps / ins.rps)}`,
+        pass: rc.rps >= 0.5 * ins.rps,
+      });
+      targets.push({
+        name: `REST get ≥ 0.25 × pgbench SELECT, ${c} conns`,
+        measured: `${fmt.rps(rg.rps)} vs ${fmt.rps(sel.rps)} tps = ${fmt.ratio(rg.rps / sel.rps)}`,
+        pass: rg.rps >= 0.25 * sel.rps,
+      });
+      for (const op of ["create", "get"] as const) {
+        const g = get("gRPC", op, c);
+        const r = get("REST", op, c);
+        targets.push({
+          name: `gRPC ${op} ≥ REST ${op}, ${c} conns`,
+          measured: `${fmt.rps(g.rps)} vs ${fmt.rps(r.rps)} req/s = ${fmt.ratio(g.rps / r.rps)}`,
+          pass: g.rps >= r.rps,
+        });
+      }
+    }
+    for (const { transport, op } of OPERATIONS) {
+      const r = get(transport, op, maxConnections);
+      targets.push({
+        name: `p99 < 25 ms at ${maxConnections} conns: ${label(transport, op)}`,
+        measured: `${fmt.ms(r.p99)} ms`,
+        pass: r.p99 < 25,
+      });
+    }
+    const allErrors = [...measured.values()].reduce((n, m) => n + m.result.errors, 0);
+    const scaleErrors = scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0;
+    targets.push({
+      name: "errors = 0 (every service scenario)",
+      measured: String(allErrors + scaleErrors),
+      pass: allErrors + scaleErrors === 0,
+    });
+    targets.push({
+      name: "service RSS < 300 MB (peak, VmHWM)",
+      measured: `${peakMb.toFixed(0)} MiB`,
+      pass: peakMb < 300,
+    });
+    targets.push({
+      name: "start-up on an existing embedded database < 1.5 s (spawn → /healthz 200, median of 3)",
+      measured: `${(startup.median.readyMs / 1000).toFixed(2)} s (startup_ms ${startup.median.startupMs ?? "?"})`,
+      pass: startup.median.readyMs < 1500,
+    });
+    if (scale) {
+      for (const op of ["get", "create"] as const) {
+        const empty = get("REST", op, maxConnections);
+        const big = scale.results.get(op)?.result as LoadResult;
+        targets.push({
+          name: `scale: REST ${op} p99 with 1M leads ≤ 1.5 × empty, ${maxConnections} conns`,
+          measured: `${fmt.ms(big.p99)} vs ${fmt.ms(empty.p99)} ms = ${fmt.ratio(big.p99 / empty.p99)}`,
+          pass: big.p99 <= 1.5 * empty.p99,
+        });
+      }
+    }
+
+    const failed = targets.filter((t) => !t.pass);
+    const md = [
+      "# Benchmark results",
+      "",
+      `Written by \`make bench\` (bench/run.ts) on ${machine.date}.`,
+      "",
+      `- Machine: ${machine.cpu}, ${machine.memory} RAM; load average before the run: ${machine.loadBefore}`,
+      `- Node ${machine.node}; PostgreSQL ${machine.postgres} on the same machine; ${machine.pgbench}`,
+      `- ${config.seconds} s per scenario after a ${config.warmup} s warm-up per operation; service with` +
+        ` NODE_ENV=production, LOG_LEVEL=warn, DATABASE_POOL_SIZE=${config.poolSize}, in-process rate limits` +
+        ` (${config.providers} providers at 100,000/min); REST load: autocannon, keep-alive HTTP/1.1 connections;` +
+        ` gRPC load: @connectrpc/connect-node gRPC transport, one loop per "connection", ${config.grpcStreams}` +
+        " concurrent calls per HTTP/2 connection; the load generator runs on the same 2 cores.",
+      "- pgbench: `-M prepared -j 2`, same client counts; ratios compare each service figure with the pgbench" +
+        ' baseline at the same count (create ↔ INSERT, get ↔ SELECT). The "service\'s SQL" rows run the exact' +
+        " statements the service sends (create: lead+vehicles+history CTE, then the read-back; get: the lead with" +
+        " its vehicles and history as JSON).",
+      "",
+      "## Throughput and latency",
+      "",
+      resultsTable(rows),
+      "",
+      "## Targets",
+      "",
+      targetsTable(targets),
+      "",
+      failed.length === 0 ? "All targets met." : `${failed.length} of ${targets.length} targets not met.`,
+      "",
+    ];
+    if (scale) {
+      const c = scale.counts;
+      md.push(
+        "## Scale check",
+        "",
+        `Seeded ${scale.seeded.toLocaleString("en-US")} leads across ${config.scaleProviders} providers in SQL` +
+          ` (${scale.seedSeconds.toFixed(0)} s incl. VACUUM ANALYZE); then ${c?.leads} leads, ${c?.vehicles} vehicles,` +
+          ` ${c?.history} history rows, database ${c?.size}. GETs read random leads of the bench providers spread` +
+          " over the whole table.",
+        "",
+        resultsTable(
+          (["get", "create"] as const).flatMap((op): Row[] => {
+            const empty = measured.get(`REST/${op}/${maxConnections}`);
+            const big = scale.results.get(op);
+            if (!empty || !big) return [];
+            return [
+              { label: `REST ${op}, small database`, connections: maxConnections, ...empty },
+              { label: `REST ${op}, 1M leads`, connections: maxConnections, ...big, baseline: empty.result },
+            ];
+          }),
+          "small db",
+        ),
+        "",
+      );
+    }
+    md.push(
+      "## Start-up on an existing embedded database (PGlite)",
+      "",
+      `First start (creates and migrates): ${startup.firstMs.toFixed(0)} ms. Restarts, spawn → /healthz 200: ` +
+        `${startup.runs.map((r) => `${r.readyMs.toFixed(0)} ms`).join(", ")}; the service's own \`startup_ms\`: ` +
+        `${startup.runs.map((r) => r.startupMs ?? "?").join(", ")}; RSS after start ${startup.median.rssMb.toFixed(0)} MiB.`,
+      "",
+    );
+    if (profiles.length > 0) {
+      md.push(
+        "## CPU profile of the service",
+        "",
+        `\`node --cpu-prof\`, one service process per operation, ${maxConnections} connections; only the samples of` +
+          ` the ${config.profileSeconds} s load after a 2 s warm-up are counted (start-up and JIT warm-up are left out);` +
+          " whole profiles kept in bench/results/profiles/ (git-ignored). Self time: time spent in the function" +
+          ' itself; "(native)" groups C++ functions called from JS. V8 samples the main thread\'s wall-clock' +
+          " time, so a native frame such as `writev` (a socket write to a client or to Postgres) also holds the" +
+          " time the thread waits for a core again after waking the reader on these 2 shared cores: that is why" +
+          " it is large while the service's system CPU time (below each title) is small.",
+        "",
+      );
+      for (const p of profiles) {
+        const title = `${p.name} (${fmt.rps(p.result.rps)} req/s while profiled)`;
+        const cpu =
+          `Service CPU meanwhile (/proc, all threads): ${p.cpu.user.toFixed(1)} s user + ${p.cpu.system.toFixed(1)} s` +
+          ` system in ${p.cpu.seconds.toFixed(1)} s.`;
+        md.push(profileSection(title, p.summary, 15, cpu), "");
+      }
+    }
+    const text = md.join("\n");
+    mkdirSync(dirname(config.output), { recursive: true });
+    writeFileSync(config.output, text);
+    writeFileSync(
+      config.output.replace(/\.md$/, ".json"),
+      `${JSON.stringify({ machine, config: { ...config, adminUrl: undefined, output: undefined }, rows, targets, scale, startup }, null, 2)}\n`,
+    );
+    process.stdout.write(`\n${text}\n`);
+    log(`written to ${config.output}`);
+    if (config.strict && failed.length > 0) process.exitCode = 1;
+  } finally {
+    await service?.stop();
+    await db?.drop().catch((err: unknown) => log(`could not drop the bench database: ${String(err)}`));
+  }
+}
+
+main().catch((err: unknown) => {
+  if (wasInterrupted()) return;
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
