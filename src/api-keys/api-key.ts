@@ -4,7 +4,7 @@
  * recognise leaked keys. Keys are stored as an HMAC digest (lookup) and AES-256-GCM ciphertext
  * (so an administrator can view a key again, spec §5 rule 2).
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
 
 export const KEY_PREFIX = "lp_live_";
@@ -53,7 +53,7 @@ export interface KeyCrypto {
 /** Derives the HMAC and encryption keys once from the master secret (HKDF-SHA256). */
 export function createKeyCrypto(masterSecret: string): KeyCrypto {
   const derive = (info: string) => Buffer.from(hkdfSync("sha256", masterSecret, "lead-provider-api/v1", info, 32));
-  const hmacKey = derive("api-key-digest");
+  const hmacKey = createSecretKey(derive("api-key-digest")); // imported once, not per digest
   const encKey = derive("api-key-encryption");
   return {
     digest: (key) => createHmac("sha256", hmacKey).update(key).digest("hex"),

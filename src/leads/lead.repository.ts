@@ -24,7 +24,7 @@ export async function insertLead(db: Db, providerId: number, lead: NewLead, acto
   );
   const o = lead.origin;
   const d = lead.destination;
-  const result = await sql<{ id: number; created_at: Date }>`
+  const result = await sql<{ id: number; order_number: string; created_at: Date }>`
     with l as (
       insert into leads (
         provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
@@ -37,7 +37,7 @@ export async function insertLead(db: Db, providerId: number, lead: NewLead, acto
         ${lead.overseasType}, ${lead.shipVia}, ${o.zip}, ${o.city}, ${o.stateId}, ${o.stateCode},
         ${d?.zip ?? null}, ${d?.city ?? null}, ${d?.stateId ?? null}::integer, ${d?.stateCode ?? null})
       on conflict (provider_id, external_id) do nothing
-      returning id, created_at
+      returning id, order_number, created_at
     ),
     v as (
       insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
@@ -47,7 +47,7 @@ export async function insertLead(db: Db, providerId: number, lead: NewLead, acto
       insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
       select l.id, null, 'LEAD', 'LEAD', l.created_at, ${actor} from l
     )
-    select id, created_at from l`.execute(db);
+    select id, order_number, created_at from l`.execute(db);
 
   const row = result.rows[0];
   if (!row) {
@@ -59,8 +59,20 @@ export async function insertLead(db: Db, providerId: number, lead: NewLead, acto
       .executeTakeFirstOrThrow();
     return { kind: "duplicate", existing: { id: existing.id, orderNumber: existing.order_number } };
   }
-  const stored = await findLead(db, { id: row.id });
-  if (!stored) throw new Error(`lead ${row.id} vanished right after insert`);
+  // The stored lead is the input plus what the database assigned: no read-back round trip.
+  const at = row.created_at;
+  const stored: Lead = {
+    ...lead,
+    id: row.id,
+    providerId,
+    orderNumber: row.order_number,
+    state: "LEAD",
+    leadStatus: "LEAD",
+    createdAt: at,
+    updatedAt: at,
+    stateChangedAt: at,
+    history: [{ fromState: null, toState: "LEAD", leadStatus: "LEAD", changedAt: at, actor }],
+  };
   return { kind: "created", lead: stored };
 }
 
@@ -70,10 +82,40 @@ export type LeadKey =
   | { readonly orderNumber: string }
   | { readonly providerId: number; readonly externalId: string };
 
+// Named, not `*`: prepared statements must not change shape when a migration adds a column.
+const LEAD_COLUMNS = [
+  "leads.id",
+  "leads.provider_id",
+  "leads.external_id",
+  "leads.order_number",
+  "leads.state",
+  "leads.lead_status",
+  "leads.first_name",
+  "leads.last_name",
+  "leads.email",
+  "leads.phone_number",
+  "leads.company_name",
+  "leads.note_from_shipper",
+  "leads.estimated_ship_date",
+  "leads.overseas_type",
+  "leads.ship_via",
+  "leads.origin_zip",
+  "leads.origin_city",
+  "leads.origin_state_id",
+  "leads.origin_state_code",
+  "leads.destination_zip",
+  "leads.destination_city",
+  "leads.destination_state_id",
+  "leads.destination_state_code",
+  "leads.created_at",
+  "leads.updated_at",
+  "leads.state_changed_at",
+] as const;
+
 function selectLeads(db: Db) {
   return db
     .selectFrom("leads")
-    .selectAll("leads")
+    .select(LEAD_COLUMNS)
     .select((eb) => [
       jsonArrayFrom(
         eb

@@ -34,7 +34,15 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
 
     async guardAuth(clientIp, attempt) {
       const key = clientIp ?? "unknown";
-      const wait = await limiter.failureBlock(key, options.authFailuresPerMinute);
+      // The address check and the verification run side by side; a blocked address gets 429
+      // whatever the verification found.
+      const [wait, outcome] = await Promise.all([
+        limiter.failureBlock(key, options.authFailuresPerMinute),
+        attempt().then(
+          (value) => ({ ok: true as const, value }),
+          (error: unknown) => ({ ok: false as const, error }),
+        ),
+      ]);
       if (wait > 0) {
         options.onRejected?.("auth_failures");
         throw new DomainError("rate_limited", `too many failed authentications from this address; retry in ${wait} s`, {
@@ -43,12 +51,10 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
           extra: { window: "minute", retry_after: wait },
         });
       }
-      try {
-        return await attempt();
-      } catch (err) {
-        if (err instanceof DomainError && err.kind === "unauthenticated") await limiter.recordFailure(key);
-        throw err;
-      }
+      if (outcome.ok) return outcome.value;
+      if (outcome.error instanceof DomainError && outcome.error.kind === "unauthenticated")
+        await limiter.recordFailure(key);
+      throw outcome.error;
     },
   };
 }

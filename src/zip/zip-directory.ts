@@ -52,13 +52,15 @@ export function loadZipDirectory(): ZipDirectory {
     if (p) places.set(zip, p);
   }
 
-  const { codes } = require("zipcodes/lib/codes.js") as {
-    codes: Record<string, { zip: string; city: string; state: string }>;
-  };
-  for (const entry of Object.values(codes)) {
-    if (entry.state !== "PR" || places.has(entry.zip)) continue;
-    const p = place(entry.zip, entry.city, "PR");
-    if (p) places.set(entry.zip, p);
+  // The package's data file is one 5 MB object literal; scanning its text for the Puerto Rico
+  // entries is ~10× cheaper in time and memory than evaluating all 42,000 entries.
+  const zipcodesFile = join(dirname(require.resolve("zipcodes")), "codes.js");
+  const PR_ENTRY = /\{"zip":"(\d{5})",[^{}]*?"city":"([^"]*)","state":"PR"/g;
+  for (const m of readFileSync(zipcodesFile, "utf8").matchAll(PR_ENTRY)) {
+    const [, zip, city] = m;
+    if (zip === undefined || city === undefined || places.has(zip)) continue;
+    const p = place(zip, city, "PR");
+    if (p) places.set(zip, p);
   }
 
   return {
