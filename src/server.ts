@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import net from "node:net";
-import { Duplex } from "node:stream";
+import type { Duplex } from "node:stream";
 import type { Logger } from "./logger.ts";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -149,11 +149,10 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 
 /**
  * Reads just enough of a new connection to tell the HTTP/2 preface from HTTP/1.x, then hands it
- * on. The HTTP/1.1 server reads the socket as a JS stream, so the peeked bytes can be unshifted
- * back. The HTTP/2 server reads from the native handle, where unshifted bytes would be lost, so
- * it gets the socket wrapped in a Duplex that replays them first.
+ * on with the peeked bytes put back (unshift): the HTTP/1.1 server reads them as a JS stream,
+ * the HTTP/2 session feeds already-buffered bytes to nghttp2 before reading the handle itself.
  */
-function route(socket: net.Socket, timeoutMs: number, handOff: (stream: Duplex, isHttp2: boolean) => void): void {
+function route(socket: net.Socket, timeoutMs: number, handOff: (stream: net.Socket, isHttp2: boolean) => void): void {
   let seen = Buffer.alloc(0);
   const timer = setTimeout(() => socket.destroy(), timeoutMs);
   socket.once("close", () => clearTimeout(timer));
@@ -166,7 +165,10 @@ function route(socket: net.Socket, timeoutMs: number, handOff: (stream: Duplex, 
     socket.off("data", onData);
     socket.pause();
     if (isHttp2) {
-      handOff(replaying(socket, seen), true);
+      // Left paused: the HTTP/2 session reads bytes already buffered on the socket (Node feeds
+      // them to nghttp2 on the next tick), then reads the native handle directly.
+      socket.unshift(seen);
+      handOff(socket, true);
     } else {
       socket.unshift(seen);
       handOff(socket, false);
@@ -175,38 +177,4 @@ function route(socket: net.Socket, timeoutMs: number, handOff: (stream: Duplex, 
   };
   socket.on("data", onData);
   socket.resume();
-}
-
-function replaying(socket: net.Socket, first: Buffer): Duplex {
-  const duplex = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk, encoding, callback) {
-      socket.write(chunk, encoding, callback);
-    },
-    final(callback) {
-      socket.end(callback);
-    },
-    destroy(err, callback) {
-      socket.destroy(err ?? undefined);
-      callback(err);
-    },
-  });
-  Object.assign(duplex, {
-    remoteAddress: socket.remoteAddress,
-    remotePort: socket.remotePort,
-    remoteFamily: socket.remoteFamily,
-    localAddress: socket.localAddress,
-    localPort: socket.localPort,
-    setNoDelay: (v?: boolean) => socket.setNoDelay(v),
-    setKeepAlive: (e?: boolean, d?: number) => socket.setKeepAlive(e, d),
-  });
-  duplex.push(first);
-  socket.on("data", (chunk: Buffer) => {
-    if (!duplex.push(chunk)) socket.pause();
-  });
-  socket.on("end", () => duplex.push(null));
-  socket.on("close", () => duplex.destroy());
-  return duplex;
 }
