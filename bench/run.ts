@@ -556,7 +556,7 @@ async function main(): Promise<void> {
         " concurrent calls per HTTP/2 connection; the load generator runs on the same 2 cores.",
       "- pgbench: `-M prepared -j 2`, same client counts; ratios compare each service figure with the pgbench" +
         ' baseline at the same count (create ↔ INSERT, get ↔ SELECT). The "service\'s SQL" rows run the exact' +
-        " statements the service sends (create: lead+vehicles+history CTE, then the read-back; get: the lead with" +
+        " statements the service sends (create: the one lead+vehicles+history statement; get: the lead with" +
         " its vehicles and history as JSON).",
       "",
       "## Throughput and latency",

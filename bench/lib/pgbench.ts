@@ -40,14 +40,14 @@ returning id, created_at;
 \\set k random(1, :nseed)
 select * from leads where provider_id = :p and external_id = 'seed-' || :k::text;
 `,
-  /** What the service sends for one create: the lead+vehicles+history statement, then the read-back. */
+  /** What the service sends for one create: one statement for the lead, its vehicles and history. */
   insertAsService: `\\set p random(:pmin, :pmax)
 \\set n random(1, 10000)
 with l as (
   insert into leads (${LEAD_COLUMNS})
   values (${LEAD_VALUES})
   on conflict (provider_id, external_id) do nothing
-  returning id, created_at),
+  returning id, order_number, created_at),
 v as (
   insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
   select l.id, x.* from l, (values (0::smallint, 2021::integer, 'Toyota'::text, 'Camry'::text, 'CAR'::text, 950::bigint, 150::bigint, true::boolean),
@@ -56,8 +56,7 @@ v as (
 h as (
   insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
   select l.id, null, 'LEAD', 'LEAD', l.created_at, 'provider:' || :p from l)
-select id as lead_id from l \\gset
-${SELECT_LEAD} where leads.id = :lead_id;
+select id, order_number, created_at from l;
 `,
   /** What the service sends for one read. */
   selectAsService: `\\set p random(:pmin, :pmax)
