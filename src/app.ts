@@ -13,7 +13,7 @@ import { createAuthenticator } from "./auth/authenticate.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
-import { migrateToLatest } from "./db/migrator.ts";
+import { migrateToLatest, migrationsApplied } from "./db/migrator.ts";
 import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
 import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
@@ -117,13 +117,19 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const readiness = async () => {
     // Redis is reported but does not make the instance unready: limits fail open by design.
     const { store, ...redis } = limiter.status();
-    const checks = { migrations: { ok: true }, ...(store === "redis" && { redis }) };
+    const extra = store === "redis" ? { redis } : {};
     try {
-      await database.ping();
-      return { ready: true, body: { status: "ready", checks: { database: { ok: true }, ...checks } } };
+      // Reading the migration table proves both: the database answers and the schema is current.
+      const current = await migrationsApplied(db);
+      const migrations = current ? { ok: true } : { ok: false, detail: "migrations are pending" };
+      const body = {
+        status: current ? "ready" : "not_ready",
+        checks: { database: { ok: true }, migrations, ...extra },
+      };
+      return { ready: current, body };
     } catch (err) {
-      const db = { ok: false, detail: (err as Error).message };
-      return { ready: false, body: { status: "not_ready", checks: { database: db, ...checks } } };
+      const checks = { database: { ok: false, detail: (err as Error).message }, migrations: { ok: false }, ...extra };
+      return { ready: false, body: { status: "not_ready", checks } };
     }
   };
   const rest = createRestApp({
