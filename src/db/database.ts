@@ -72,6 +72,14 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       // LISTEN re-issued, retrying every second until the database answers again.
       let client: pg.PoolClient | undefined;
       let stopped = false;
+      // Each connection is given back exactly once, whichever of error, failure or stop comes first.
+      const released = new WeakSet<pg.PoolClient>();
+      const giveBack = (c: pg.PoolClient, broken: boolean) => {
+        if (released.has(c)) return;
+        released.add(c);
+        if (client === c) client = undefined;
+        c.release(broken);
+      };
       const connect = async (): Promise<void> => {
         while (!stopped) {
           let c: pg.PoolClient | undefined;
@@ -82,15 +90,14 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
               if (msg.channel === channel) onPayload(msg.payload ?? "");
             });
             conn.on("error", () => {
-              conn.release(true);
-              if (client === conn) client = undefined;
+              giveBack(conn, true);
               if (!stopped) setTimeout(() => void connect(), 1000);
             });
             await conn.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
             client = conn;
             return;
           } catch {
-            c?.release(true);
+            if (c) giveBack(c, true);
             await new Promise((r) => setTimeout(r, 1000));
           }
         }
@@ -101,13 +108,12 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       return async () => {
         stopped = true;
         const c = client;
-        client = undefined;
         if (!c) return;
         try {
           await c.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`);
-          c.release();
+          giveBack(c, false);
         } catch {
-          c.release(true);
+          giveBack(c, true);
         }
       };
     },
