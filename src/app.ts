@@ -89,6 +89,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     now,
     onTouchError: (err) => logger.warn({ err: errorForLog(err) }, "could not record key use"),
   });
+  // The Redis gauge reads the limiter at scrape time; the limiter reports fail-opens to metrics.
+  const metrics = createMetrics({ poolStats: database.poolStats, redisStatus: () => limiter.status() });
   const limiter = await createRateLimiter({
     redisUrl: config.redisUrl,
     namespace: config.redisNamespace,
@@ -96,7 +98,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     now,
     onFailOpen: () => metrics.failedOpen(),
   });
-  const metrics = createMetrics({ poolStats: database.poolStats, redisStatus: () => limiter.status() });
   const admission = createAdmission(limiter, {
     authFailuresPerMinute: config.rateLimit.authFailuresPerMinute,
     onRejected: (window) => metrics.rateLimited(window),

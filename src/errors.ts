@@ -50,6 +50,9 @@ export class DomainError extends Error {
   }
 }
 
+/** The `WWW-Authenticate` challenge sent with every 401, for API keys and JWTs alike. */
+export const BEARER_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="lead-provider-api", error="invalid_token"' };
+
 /** One table from error kind to HTTP status and title (the Connect side is in rpc/errors.ts). */
 export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
   invalid_argument: 400,

@@ -71,6 +71,21 @@ function startLoad(url: string, key: string): Load {
   };
 }
 
+/**
+ * Starts the service, loads it until `minAcknowledged` creates got a 201, SIGKILLs it mid-load and
+ * starts it again on the same database and port.
+ */
+async function killMidLoadAndRestart(env: Record<string, string>, minAcknowledged: number) {
+  const first = await startService(env);
+  const { key } = await createProviderKey(first.url);
+  const load = startLoad(first.url, key);
+  await waitFor(async () => load.acknowledged.size >= minAcknowledged, 30_000, `${minAcknowledged} acknowledged leads`);
+  first.child.kill("SIGKILL");
+  await first.exited;
+  await load.stop();
+  return { service: await startService(env, first.port), key, load };
+}
+
 /** Every acknowledged lead is readable with all its vehicles. */
 async function expectAcknowledgedIntact(url: string, key: string, load: Load): Promise<void> {
   let lost = 0;
@@ -123,15 +138,9 @@ describe.runIf(HAS_POSTGRES_BINARIES)("durability on Postgres", () => {
 
   it("loses no acknowledged lead when the service is killed with SIGKILL mid-load", async () => {
     pgServer = await startPrivatePostgres();
-    const env = { DATABASE_URL: pgServer.url };
-    service = await startService(env);
-    const { key } = await createProviderKey(service.url);
-    const load = startLoad(service.url, key);
-    await waitFor(async () => load.acknowledged.size >= 100, 20_000, "100 acknowledged leads");
-    service.child.kill("SIGKILL");
-    await service.exited;
-    await load.stop();
-    service = await startService(env, service.port);
+    const run = await killMidLoadAndRestart({ DATABASE_URL: pgServer.url }, 100);
+    service = run.service;
+    const { key, load } = run;
     await expectAcknowledgedIntact(service.url, key, load);
     await expectNoHalfWritten(pgServer.url, load);
     service.child.kill("SIGKILL");
@@ -191,20 +200,14 @@ describe.runIf(HAS_POSTGRES_BINARIES)("durability on Postgres", () => {
 describe("durability on the embedded database", () => {
   it("loses no acknowledged lead when the service is killed with SIGKILL mid-load", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lp-durable-"));
-    const env = { DATA_DIR: dir };
-    let service = await startService(env);
+    let service: ServiceProcess | undefined;
     try {
-      const { key } = await createProviderKey(service.url);
-      const load = startLoad(service.url, key);
-      await waitFor(async () => load.acknowledged.size >= 50, 30_000, "50 acknowledged leads");
-      service.child.kill("SIGKILL");
-      await service.exited;
-      await load.stop();
-      service = await startService(env, service.port);
-      await expectAcknowledgedIntact(service.url, key, load);
+      const run = await killMidLoadAndRestart({ DATA_DIR: dir }, 50);
+      service = run.service;
+      await expectAcknowledgedIntact(service.url, run.key, run.load);
     } finally {
-      service.child.kill("SIGKILL");
-      await service.exited;
+      service?.child.kill("SIGKILL");
+      await service?.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });

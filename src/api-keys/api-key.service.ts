@@ -9,7 +9,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { DomainError } from "../errors.ts";
+import { BEARER_CHALLENGE, DomainError } from "../errors.ts";
 import { findKeyByDigest, touchKeys } from "../providers/provider.repository.ts";
 import { isWellFormedKey, type KeyCrypto } from "./api-key.ts";
 
@@ -33,12 +33,10 @@ export interface ApiKeyVerifierDeps {
 
 export type ApiKeyVerifier = ReturnType<typeof createApiKeyVerifier>;
 
-const CHALLENGE = { "WWW-Authenticate": 'Bearer realm="lead-provider-api", error="invalid_token"' };
-
 export function invalidKey(): DomainError {
   return new DomainError("unauthenticated", "the API key is missing or invalid", {
     code: "invalid_api_key",
-    headers: CHALLENGE,
+    headers: BEARER_CHALLENGE,
   });
 }
 
@@ -90,7 +88,7 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
       if (record.expiresAt !== null && new Date(record.expiresAt).getTime() <= at) {
         throw new DomainError("unauthenticated", "the API key has expired", {
           code: "expired_api_key",
-          headers: CHALLENGE,
+          headers: BEARER_CHALLENGE,
         });
       }
       touch(record.keyId);

@@ -6,7 +6,7 @@
 import { createSecretKey } from "node:crypto";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import type { Config } from "../config.ts";
-import { DomainError } from "../errors.ts";
+import { BEARER_CHALLENGE, DomainError } from "../errors.ts";
 
 export interface JwtPrincipal {
   /** The token's `sub`: who acts (recorded in audit and history). */
@@ -20,7 +20,7 @@ export type JwtVerifier = (token: string) => Promise<JwtPrincipal>;
 export function invalidToken(message = "the bearer token is missing or invalid"): DomainError {
   return new DomainError("unauthenticated", message, {
     code: "invalid_token",
-    headers: { "WWW-Authenticate": 'Bearer realm="lead-provider-api", error="invalid_token"' },
+    headers: BEARER_CHALLENGE,
   });
 }
 

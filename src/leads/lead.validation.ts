@@ -5,7 +5,7 @@
  */
 import type { FieldViolation } from "../errors.ts";
 import { Fields } from "../fields.ts";
-import type { ZipDirectory } from "../zip/zip-directory.ts";
+import { normalizeZip, type ZipDirectory } from "../zip/zip-directory.ts";
 import {
   type NewLead,
   OVERSEAS_TYPES,
@@ -122,7 +122,7 @@ function zipPlace(
 ): Place | undefined {
   const zip = f.text(body, field, { max: 10, required });
   if (zip === undefined) return undefined;
-  if (!/^\d{5}(-\d{4})?$/.test(zip)) {
+  if (normalizeZip(zip) === undefined) {
     f.add(field, "invalid_zip", `${field} must be a US ZIP code such as 12345 or 12345-6789`);
     return undefined;
   }

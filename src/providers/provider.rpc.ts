@@ -43,6 +43,11 @@ function actor(ctx: HandlerContext): string {
   return principal.subject;
 }
 
+/** The JSON-like provider input the service reads: only the fields the message sets. */
+function providerInput(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
 /** Proto3 has no null: for the clearable text fields an empty string clears. */
 const clearable = (s: string | undefined) => (s === undefined ? undefined : s === "" ? null : s);
 
@@ -58,17 +63,15 @@ export function createProviderRpc(providers: ProviderService): ServiceImpl<typeo
       return { count: BigInt(page.count), results: page.providers.map(providerMessage), hasNext: page.hasNext };
     },
     async createProvider(req, ctx) {
-      const input = Object.fromEntries(
-        Object.entries({
-          name: req.name,
-          contact_email: req.contactEmail,
-          is_active: req.isActive,
-          rate_limit_per_minute: req.rateLimitPerMinute,
-          rate_limit_per_day: req.rateLimitPerDay,
-          webhook_url: req.webhookUrl,
-          notes: req.notes,
-        }).filter(([, v]) => v !== undefined),
-      );
+      const input = providerInput({
+        name: req.name,
+        contact_email: req.contactEmail,
+        is_active: req.isActive,
+        rate_limit_per_minute: req.rateLimitPerMinute,
+        rate_limit_per_day: req.rateLimitPerDay,
+        webhook_url: req.webhookUrl,
+        notes: req.notes,
+      });
       return { provider: providerMessage(await providers.create(actor(ctx), input)) };
     },
     async getProvider(req, ctx) {
@@ -76,17 +79,15 @@ export function createProviderRpc(providers: ProviderService): ServiceImpl<typeo
       return { provider: providerMessage(provider), ...(apiKey !== null && { apiKeyValue: apiKey }) };
     },
     async updateProvider(req, ctx) {
-      const input = Object.fromEntries(
-        Object.entries({
-          name: req.name,
-          contact_email: clearable(req.contactEmail),
-          is_active: req.isActive,
-          rate_limit_per_minute: req.rateLimitPerMinute,
-          rate_limit_per_day: req.rateLimitPerDay,
-          webhook_url: clearable(req.webhookUrl),
-          notes: clearable(req.notes),
-        }).filter(([, v]) => v !== undefined),
-      );
+      const input = providerInput({
+        name: req.name,
+        contact_email: clearable(req.contactEmail),
+        is_active: req.isActive,
+        rate_limit_per_minute: req.rateLimitPerMinute,
+        rate_limit_per_day: req.rateLimitPerDay,
+        webhook_url: clearable(req.webhookUrl),
+        notes: clearable(req.notes),
+      });
       return { provider: providerMessage(await providers.update(actor(ctx), Number(req.id), input)) };
     },
     async generateApiKey(req, ctx) {

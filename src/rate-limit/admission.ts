@@ -5,6 +5,9 @@
 import { DomainError } from "../errors.ts";
 import type { Limits, RateLimiter, WindowName } from "./rate-limiter.ts";
 
+/** How an edge admits one Public API request (the headers to send, or a thrown 429). */
+export type AdmitProvider = Admission["provider"];
+
 export interface Admission {
   /** Admits one Public API request of the provider; returns the headers to send, or throws 429. */
   provider(providerId: number, limits: Limits): Promise<Record<string, string>>;

@@ -12,6 +12,7 @@ import type { Logger } from "../logger.ts";
 import { PROVIDERS_PATH, providerRoutes, stateRoutes } from "../providers/provider.rest.ts";
 import type { ProviderService } from "../providers/provider.service.ts";
 import { parseProviderInput } from "../providers/provider.ts";
+import type { AdmitProvider } from "../rate-limit/admission.ts";
 import type { StateService } from "../states/state.service.ts";
 import { createErrorHandler, type Explainer, sendProblem } from "./problem.ts";
 
@@ -31,10 +32,7 @@ export interface RestDeps {
   readonly validateResponses: boolean;
   readonly readiness: () => Promise<Readiness>;
   /** Rate-limit admission for a provider; returns headers or throws rate_limited. */
-  readonly admitProvider?: (
-    providerId: number,
-    limits: { perMinute: number; perDay: number },
-  ) => Promise<Record<string, string>>;
+  readonly admitProvider: AdmitProvider;
   /** Extra routes mounted before the validator (e.g. /metrics, /docs). */
   readonly extraRoutes?: express.Router;
 }
@@ -78,7 +76,7 @@ export function createRestApp(deps: RestDeps): express.Express {
 
   const providerAuth: RequestHandler = async (req, res, next) => {
     const principal = await deps.auth.provider(req.get("authorization"), req.socket.remoteAddress);
-    const headers = (await deps.admitProvider?.(principal.providerId, principal)) ?? {};
+    const headers = await deps.admitProvider(principal.providerId, principal);
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     res.locals.provider = principal;
     next();

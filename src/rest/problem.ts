@@ -84,26 +84,23 @@ export function fieldPath(path: string): string {
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), "") || "body";
 }
 
+/** The validator's query-parameter errors carry no schema keyword; word them like the others. */
+const QUERY_PARAMETER_ERRORS = [
+  { pattern: /^Unknown query parameter/, kind: "additionalProperties", says: "is not a known query parameter" },
+  { pattern: /^Empty value found for query parameter/, kind: "minLength", says: "must not be empty" },
+];
+
 function schemaViolations(err: ValidatorError): FieldViolation[] {
   const seen = new Set<string>();
   const out: FieldViolation[] = [];
   for (const e of err.errors ?? []) {
     const field = fieldPath(e.path ?? "");
-    const unknownParameter = /^Unknown query parameter/.test(e.message ?? "");
-    const emptyParameter = /^Empty value found for query parameter/.test(e.message ?? "");
-    const kind = unknownParameter
-      ? "additionalProperties"
-      : emptyParameter
-        ? "minLength"
-        : ((e.errorCode ?? "").split(".")[0] ?? "");
+    const special = QUERY_PARAMETER_ERRORS.find((q) => q.pattern.test(e.message ?? ""));
+    const kind = special?.kind ?? (e.errorCode ?? "").split(".")[0] ?? "";
     const key = `${field}:${kind}`;
     if (seen.has(key) || kind === "oneOf" || kind === "anyOf") continue;
     seen.add(key);
-    const message = unknownParameter
-      ? `${field} is not a known query parameter`
-      : emptyParameter
-        ? `${field} must not be empty`
-        : `${field} ${e.message ?? "is invalid"}`;
+    const message = `${field} ${special?.says ?? e.message ?? "is invalid"}`;
     out.push({ field, code: SCHEMA_CODES[kind] ?? "invalid", message });
   }
   return out;

@@ -12,6 +12,7 @@ import type { Authenticator } from "../auth/authenticate.ts";
 import { DomainError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { errorForLog } from "../logger.ts";
+import type { AdmitProvider } from "../rate-limit/admission.ts";
 import { clientIpKey, jwtKey, providerKey } from "./context.ts";
 import { toConnectError } from "./errors.ts";
 
@@ -26,10 +27,7 @@ export interface RpcDeps {
    * Admits a provider's Public API call against its rate limits; returns headers to send
    * (RateLimit, RateLimit-Policy) or throws a rate_limited DomainError.
    */
-  readonly admitProvider?: (
-    providerId: number,
-    limits: { perMinute: number; perDay: number },
-  ) => Promise<Record<string, string>>;
+  readonly admitProvider: AdmitProvider;
 }
 
 export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void {
@@ -41,7 +39,7 @@ export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void 
       switch (req.service.typeName) {
         case PublicLeadService.typeName: {
           const principal = await deps.auth.provider(authorization, ip);
-          limitHeaders = (await deps.admitProvider?.(principal.providerId, principal)) ?? {};
+          limitHeaders = await deps.admitProvider(principal.providerId, principal);
           req.contextValues.set(providerKey, principal);
           break;
         }
