@@ -13,7 +13,9 @@ import { createAuthenticator } from "./auth/authenticate.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
-import { migrateToLatest, migrationsApplied } from "./db/migrator.ts";
+import { migrateToLatest } from "./db/migrator.ts";
+import { createGate } from "./edge/surfaces.ts";
+import { leadRoutes } from "./leads/lead.rest.ts";
 import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
 import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
@@ -21,15 +23,19 @@ import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
 import { createLogger, errorForLog, type Logger } from "./logger.ts";
 import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
 import { createObservedHandler } from "./observe.ts";
-import { createCommonRpc, createProviderRpc } from "./providers/provider.rpc.ts";
+import { providerRoutes } from "./providers/provider.rest.ts";
+import { createProviderRpc } from "./providers/provider.rpc.ts";
 import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
+import { createReadiness } from "./readiness.ts";
 import { createRestApp } from "./rest/app.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { createOnePortServer, type Handler } from "./server.ts";
+import { stateRoutes } from "./states/state.rest.ts";
+import { createCommonRpc } from "./states/state.rpc.ts";
 import { createStateService } from "./states/state.service.ts";
 import { loadZipDirectory } from "./zip/zip-directory.ts";
 
@@ -115,44 +121,23 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const workflow = createLeadWorkflowService({ database });
   const shutdown = new AbortController();
 
-  const readiness = async () => {
-    // Redis is reported but does not make the instance unready: limits fail open by design.
-    const { store, ...redis } = limiter.status();
-    const extra = store === "redis" ? { redis } : {};
-    try {
-      // Reading the migration table proves both: the database answers and the schema is current.
-      const current = await migrationsApplied(db);
-      const migrations = current ? { ok: true } : { ok: false, detail: "migrations are pending" };
-      const body = {
-        status: current ? "ready" : "not_ready",
-        checks: { database: { ok: true }, migrations, ...extra },
-      };
-      return { ready: current, body };
-    } catch (err) {
-      const checks = { database: { ok: false, detail: (err as Error).message }, migrations: { ok: false }, ...extra };
-      return { ready: false, body: { status: "not_ready", checks } };
-    }
-  };
+  const gate = createGate(auth, admission);
   const rest = createRestApp({
     spec,
-    auth,
-    leads,
-    providers,
-    states,
+    gate,
+    features: [leadRoutes(leads), providerRoutes(providers), stateRoutes(states)],
     logger,
     validateResponses: config.validateResponses,
-    readiness,
-    admitProvider: admission.provider,
+    readiness: createReadiness(db, limiter),
     extraRoutes: docsRoutes(),
   });
   const routes = createRpcRoutes({
-    auth,
+    gate,
     logger,
     publicLeads: createPublicLeadRpc(leads),
     providers: createProviderRpc(providers),
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
-    admitProvider: admission.provider,
   });
   const connect = connectNodeAdapter({
     routes,

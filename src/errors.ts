@@ -1,6 +1,8 @@
 /**
- * The one error type the service layer throws. Each edge renders it once: REST as RFC 9457
- * problem+json, Connect/gRPC as a ConnectError (see rest/problem.ts and rpc/errors.ts).
+ * The one error type the service layer throws. It carries meaning only (kind, code, message,
+ * violations and typed extras); each edge renders it through its own table: REST as RFC 9457
+ * problem+json (rest/problem.ts), Connect/gRPC as a ConnectError with google.rpc details
+ * (rpc/errors.ts). Nothing here knows HTTP or gRPC.
  */
 
 export type ErrorKind =
@@ -21,14 +23,28 @@ export interface FieldViolation {
   readonly message: string;
 }
 
+import type { Quota } from "./rate-limit/rate-limiter.ts";
+
+/** The lead that already uses an external_id. */
+export interface ExistingLead {
+  readonly id: number;
+  readonly orderNumber: string;
+}
+
 export interface DomainErrorOptions {
   /** Machine-readable code for clients, e.g. `invalid_zip`, `lead_not_found`. */
   readonly code: string;
   readonly violations?: readonly FieldViolation[];
-  /** Extra members of the problem body (e.g. `existing_lead`). Never secrets. */
-  readonly extra?: Readonly<Record<string, unknown>>;
-  /** Extra response headers (e.g. `Retry-After`). */
-  readonly headers?: Readonly<Record<string, string>>;
+  /** duplicate_external_id: the provider's lead that already has the id. */
+  readonly existingLead?: ExistingLead;
+  /** rate_limited, unavailable: whole seconds before a retry can succeed. */
+  readonly retryAfterSeconds?: number;
+  /** rate_limited: the exhausted window. */
+  readonly window?: "minute" | "day";
+  /** rate_limited by a provider's limits: where its windows stand. */
+  readonly quota?: Quota;
+  /** invalid_transition: the state the lead is in. */
+  readonly currentState?: string;
   readonly cause?: unknown;
 }
 
@@ -36,8 +52,11 @@ export class DomainError extends Error {
   readonly kind: ErrorKind;
   readonly code: string;
   readonly violations: readonly FieldViolation[];
-  readonly extra: Readonly<Record<string, unknown>>;
-  readonly headers: Readonly<Record<string, string>>;
+  readonly existingLead: ExistingLead | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly window: "minute" | "day" | undefined;
+  readonly quota: Quota | undefined;
+  readonly currentState: string | undefined;
 
   constructor(kind: ErrorKind, message: string, options: DomainErrorOptions) {
     super(message, { cause: options.cause });
@@ -45,38 +64,13 @@ export class DomainError extends Error {
     this.kind = kind;
     this.code = options.code;
     this.violations = options.violations ?? [];
-    this.extra = options.extra ?? {};
-    this.headers = options.headers ?? {};
+    this.existingLead = options.existingLead;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.window = options.window;
+    this.quota = options.quota;
+    this.currentState = options.currentState;
   }
 }
-
-/** The `WWW-Authenticate` challenge sent with every 401, for API keys and JWTs alike. */
-export const BEARER_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="lead-provider-api", error="invalid_token"' };
-
-/** One table from error kind to HTTP status and title (the Connect side is in rpc/errors.ts). */
-export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
-  invalid_argument: 400,
-  duplicate: 400, // the spec maps a duplicate external_id to 400, not 409
-  unauthenticated: 401,
-  permission_denied: 403,
-  not_found: 404,
-  failed_precondition: 409,
-  rate_limited: 429,
-  unavailable: 503,
-  internal: 500,
-};
-
-export const TITLES: Readonly<Record<ErrorKind, string>> = {
-  invalid_argument: "Invalid request",
-  duplicate: "Duplicate",
-  unauthenticated: "Unauthenticated",
-  permission_denied: "Forbidden",
-  not_found: "Not found",
-  failed_precondition: "Conflict with current state",
-  rate_limited: "Too many requests",
-  unavailable: "Service unavailable",
-  internal: "Internal server error",
-};
 
 /** The problem code and one-line detail for a list of violations. */
 export function describeViolations(violations: readonly FieldViolation[]): { code: string; detail: string } {
@@ -88,16 +82,23 @@ export function describeViolations(violations: readonly FieldViolation[]): { cod
   return { code: onlyZip ? "invalid_zip" : "validation_error", detail };
 }
 
-/** Throws `invalid_argument` with every violation at once; does nothing for an empty list. */
-export function throwIfViolations(violations: readonly FieldViolation[]): void {
-  if (violations.length === 0) return;
+/** An `invalid_argument` error listing every violation. */
+export function invalidArgument(violations: readonly FieldViolation[]): DomainError {
   const { code, detail } = describeViolations(violations);
-  throw new DomainError("invalid_argument", detail, { code, violations });
+  return new DomainError("invalid_argument", detail, { code, violations });
 }
 
+/** Throws `invalid_argument` with every violation at once; does nothing for an empty list. */
+export function throwIfViolations(violations: readonly FieldViolation[]): void {
+  if (violations.length > 0) throw invalidArgument(violations);
+}
+
+/** Seconds a client should wait before retrying while the database is unreachable. */
+export const DATABASE_RETRY_SECONDS = 5;
+
 /**
- * Database errors that mean "the database is not reachable right now" become `unavailable`
- * (503), so a client learns to retry instead of seeing a 500.
+ * Database errors that mean "the database is not reachable right now" become `unavailable`,
+ * so a client learns to retry instead of seeing an internal error.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
@@ -111,4 +112,23 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|database unavailable/i.test(
     msg,
   );
+}
+
+/**
+ * What an edge renders for any thrown value: a DomainError as it is, a database outage as
+ * `unavailable`, anything else as `internal` (its message is never shown to clients).
+ */
+export function asDomainError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  if (isDatabaseUnavailable(err)) {
+    return new DomainError("unavailable", "the database is unavailable; retry later", {
+      code: "service_unavailable",
+      retryAfterSeconds: DATABASE_RETRY_SECONDS,
+      cause: err,
+    });
+  }
+  return new DomainError("internal", "an unexpected error occurred; it has been logged", {
+    code: "internal_error",
+    cause: err,
+  });
 }

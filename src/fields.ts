@@ -16,6 +16,15 @@ export function isPossibleExternalId(s: string): boolean {
   return s.length > 0 && [...s].length <= 128 && !CONTROL.test(s);
 }
 
+/**
+ * The largest id the API accepts: 2^53 − 1, the largest integer a JSON number carries exactly
+ * (the columns are bigint; ids are handed out from 1 and never come near it).
+ */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/** An id as a caller may send it: path or query text, a JSON number, or a protobuf int64. */
+export type RawId = string | number | bigint;
+
 export interface TextRule {
   readonly max: number;
   readonly required?: boolean;
@@ -107,6 +116,24 @@ export class Fields {
     }
     if (v < min || v > max) return this.#bad(path, "out_of_range", `${path} must be from ${min} to ${max}`);
     return v;
+  }
+
+  /**
+   * An id: text of digits only (no sign, space, decimal point, exponent or hex), or an integer,
+   * from 1 to MAX_ID. Anything else is `invalid_id`, named by `key`.
+   */
+  id(obj: Record<string, unknown>, key: string): number | undefined {
+    const v = this.#value(obj, key, true, key);
+    if (v === undefined) return undefined;
+    const bad = () => this.#bad(key, "invalid_id", `${key} must be a whole number from 1 to ${MAX_ID}`);
+    if (typeof v === "string") {
+      if (!/^[0-9]{1,20}$/.test(v)) return bad();
+      const n = BigInt(v);
+      return n >= 1n && n <= BigInt(MAX_ID) ? Number(n) : bad();
+    }
+    if (typeof v === "bigint") return v >= 1n && v <= BigInt(MAX_ID) ? Number(v) : bad();
+    if (typeof v === "number" && Number.isSafeInteger(v) && v >= 1) return v;
+    return bad();
   }
 
   boolean(obj: Record<string, unknown>, key: string, prefix = ""): boolean | undefined {

@@ -3,9 +3,11 @@
  * one process (tests). Served at /metrics only with METRICS_TOKEN, or on the METRICS_PORT admin
  * listener; never publicly.
  */
+
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 
 export interface MetricsSources {
   readonly poolStats: () => { total: number; idle: number; waiting: number };
@@ -88,15 +90,8 @@ export async function serveMetrics(
   res: ServerResponse,
 ): Promise<void> {
   if (token !== null && !tokenMatches(req.headers.authorization, token)) {
-    res.writeHead(404, { "content-type": "application/problem+json" });
-    res.end(
-      JSON.stringify({
-        type: "urn:lead-provider:problem:not_found",
-        title: "Not found",
-        status: 404,
-        code: "not_found",
-      }),
-    );
+    res.writeHead(404, { "content-type": PROBLEM_CONTENT_TYPE });
+    res.end(problemJson({ status: 404, code: "not_found", title: "Not found", detail: "no route for GET /metrics" }));
     return;
   }
   res.writeHead(200, { "content-type": metrics.registry.contentType });

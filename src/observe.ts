@@ -5,7 +5,8 @@
  */
 import type { Logger } from "./logger.ts";
 import { type Metrics, serveMetrics } from "./metrics.ts";
-import { type AnyRequest, type AnyResponse, assignRequestId, type Handler } from "./server.ts";
+import { assignRequestId } from "./request-id.ts";
+import type { AnyRequest, AnyResponse, Handler } from "./server.ts";
 
 const RPC_PATH = /^\/leadprovider\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
 

@@ -4,15 +4,14 @@
  * anything else to an HTTP/1.1 server (REST, Connect, gRPC-Web). Both run the same handler:
  * connect-node's adapter, whose fallback hands HTTP/1.x requests to Express.
  */
-import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
+import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 import type { Logger } from "./logger.ts";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -33,15 +32,6 @@ export interface OnePortServer {
   listen(port: number, host: string): Promise<number>;
   /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes the rest. */
   close(timeoutMs: number): Promise<void>;
-}
-
-/** Accepts a well-formed incoming X-Request-Id, else makes one; echoes it on the response. */
-export function assignRequestId(req: AnyRequest, res: AnyResponse): string {
-  const incoming = req.headers["x-request-id"];
-  const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-  req.headers["x-request-id"] = id;
-  res.setHeader("X-Request-Id", id);
-  return id;
 }
 
 export function createOnePortServer(handler: Handler, logger: Logger, timeouts = DEFAULT_TIMEOUTS): OnePortServer {
@@ -141,9 +131,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     "the request is not valid HTTP/1.1",
   ];
   const code = status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "bad_request";
-  const body = JSON.stringify({ type: `urn:lead-provider:problem:${code}`, title, status, detail, code });
+  const body = problemJson({ status, code, title, detail });
   socket.end(
-    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: ${PROBLEM_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -9,8 +9,8 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { BEARER_CHALLENGE, DomainError } from "../errors.ts";
-import { findKeyByDigest, touchKeys } from "../providers/provider.repository.ts";
+import { DomainError } from "../errors.ts";
+import { findKeyByDigest, touchKeys } from "./api-key.repository.ts";
 import { isWellFormedKey, type KeyCrypto } from "./api-key.ts";
 
 export interface ProviderPrincipal {
@@ -34,10 +34,7 @@ export interface ApiKeyVerifierDeps {
 export type ApiKeyVerifier = ReturnType<typeof createApiKeyVerifier>;
 
 export function invalidKey(): DomainError {
-  return new DomainError("unauthenticated", "the API key is missing or invalid", {
-    code: "invalid_api_key",
-    headers: BEARER_CHALLENGE,
-  });
+  return new DomainError("unauthenticated", "the API key is missing or invalid", { code: "invalid_api_key" });
 }
 
 export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
@@ -86,10 +83,7 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
       if (!record?.isActive) throw invalidKey();
       if (record.revokedAt !== null && new Date(record.revokedAt).getTime() <= at) throw invalidKey();
       if (record.expiresAt !== null && new Date(record.expiresAt).getTime() <= at) {
-        throw new DomainError("unauthenticated", "the API key has expired", {
-          code: "expired_api_key",
-          headers: BEARER_CHALLENGE,
-        });
+        throw new DomainError("unauthenticated", "the API key has expired", { code: "expired_api_key" });
       }
       touch(record.keyId);
       return { providerId: record.providerId, keyId: record.keyId, perMinute: record.perMinute, perDay: record.perDay };

@@ -25,13 +25,3 @@ export async function recordAudit(db: Kysely<Database>, entry: AuditEntry): Prom
     })
     .execute();
 }
-
-export async function listAudit(db: Kysely<Database>, targetType: string, targetId: string) {
-  return db
-    .selectFrom("audit_log")
-    .select(["actor", "action", "details", "at"])
-    .where("target_type", "=", targetType)
-    .where("target_id", "=", targetId)
-    .orderBy("id")
-    .execute();
-}

@@ -6,7 +6,7 @@
 import { createSecretKey } from "node:crypto";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import type { Config } from "../config.ts";
-import { BEARER_CHALLENGE, DomainError } from "../errors.ts";
+import { DomainError } from "../errors.ts";
 
 export interface JwtPrincipal {
   /** The token's `sub`: who acts (recorded in audit and history). */
@@ -18,10 +18,7 @@ export interface JwtPrincipal {
 export type JwtVerifier = (token: string) => Promise<JwtPrincipal>;
 
 export function invalidToken(message = "the bearer token is missing or invalid"): DomainError {
-  return new DomainError("unauthenticated", message, {
-    code: "invalid_token",
-    headers: BEARER_CHALLENGE,
-  });
+  return new DomainError("unauthenticated", message, { code: "invalid_token" });
 }
 
 export function createJwtVerifier(jwt: Config["jwt"]): JwtVerifier {

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { PGliteDialect } from "./pglite-dialect.ts";
 import type { Database } from "./schema.ts";
@@ -15,8 +15,6 @@ const DATE_OID = 1082;
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   readonly kind: "postgres" | "pglite";
-  /** Resolves when a trivial query succeeds; rejects otherwise. */
-  ping(): Promise<void>;
   /** Subscribes to a NOTIFY channel; returns an unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   /** Pool figures for metrics (PGlite: a single connection). */
@@ -64,9 +62,6 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
   return {
     db,
     kind: "postgres",
-    async ping() {
-      await sql`select 1`.execute(db);
-    },
     async listen(channel, onPayload) {
       // A dedicated connection; if it is lost (database restart), it is re-established and
       // LISTEN re-issued, retrying every second until the database answers again.
@@ -160,9 +155,6 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
   return {
     db,
     kind: "pglite",
-    async ping() {
-      await sql`select 1`.execute(db);
-    },
     async listen(channel, onPayload) {
       // Hold the single session while LISTEN runs so it never lands inside another transaction.
       const unsubscribe = await db.connection().execute(() => pglite.listen(channel, onPayload));

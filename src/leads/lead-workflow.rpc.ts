@@ -1,13 +1,13 @@
 /** LeadWorkflowService over Connect/gRPC (internal, JWT): thin mappings onto the workflow service. */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { LeadState as LeadStateEnum } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import type {
   LeadWorkflowService,
   WatchLeadChangesResponseSchema,
 } from "../../generated/proto/leadprovider/v1/lead_workflow_service_pb.ts";
 import { DomainError } from "../errors.ts";
-import { jwtKey } from "../rpc/context.ts";
+import { actorOf as actor } from "../rpc/context.ts";
 import { enumName, enumValue, ts } from "../rpc/convert.ts";
 import { leadMessage } from "./lead.rpc.ts";
 import type { Lead } from "./lead.ts";
@@ -17,12 +17,6 @@ import type { LeadChange, LeadWorkflowService as Workflow } from "./lead-workflo
 const MAX_BACKLOG = 10_000;
 
 const record = (lead: Lead) => ({ lead: leadMessage(lead), providerId: BigInt(lead.providerId) });
-
-function actor(ctx: HandlerContext): string {
-  const principal = ctx.values.get(jwtKey);
-  if (!principal) throw new Error("LeadWorkflowService called without a verified JWT");
-  return principal.subject;
-}
 
 function changeMessage(c: LeadChange): MessageInitShape<typeof WatchLeadChangesResponseSchema> {
   return {
@@ -48,16 +42,16 @@ export function createLeadWorkflowRpc(
   return {
     async transitionLead(req, ctx) {
       const to = enumName(LeadStateEnum, req.toState) ?? "";
-      const { lead, changed } = await workflow.transition(actor(ctx), Number(req.leadId), to, req.leadStatus);
+      const { lead, changed } = await workflow.transition(actor(ctx), req.leadId, to, req.leadStatus);
       return { record: record(lead), changed };
     },
     async findLead(req) {
       const key = req.key;
-      if (key.case === "id") return { record: record(await workflow.find({ id: Number(key.value) })) };
+      if (key.case === "id") return { record: record(await workflow.find({ id: key.value })) };
       if (key.case === "orderNumber") return { record: record(await workflow.find({ orderNumber: key.value })) };
       if (key.case === "providerExternalId") {
         const { providerId, externalId } = key.value;
-        return { record: record(await workflow.find({ providerId: Number(providerId), externalId })) };
+        return { record: record(await workflow.find({ providerId, externalId })) };
       }
       throw new DomainError("invalid_argument", "set one of id, order_number or provider_external_id", {
         code: "validation_error",

@@ -7,27 +7,56 @@ import type { Kysely } from "kysely";
 import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
-import { Fields } from "../fields.ts";
+import { Fields, type RawId } from "../fields.ts";
+import { pageOf, readPageRequest } from "../paging.ts";
 import { applyTransition, findLead, type LeadKey, listLeadsInState, lockLeadState } from "./lead.repository.ts";
-import { checkTransition, LEAD_STATES, type Lead, type LeadState, nextState } from "./lead.ts";
+import { checkTransition, LEAD_STATES, type Lead, type LeadState, nextState, type StateChange } from "./lead.ts";
 
 export const CHANGE_CHANNEL = "lead_state_changes";
-export const MAX_LIST_PAGE = 500;
-export const DEFAULT_LIST_PAGE = 50;
+export const LIST_PAGE = { defaultSize: 50, maxSize: 500 } as const;
 
-export interface LeadChange {
+/** A move of one lead, as the change feed announces it. */
+export interface LeadChange extends StateChange {
   readonly leadId: number;
   readonly orderNumber: string;
   readonly providerId: number;
   readonly externalId: string;
   readonly fromState: LeadState;
-  readonly toState: LeadState;
-  readonly leadStatus: string;
-  readonly changedAt: Date;
-  readonly actor: string;
 }
 
 export type LeadWorkflowService = ReturnType<typeof createLeadWorkflowService>;
+
+/** A lead key as a caller sends it (ids not yet checked). */
+export type RawLeadKey =
+  | { readonly id: RawId }
+  | { readonly orderNumber: string }
+  | { readonly providerId: RawId; readonly externalId: string };
+
+function leadKey(raw: RawLeadKey): LeadKey {
+  const f = new Fields();
+  let key: LeadKey;
+  if ("id" in raw) key = { id: f.id({ id: raw.id }, "id") ?? 0 };
+  else if ("orderNumber" in raw) {
+    key = {
+      orderNumber:
+        f.text({ order_number: raw.orderNumber }, "order_number", { max: 64, required: true, noControl: true }) ?? "",
+    };
+  } else {
+    const providerId = f.id({ "provider_external_id.provider_id": raw.providerId }, "provider_external_id.provider_id");
+    const externalId = f.text(
+      { "provider_external_id.external_id": raw.externalId },
+      "provider_external_id.external_id",
+      {
+        max: 128,
+        required: true,
+        noControl: true,
+      },
+    );
+    key = { providerId: providerId ?? 0, externalId: externalId ?? "" };
+  }
+  throwIfViolations(f.violations);
+  return key;
+}
 
 function notFound(key: LeadKey): DomainError {
   const what =
@@ -60,11 +89,12 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
      */
     async transition(
       actor: string,
-      leadId: number,
+      rawLeadId: RawId,
       to: string,
       leadStatus?: string,
     ): Promise<{ lead: Lead; changed: boolean }> {
       const f = new Fields();
+      const leadId = f.id({ lead_id: rawLeadId }, "lead_id") ?? 0;
       const target = f.oneOf({ to_state: to }, "to_state", LEAD_STATES, true);
       const status = f.text({ lead_status: leadStatus }, "lead_status", { max: 50, noControl: true });
       throwIfViolations(f.violations);
@@ -80,7 +110,7 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
           const allowed = next ? `it can move only to ${next}` : "it cannot move any further";
           throw new DomainError("failed_precondition", `lead ${leadId} is in state ${from}; ${allowed}`, {
             code: "invalid_transition",
-            extra: { current_state: from },
+            currentState: from,
           });
         }
         const finalStatus = status ?? toState;
@@ -111,7 +141,8 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
       return { lead, changed };
     },
 
-    async find(key: LeadKey): Promise<Lead> {
+    async find(raw: RawLeadKey): Promise<Lead> {
+      const key = leadKey(raw);
       const lead = await findLead(db, key);
       if (!lead) throw notFound(key);
       return lead;
@@ -121,19 +152,11 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
     async list(state: string, pageSize: number | undefined, pageToken: string | undefined) {
       const f = new Fields();
       const s = f.oneOf({ state }, "state", LEAD_STATES, true);
-      const size = pageSize ?? DEFAULT_LIST_PAGE;
-      if (!Number.isInteger(size) || size < 1 || size > MAX_LIST_PAGE) {
-        f.add("page_size", "out_of_range", `page_size must be from 1 to ${MAX_LIST_PAGE}`);
-      }
-      const afterId = pageToken ? Number(Buffer.from(pageToken, "base64url").toString("utf8")) : 0;
-      if (!Number.isSafeInteger(afterId) || afterId < 0)
-        f.add("page_token", "invalid_format", "page_token is not a token this service issued");
+      const page = readPageRequest(f, { pageSize, pageToken }, LIST_PAGE);
       throwIfViolations(f.violations);
-      const leads = await listLeadsInState(db, s as LeadState, afterId, size + 1);
-      const page = leads.slice(0, size);
-      const last = page.at(-1);
-      const nextPageToken = leads.length > size && last ? Buffer.from(String(last.id)).toString("base64url") : "";
-      return { leads: page, nextPageToken };
+      const rows = await listLeadsInState(db, s as LeadState, page.afterId ?? 0, page.size + 1);
+      const { items, nextPageToken } = pageOf(rows, page.size);
+      return { leads: items, nextPageToken };
     },
 
     /** Calls `listener` for every state change from now on; returns the unsubscribe function. */

@@ -1,14 +1,21 @@
 /** Public Lead API over REST: JSON ↔ the lead service. */
-import { type Request, type Response, Router } from "express";
-import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
+import { Router } from "express";
+import type { components } from "../../generated/openapi/schema.ts";
+import type { RestFeature } from "../rest/feature.ts";
+import { operation, providerOf } from "../rest/typed.ts";
 import type { LeadService } from "./lead.service.ts";
 import type { Lead, Place } from "./lead.ts";
 
 export const LEADS_PATH = "/api/v1/public/leads/";
 
-const placeJson = (p: Place) => ({ zip: p.zip, city: p.city, state: p.stateCode, state_id: p.stateId });
+const placeJson = (p: Place): components["schemas"]["Location"] => ({
+  zip: p.zip,
+  city: p.city,
+  state: p.stateCode,
+  state_id: p.stateId,
+});
 
-export function leadJson(lead: Lead) {
+export function leadJson(lead: Lead): components["schemas"]["Lead"] {
   return {
     id: lead.id,
     order_number: lead.orderNumber,
@@ -52,20 +59,23 @@ export function leadLocation(externalId: string): string {
   return `${LEADS_PATH}${encodeURIComponent(externalId)}/`;
 }
 
-const provider = (res: Response) => res.locals.provider as ProviderPrincipal;
-
-export function leadRoutes(leads: LeadService): Router {
+export function leadRoutes(leads: LeadService): RestFeature {
   const router = Router();
-  router.post(LEADS_PATH, async (req: Request, res: Response) => {
-    const { lead, warnings } = await leads.create(provider(res).providerId, req.body);
-    res
-      .status(201)
-      .location(leadLocation(lead.externalId))
-      .json({ ...leadJson(lead), warnings });
-  });
-  router.get(`${LEADS_PATH}:external_id/`, async (req: Request, res: Response) => {
-    const lead = await leads.get(provider(res).providerId, String(req.params.external_id));
-    res.json(leadJson(lead));
-  });
-  return router;
+  router.post(
+    LEADS_PATH,
+    operation("createLead", async (req, res) => {
+      const { lead, warnings } = await leads.create(providerOf(res).providerId, req.body);
+      res
+        .status(201)
+        .location(leadLocation(lead.externalId))
+        .json({ ...leadJson(lead), warnings: [...warnings] });
+    }),
+  );
+  router.get(
+    `${LEADS_PATH}:external_id/`,
+    operation("getLead", async (req, res) => {
+      res.json(leadJson(await leads.get(providerOf(res).providerId, req.params.external_id)));
+    }),
+  );
+  return { router, explainers: { createLead: (body) => leads.violations(body) } };
 }

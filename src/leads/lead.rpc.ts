@@ -1,6 +1,6 @@
 /** PublicLeadService over Connect/gRPC: maps messages to the lead service and back. */
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type Lead as LeadMessage,
   LeadSchema,
@@ -13,7 +13,7 @@ import type {
   CreateLeadRequest,
   PublicLeadService,
 } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
-import { providerKey } from "../rpc/context.ts";
+import { providerOf } from "../rpc/context.ts";
 import { enumName, enumValue, optionalText, toInt, ts } from "../rpc/convert.ts";
 import type { LeadService } from "./lead.service.ts";
 import type { Lead } from "./lead.ts";
@@ -88,20 +88,14 @@ export function leadMessage(lead: Lead): LeadMessage {
   });
 }
 
-function providerId(ctx: HandlerContext): number {
-  const p = ctx.values.get(providerKey);
-  if (!p) throw new Error("PublicLeadService called without an authenticated provider");
-  return p.providerId;
-}
-
 export function createPublicLeadRpc(leads: LeadService): ServiceImpl<typeof PublicLeadService> {
   return {
     async createLead(req, ctx) {
-      const { lead } = await leads.create(providerId(ctx), createLeadInput(req));
+      const { lead } = await leads.create(providerOf(ctx).providerId, createLeadInput(req));
       return { lead: leadMessage(lead) };
     },
     async getLead(req, ctx) {
-      return { lead: leadMessage(await leads.get(providerId(ctx), req.externalId)) };
+      return { lead: leadMessage(await leads.get(providerOf(ctx).providerId, req.externalId)) };
     },
   };
 }

@@ -41,7 +41,7 @@ export function createLeadService(deps: LeadServiceDeps) {
         throw new DomainError("duplicate", message, {
           code: "duplicate_external_id",
           violations: [{ field: "external_id", code: "duplicate", message }],
-          extra: { existing_lead: { id, order_number: orderNumber } },
+          existingLead: result.existing,
         });
       }
       deps.onCreated?.(result.lead);

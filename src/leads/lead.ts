@@ -1,4 +1,7 @@
 /** Lead domain types and pure rules (no I/O): vocabularies, the ship_via rule, the state machine. */
+import type { Place } from "../zip/zip-directory.ts";
+
+export type { Place };
 
 export const OVERSEAS_TYPES = ["DOMESTIC", "FOREIGN"] as const;
 export type OverseasType = (typeof OVERSEAS_TYPES)[number];
@@ -31,13 +34,6 @@ export type VehicleType = (typeof VEHICLE_TYPES)[number];
 
 export const LEAD_STATES = ["LEAD", "QUOTE", "ORDER"] as const;
 export type LeadState = (typeof LEAD_STATES)[number];
-
-export interface Place {
-  readonly zip: string;
-  readonly city: string;
-  readonly stateCode: string;
-  readonly stateId: number;
-}
 
 export interface Vehicle {
   readonly year: number;

@@ -1,4 +1,4 @@
-/** All SQL about providers and their keys. */
+/** All SQL about providers (their keys: api-keys/api-key.repository.ts). */
 import { type Kysely, sql } from "kysely";
 import { jsonObjectFrom } from "kysely/helpers/postgres";
 import type { Database } from "../db/schema.ts";
@@ -131,68 +131,4 @@ export async function updateProvider(db: Db, id: number, c: ProviderChanges): Pr
 export async function lockProvider(db: Db, id: number): Promise<boolean> {
   const row = await db.selectFrom("providers").select("id").where("id", "=", id).forUpdate().executeTakeFirst();
   return row !== undefined;
-}
-
-/** Ends every live key of the provider at `at` (now, or later for a grace period). */
-export async function retireKeys(db: Db, providerId: number, at: Date): Promise<number> {
-  const result = await db
-    .updateTable("api_keys")
-    .set({ revoked_at: sql<Date>`least(coalesce(revoked_at, 'infinity'::timestamptz), ${at}::timestamptz)` })
-    .where("provider_id", "=", providerId)
-    .where((eb) => eb.or([eb("revoked_at", "is", null), eb("revoked_at", ">", at)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
-}
-
-export async function insertKey(
-  db: Db,
-  k: { providerId: number; digest: string; ciphertext: string; masked: string; expiresAt: Date | null },
-) {
-  return db
-    .insertInto("api_keys")
-    .values({
-      provider_id: k.providerId,
-      digest: k.digest,
-      ciphertext: k.ciphertext,
-      masked: k.masked,
-      expires_at: k.expiresAt,
-    })
-    .returning(["id", "created_at"])
-    .executeTakeFirstOrThrow();
-}
-
-/** The ciphertext of the provider's current key, if any. */
-export async function currentKeyCiphertext(db: Db, providerId: number): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("api_keys")
-    .select("ciphertext")
-    .where("provider_id", "=", providerId)
-    .where("revoked_at", "is", null)
-    .orderBy("id", "desc")
-    .limit(1)
-    .executeTakeFirst();
-  return row?.ciphertext;
-}
-
-/** What authentication needs about a key, found by its digest. */
-export async function findKeyByDigest(db: Db, digest: string) {
-  return db
-    .selectFrom("api_keys as k")
-    .innerJoin("providers as p", "p.id", "k.provider_id")
-    .select([
-      "k.id as keyId",
-      "k.provider_id as providerId",
-      "k.expires_at as expiresAt",
-      "k.revoked_at as revokedAt",
-      "p.is_active as isActive",
-      "p.rate_limit_per_minute as perMinute",
-      "p.rate_limit_per_day as perDay",
-    ])
-    .where("k.digest", "=", digest)
-    .executeTakeFirst();
-}
-
-export async function touchKeys(db: Db, keyIds: readonly number[], at: Date): Promise<void> {
-  if (keyIds.length === 0) return;
-  await db.updateTable("api_keys").set({ last_used_at: at }).where("id", "in", keyIds).execute();
 }

@@ -1,15 +1,13 @@
-/** ProviderService and CommonService over Connect/gRPC: thin mappings onto the services. */
+/** ProviderService over Connect/gRPC: thin mappings onto the provider service. */
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { CommonService } from "../../generated/proto/leadprovider/v1/common_service_pb.ts";
+import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type Provider as ProviderMessage,
   ProviderSchema,
   type ProviderService as ProviderServiceDesc,
 } from "../../generated/proto/leadprovider/v1/provider_service_pb.ts";
-import { jwtKey } from "../rpc/context.ts";
+import { actorOf as actor } from "../rpc/context.ts";
 import { dateOf, optionalText, ts, tsOpt } from "../rpc/convert.ts";
-import type { StateService } from "../states/state.service.ts";
 import type { ProviderService } from "./provider.service.ts";
 import type { Provider } from "./provider.ts";
 
@@ -35,12 +33,6 @@ export function providerMessage(p: Provider): ProviderMessage {
       },
     }),
   });
-}
-
-function actor(ctx: HandlerContext): string {
-  const principal = ctx.values.get(jwtKey);
-  if (!principal) throw new Error("ProviderService called without a verified JWT");
-  return principal.subject;
 }
 
 /** The JSON-like provider input the service reads: only the fields the message sets. */
@@ -75,7 +67,7 @@ export function createProviderRpc(providers: ProviderService): ServiceImpl<typeo
       return { provider: providerMessage(await providers.create(actor(ctx), input)) };
     },
     async getProvider(req, ctx) {
-      const { provider, apiKey } = await providers.get(actor(ctx), Number(req.id));
+      const { provider, apiKey } = await providers.get(actor(ctx), req.id);
       return { provider: providerMessage(provider), ...(apiKey !== null && { apiKeyValue: apiKey }) };
     },
     async updateProvider(req, ctx) {
@@ -88,10 +80,10 @@ export function createProviderRpc(providers: ProviderService): ServiceImpl<typeo
         webhook_url: clearable(req.webhookUrl),
         notes: clearable(req.notes),
       });
-      return { provider: providerMessage(await providers.update(actor(ctx), Number(req.id), input)) };
+      return { provider: providerMessage(await providers.update(actor(ctx), req.id, input)) };
     },
     async generateApiKey(req, ctx) {
-      const key = await providers.generateKey(actor(ctx), Number(req.id), {
+      const key = await providers.generateKey(actor(ctx), req.id, {
         expiresAt: dateOf(req.expiresAt),
         previousKeyGraceSeconds: req.previousKeyGraceSeconds,
       });
@@ -101,14 +93,6 @@ export function createProviderRpc(providers: ProviderService): ServiceImpl<typeo
         expiresAt: tsOpt(key.expiresAt),
         previousKeyExpiresAt: tsOpt(key.previousKeyExpiresAt),
       };
-    },
-  };
-}
-
-export function createCommonRpc(states: StateService): ServiceImpl<typeof CommonService> {
-  return {
-    async listStates() {
-      return { states: await states.list() };
     },
   };
 }

@@ -1,13 +1,17 @@
 /** Provider management use cases: list, create, read (with the key), update, issue keys. Audited. */
 import type { Kysely } from "kysely";
+import * as keys from "../api-keys/api-key.repository.ts";
 import { generateKey, type KeyCrypto, maskKey } from "../api-keys/api-key.ts";
 import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
+import { Fields, type RawId } from "../fields.ts";
 import * as repo from "./provider.repository.ts";
 import { type Provider, parseProviderInput } from "./provider.ts";
 
 export const MAX_PAGE_SIZE = 100;
+/** Beyond any real list; keeps OFFSET within what the database accepts. */
+export const MAX_PAGE = 1_000_000;
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
@@ -34,6 +38,14 @@ export interface KeyOptions {
 
 export type ProviderService = ReturnType<typeof createProviderService>;
 
+/** The provider id as a number, or invalid_argument naming `id`. */
+function providerId(raw: RawId): number {
+  const f = new Fields();
+  const id = f.id({ id: raw }, "id");
+  throwIfViolations(f.violations);
+  return id ?? 0;
+}
+
 function notFound(id: number): DomainError {
   return new DomainError("not_found", `no provider with id ${id}`, { code: "provider_not_found" });
 }
@@ -53,23 +65,15 @@ export function createProviderService(deps: ProviderServiceDeps) {
 
   return {
     async list(q: ListQuery) {
-      const page = q.page ?? 1;
-      const pageSize = q.pageSize ?? DEFAULT_PAGE_SIZE;
-      const violations = [];
-      if (!Number.isInteger(page) || page < 1)
-        violations.push({ field: "page", code: "out_of_range", message: "page must be 1 or more" });
-      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        violations.push({
-          field: "page_size",
-          code: "out_of_range",
-          message: `page_size must be from 1 to ${MAX_PAGE_SIZE}`,
-        });
-      }
-      throwIfViolations(violations);
+      const f = new Fields();
+      const page = f.integer({ page: q.page ?? 1 }, "page", 1, MAX_PAGE) ?? 1;
+      const pageSize = f.integer({ page_size: q.pageSize ?? DEFAULT_PAGE_SIZE }, "page_size", 1, MAX_PAGE_SIZE) ?? 1;
+      const search = f.text({ search: q.search }, "search", { max: 100, noControl: true });
+      throwIfViolations(f.violations);
       const { count, providers } = await repo.listProviders(db, {
         page,
         pageSize,
-        search: q.search,
+        search,
         isActive: q.isActive,
       });
       return { count, providers, page, pageSize, hasNext: page * pageSize < count };
@@ -96,16 +100,18 @@ export function createProviderService(deps: ProviderServiceDeps) {
     },
 
     /** The provider and its current key in plain text (an audited view, spec §5 rule 2). */
-    async get(actor: string, id: number): Promise<{ provider: Provider; apiKey: string | null }> {
+    async get(actor: string, rawId: RawId): Promise<{ provider: Provider; apiKey: string | null }> {
+      const id = providerId(rawId);
       const provider = await repo.findProvider(db, id);
       if (!provider) throw notFound(id);
-      const ciphertext = await repo.currentKeyCiphertext(db, id);
+      const ciphertext = await keys.currentKeyCiphertext(db, id);
       if (ciphertext === undefined) return { provider, apiKey: null };
       await recordAudit(db, { actor, action: "api_key.viewed", targetType: "provider", targetId: String(id) });
       return { provider, apiKey: crypto.decrypt(ciphertext) };
     },
 
-    async update(actor: string, id: number, input: unknown): Promise<Provider> {
+    async update(actor: string, rawId: RawId, input: unknown): Promise<Provider> {
+      const id = providerId(rawId);
       const { changes, violations } = parseProviderInput(input, true);
       throwIfViolations(violations);
       const provider = await db.transaction().execute(async (trx) => {
@@ -135,27 +141,22 @@ export function createProviderService(deps: ProviderServiceDeps) {
      * Issues a new key. The previous key stops at once, or after `previousKeyGraceSeconds`.
      * Returns the new key in plain text.
      */
-    async generateKey(actor: string, id: number, options: KeyOptions) {
+    async generateKey(actor: string, rawId: RawId, options: KeyOptions) {
+      const id = providerId(rawId);
       const at = now();
       const grace = options.previousKeyGraceSeconds ?? 0;
-      const violations = [];
+      const f = new Fields();
       if (options.expiresAt !== undefined && !(options.expiresAt.getTime() > at.getTime())) {
-        violations.push({ field: "expires_at", code: "out_of_range", message: "expires_at must be in the future" });
+        f.add("expires_at", "out_of_range", "expires_at must be in the future");
       }
-      if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) {
-        violations.push({
-          field: "previous_key_grace_seconds",
-          code: "out_of_range",
-          message: `previous_key_grace_seconds must be from 0 to ${MAX_GRACE_SECONDS}`,
-        });
-      }
-      throwIfViolations(violations);
+      f.integer({ previous_key_grace_seconds: grace }, "previous_key_grace_seconds", 0, MAX_GRACE_SECONDS);
+      throwIfViolations(f.violations);
       const key = generateKey();
       const retireAt = new Date(at.getTime() + grace * 1000);
       const result = await db.transaction().execute(async (trx) => {
         if (!(await repo.lockProvider(trx, id))) throw notFound(id);
-        const retired = await repo.retireKeys(trx, id, retireAt);
-        const row = await repo.insertKey(trx, {
+        const retired = await keys.retireKeys(trx, id, retireAt);
+        const row = await keys.insertKey(trx, {
           providerId: id,
           digest: crypto.digest(key),
           ciphertext: crypto.encrypt(key),

@@ -3,14 +3,11 @@
  * and failed authentications per client address (so keys cannot be guessed at speed).
  */
 import { DomainError } from "../errors.ts";
-import type { Limits, RateLimiter, WindowName } from "./rate-limiter.ts";
-
-/** How an edge admits one Public API request (the headers to send, or a thrown 429). */
-export type AdmitProvider = Admission["provider"];
+import type { Limits, Quota, RateLimiter, WindowName } from "./rate-limiter.ts";
 
 export interface Admission {
-  /** Admits one Public API request of the provider; returns the headers to send, or throws 429. */
-  provider(providerId: number, limits: Limits): Promise<Record<string, string>>;
+  /** Admits one Public API request of the provider; returns its quota, or throws rate_limited. */
+  provider(providerId: number, limits: Limits): Promise<Quota>;
   /** Runs an authentication attempt unless `clientIp` failed too often; counts a failure. */
   guardAuth<T>(clientIp: string | undefined, attempt: () => Promise<T>): Promise<T>;
 }
@@ -23,15 +20,16 @@ export interface AdmissionOptions {
 export function createAdmission(limiter: RateLimiter, options: AdmissionOptions): Admission {
   return {
     async provider(providerId, limits) {
-      const decision = await limiter.admit(`provider:${providerId}`, limits);
-      if (decision.admitted) return decision.headers;
-      const window = decision.window ?? "minute";
+      const { admitted, quota } = await limiter.admit(`provider:${providerId}`, limits);
+      if (admitted) return quota;
+      const window = quota.window ?? "minute";
+      const retryAfterSeconds = quota.resetSeconds ?? 60;
       const limit = window === "minute" ? limits.perMinute : limits.perDay;
       options.onRejected?.(window);
       throw new DomainError(
         "rate_limited",
-        `rate limit of ${limit} requests per ${window} exceeded; retry in ${decision.retryAfter} s`,
-        { code: "rate_limited", headers: decision.headers, extra: { window, retry_after: decision.retryAfter } },
+        `rate limit of ${limit} requests per ${window} exceeded; retry in ${retryAfterSeconds} s`,
+        { code: "rate_limited", window, retryAfterSeconds, quota },
       );
     },
 
@@ -50,8 +48,8 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
         options.onRejected?.("auth_failures");
         throw new DomainError("rate_limited", `too many failed authentications from this address; retry in ${wait} s`, {
           code: "rate_limited",
-          headers: { "Retry-After": String(wait) },
-          extra: { window: "minute", retry_after: wait },
+          window: "minute",
+          retryAfterSeconds: wait,
         });
       }
       if (outcome.ok) return outcome.value;

@@ -23,14 +23,20 @@ export interface Limits {
   readonly perDay: number;
 }
 
+/** Where a key stands in its windows after an admission (edges render it as RateLimit headers). */
+export interface Quota {
+  readonly limits: Limits;
+  /** The window closest to exhaustion (the exhausted one when refused); absent when failing open. */
+  readonly window?: WindowName;
+  /** Requests left in `window`. */
+  readonly remaining?: number;
+  /** Whole seconds until `window` resets. */
+  readonly resetSeconds?: number;
+}
+
 export interface Decision {
   readonly admitted: boolean;
-  /** The exhausted window, when refused. */
-  readonly window?: WindowName;
-  /** Whole seconds until the exhausted window resets, when refused. */
-  readonly retryAfter?: number;
-  /** `RateLimit-Policy` and (unless failing open) `RateLimit`, IETF httpapi draft syntax. */
-  readonly headers: Record<string, string>;
+  readonly quota: Quota;
 }
 
 export interface RateLimiterOptions {
@@ -115,10 +121,6 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     }
   }
 
-  function policy(limits: Limits): string {
-    return `"minute";q=${limits.perMinute};w=60, "day";q=${limits.perDay};w=86400`;
-  }
-
   function secondsLeft(window: WindowName, t: number): number {
     const size = WINDOWS[window];
     return Math.max(1, Math.ceil(((Math.floor(t / size) + 1) * size - t) / 1000));
@@ -129,10 +131,10 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     async admit(key: string, limits: Limits): Promise<Decision> {
       const t = now().getTime();
       const limitOf = { minute: limits.perMinute, day: limits.perDay };
-      const headers: Record<string, string> = { "RateLimit-Policy": policy(limits) };
+      const open: Decision = { admitted: true, quota: { limits } };
       if (!healthy()) {
         failOpen(new Error(`redis is ${redis?.status}`));
-        return { admitted: true, headers };
+        return open;
       }
       const windows = ["minute", "day"] as const;
       let counts: number[];
@@ -141,22 +143,20 @@ export async function createRateLimiter(options: RateLimiterOptions) {
         counts = await Promise.all(windows.map((w) => add(w, key, Math.floor(t / WINDOWS[w]), 1)));
       } catch (err) {
         failOpen(err);
-        return { admitted: true, headers };
+        return open;
       }
       const exhausted = windows.find((w, i) => (counts[i] ?? 0) > limitOf[w]);
       if (exhausted) {
         // Give both tokens back: a refused request consumes no quota.
         await Promise.all(windows.map((w) => add(w, key, Math.floor(t / WINDOWS[w]), -1))).catch(failOpen);
-        const retryAfter = secondsLeft(exhausted, t);
-        headers.RateLimit = `"${exhausted}";r=0;t=${retryAfter}`;
-        headers["Retry-After"] = String(retryAfter);
-        return { admitted: false, window: exhausted, retryAfter, headers };
+        const quota = { limits, window: exhausted, remaining: 0, resetSeconds: secondsLeft(exhausted, t) };
+        return { admitted: false, quota };
       }
       const remaining = { minute: limitOf.minute - (counts[0] ?? 0), day: limitOf.day - (counts[1] ?? 0) };
       failingSince = undefined;
       const closest: WindowName = remaining.day < remaining.minute ? "day" : "minute";
-      headers.RateLimit = `"${closest}";r=${remaining[closest]};t=${secondsLeft(closest, t)}`;
-      return { admitted: true, headers };
+      const quota = { limits, window: closest, remaining: remaining[closest], resetSeconds: secondsLeft(closest, t) };
+      return { admitted: true, quota };
     },
 
     /** Counts one failed authentication from `key` (a client address) in the minute window. */

@@ -1,38 +1,27 @@
 /**
- * The REST edge: Express 5 with the JSON body limit, per-surface authentication, the OpenAPI
- * request validator (spec compiled once at start-up), the routes and problem+json errors.
- * Only HTTP/1.x reaches it (see server.ts).
+ * The REST edge: Express 5 with the JSON body limit, one gate per surface (edge/surfaces.ts),
+ * the OpenAPI request validator (spec compiled once at start-up), each feature's routes and
+ * problem+json errors. Only HTTP/1.x reaches it (see server.ts).
  */
 import express, { type Request, type RequestHandler, type Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
-import type { Authenticator } from "../auth/authenticate.ts";
-import { LEADS_PATH, leadRoutes } from "../leads/lead.rest.ts";
-import type { LeadService } from "../leads/lead.service.ts";
+import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
+import { type Gate, SURFACES, type Surface } from "../edge/surfaces.ts";
+import type { FieldViolation } from "../errors.ts";
 import type { Logger } from "../logger.ts";
-import { PROVIDERS_PATH, providerRoutes, stateRoutes } from "../providers/provider.rest.ts";
-import type { ProviderService } from "../providers/provider.service.ts";
-import { parseProviderInput } from "../providers/provider.ts";
-import type { AdmitProvider } from "../rate-limit/admission.ts";
-import type { StateService } from "../states/state.service.ts";
+import type { Readiness } from "../readiness.ts";
+import type { RestFeature } from "./feature.ts";
 import { createErrorHandler, type Explainer, sendProblem } from "./problem.ts";
-
-export interface Readiness {
-  readonly ready: boolean;
-  readonly body: Record<string, unknown>;
-}
+import { operationIdOf } from "./typed.ts";
 
 export interface RestDeps {
   /** The parsed openapi.yaml, and its text for GET /openapi.yaml. */
   readonly spec: { readonly document: object; readonly text: string };
-  readonly auth: Authenticator;
-  readonly leads: LeadService;
-  readonly providers: ProviderService;
-  readonly states: StateService;
+  readonly gate: Gate;
+  readonly features: readonly RestFeature[];
   readonly logger: Logger;
   readonly validateResponses: boolean;
   readonly readiness: () => Promise<Readiness>;
-  /** Rate-limit admission for a provider; returns headers or throws rate_limited. */
-  readonly admitProvider: AdmitProvider;
   /** Extra routes mounted before the validator (e.g. /metrics, /docs). */
   readonly extraRoutes?: express.Router;
 }
@@ -47,15 +36,25 @@ const SECURITY_HEADERS: Record<string, string> = {
   "Cross-Origin-Resource-Policy": "same-origin",
 };
 
-/** Schema rejections of these bodies are worded by the service layer's own rules. */
-function explainer(leads: LeadService): Explainer {
-  return (req) => {
-    if (req.method === "POST" && req.path === LEADS_PATH) return leads.violations(req.body);
-    if (req.method === "POST" && req.path === `${PROVIDERS_PATH}create/`)
-      return parseProviderInput(req.body, false).violations;
-    if (req.method === "PATCH" && req.path.startsWith(PROVIDERS_PATH))
-      return parseProviderInput(req.body, true).violations;
-    return [];
+/** Authenticates and rate-limits every request under the surface's prefix, by its rule. */
+function gateFor(gate: Gate, surface: Surface): RequestHandler {
+  return async (req, res, next) => {
+    const caller = await gate.authenticate(surface, req.get("authorization"), req.socket.remoteAddress);
+    res.locals.caller = caller;
+    const quota = await gate.limit(surface, caller);
+    if (quota) for (const [k, v] of Object.entries(rateLimitHeaders(quota))) res.setHeader(k, v);
+    next();
+  };
+}
+
+/** The feature's own wording of a rejected body, found by the operation the validator matched. */
+function explainerOf(features: readonly RestFeature[]): Explainer {
+  const table = new Map<string, (body: unknown) => readonly FieldViolation[]>();
+  for (const f of features) for (const [op, explain] of Object.entries(f.explainers ?? {})) table.set(op, explain);
+  return (req: Request) => {
+    const op = operationIdOf(req);
+    const explain = op === undefined ? undefined : table.get(op);
+    return explain ? explain(req.body) : [];
   };
 }
 
@@ -73,25 +72,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   if (deps.extraRoutes) app.use(deps.extraRoutes);
 
   app.use(express.json({ limit: "64kb", type: ["application/json", "application/*+json"] }));
-
-  const providerAuth: RequestHandler = async (req, res, next) => {
-    const principal = await deps.auth.provider(req.get("authorization"), req.socket.remoteAddress);
-    const headers = await deps.admitProvider(principal.providerId, principal);
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    res.locals.provider = principal;
-    next();
-  };
-  const jwtAuth =
-    (admin: boolean): RequestHandler =>
-    async (req, res, next) => {
-      const authorization = req.get("authorization");
-      const ip = req.socket.remoteAddress;
-      res.locals.jwt = admin ? await deps.auth.admin(authorization, ip) : await deps.auth.internal(authorization, ip);
-      next();
-    };
-  app.use("/api/v1/public", providerAuth);
-  app.use("/api/v1/lead_providers", jwtAuth(true));
-  app.use("/api/v1/common", jwtAuth(false));
+  for (const surface of SURFACES) if (surface.restPrefix) app.use(surface.restPrefix, gateFor(deps.gate, surface));
 
   app.use(
     OpenApiValidator.middleware({
@@ -113,9 +94,7 @@ export function createRestApp(deps: RestDeps): express.Express {
     const r = await deps.readiness();
     res.status(r.ready ? 200 : 503).json(r.body);
   });
-  app.use(leadRoutes(deps.leads));
-  app.use(providerRoutes(deps.providers));
-  app.use(stateRoutes(deps.states));
+  for (const feature of deps.features) app.use(feature.router);
 
   app.use((req: Request, res: Response) => {
     sendProblem(req, res, {
@@ -125,6 +104,6 @@ export function createRestApp(deps: RestDeps): express.Express {
       detail: `no route for ${req.method} ${req.path}`,
     });
   });
-  app.use(createErrorHandler(deps.logger, explainer(deps.leads)));
+  app.use(createErrorHandler(deps.logger, explainerOf(deps.features)));
   return app;
 }

@@ -1,14 +1,29 @@
-/** RFC 9457 problem+json rendering: the one place a REST error body is built. */
+/**
+ * The REST edge's error table and RFC 9457 problem+json rendering: every REST error answer is
+ * built here, from a DomainError (status, title and headers by kind) or from what Express and
+ * the OpenAPI validator throw before a handler runs.
+ */
 import type { ErrorRequestHandler, Request, Response } from "express";
-import {
-  DomainError,
-  describeViolations,
-  type FieldViolation,
-  HTTP_STATUS,
-  isDatabaseUnavailable,
-  TITLES,
-} from "../errors.ts";
+import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
+import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
+import { asDomainError, DomainError, describeViolations, type ErrorKind, type FieldViolation } from "../errors.ts";
 import { errorForLog, type Logger } from "../logger.ts";
+
+/** One row per error kind: HTTP status and problem title. */
+const HTTP: Readonly<Record<ErrorKind, { readonly status: number; readonly title: string }>> = {
+  invalid_argument: { status: 400, title: "Invalid request" },
+  duplicate: { status: 400, title: "Duplicate" }, // the spec maps a duplicate external_id to 400, not 409
+  unauthenticated: { status: 401, title: "Unauthenticated" },
+  permission_denied: { status: 403, title: "Forbidden" },
+  not_found: { status: 404, title: "Not found" },
+  failed_precondition: { status: 409, title: "Conflict with current state" },
+  rate_limited: { status: 429, title: "Too many requests" },
+  unavailable: { status: 503, title: "Service unavailable" },
+  internal: { status: 500, title: "Internal server error" },
+};
+
+/** The challenge sent with every 401, for API keys and JWTs alike. */
+const BEARER_CHALLENGE = 'Bearer realm="lead-provider-api", error="invalid_token"';
 
 export interface Problem {
   readonly status: number;
@@ -22,35 +37,58 @@ export interface Problem {
 
 export function sendProblem(req: Request, res: Response, p: Problem): void {
   for (const [k, v] of Object.entries(p.headers ?? {})) res.setHeader(k, v);
+  const requestId = res.getHeader("X-Request-Id");
   res
     .status(p.status)
-    .type("application/problem+json")
+    .type(PROBLEM_CONTENT_TYPE)
     .send(
-      JSON.stringify({
-        type: `urn:lead-provider:problem:${p.code}`,
-        title: p.title,
-        status: p.status,
-        detail: p.detail,
-        code: p.code,
+      problemJson({
+        ...p,
         instance: req.originalUrl.split("?")[0],
-        request_id: res.getHeader("X-Request-Id"),
-        ...(p.errors && p.errors.length > 0 && { errors: p.errors }),
-        ...p.extra,
+        requestId: typeof requestId === "string" ? requestId : undefined,
       }),
     );
 }
 
+/** A DomainError as the REST edge answers it. */
 export function problemOf(err: DomainError): Problem {
-  return {
-    status: HTTP_STATUS[err.kind],
-    code: err.code,
-    title: TITLES[err.kind],
-    detail: err.message,
-    errors: err.violations,
-    extra: err.extra,
-    headers: err.headers,
+  const { status, title } = HTTP[err.kind];
+  const headers: Record<string, string> = err.quota ? rateLimitHeaders(err.quota) : {};
+  if (err.kind === "unauthenticated") headers["WWW-Authenticate"] = BEARER_CHALLENGE;
+  if (err.retryAfterSeconds !== undefined) headers["Retry-After"] = String(err.retryAfterSeconds);
+  const extra = {
+    ...(err.existingLead && { existing_lead: { id: err.existingLead.id, order_number: err.existingLead.orderNumber } }),
+    ...(err.kind === "rate_limited" && { window: err.window, retry_after: err.retryAfterSeconds }),
+    ...(err.currentState !== undefined && { current_state: err.currentState }),
   };
+  return { status, title, code: err.code, detail: err.message, errors: err.violations, extra, headers };
 }
+
+const UNSUPPORTED = "Unsupported media type";
+const UTF8_JSON = {
+  status: 415,
+  code: "unsupported_media_type",
+  title: UNSUPPORTED,
+  detail: "send the body as UTF-8 JSON",
+};
+
+/** What Express and body-parser throw before any handler runs, by their `type`. */
+const BODY_ERRORS: Readonly<Record<string, Omit<Problem, "errors">>> = {
+  "entity.too.large": {
+    status: 413,
+    code: "payload_too_large",
+    title: "Payload too large",
+    detail: "the request body must be at most 64 KiB",
+  },
+  "entity.parse.failed": {
+    status: 400,
+    code: "malformed_json",
+    title: "Malformed JSON",
+    detail: "the request body is not valid JSON",
+  },
+  "encoding.unsupported": UTF8_JSON,
+  "charset.unsupported": UTF8_JSON,
+};
 
 interface ValidatorError {
   status?: number;
@@ -107,10 +145,45 @@ function schemaViolations(err: ValidatorError): FieldViolation[] {
 }
 
 /**
- * Turns a request body into the service layer's own violations, so REST and gRPC word a
- * rejection the same way. Returns [] when the service has nothing to say.
+ * Turns a rejected request body into the service layer's own violations, so REST and gRPC word
+ * a rejection the same way; [] when the service has nothing to say about this operation.
  */
 export type Explainer = (req: Request) => readonly FieldViolation[];
+
+/** The validator's non-400 refusals, by status. */
+function validatorRefusal(req: Request, status: number): Problem | undefined {
+  switch (status) {
+    case 404:
+      return {
+        status,
+        code: "not_found",
+        title: HTTP.not_found.title,
+        detail: `no route for ${req.method} ${req.path}`,
+      };
+    case 405:
+      return {
+        status,
+        code: "method_not_allowed",
+        title: "Method not allowed",
+        detail: `${req.method} is not allowed on ${req.path}`,
+      };
+    case 415:
+      return {
+        status,
+        code: "unsupported_media_type",
+        title: UNSUPPORTED,
+        detail: "send the body as application/json",
+      };
+    default:
+      if (status < 500) return undefined;
+      return {
+        status: 500,
+        code: "internal_error",
+        title: HTTP.internal.title,
+        detail: "the response did not match the API contract",
+      };
+  }
+}
 
 export function createErrorHandler(logger: Logger, explain: Explainer): ErrorRequestHandler {
   return (err, req, res, _next) => {
@@ -118,85 +191,26 @@ export function createErrorHandler(logger: Logger, explain: Explainer): ErrorReq
       res.destroy();
       return;
     }
-    if (err instanceof DomainError) return sendProblem(req, res, problemOf(err));
-    if (isDatabaseUnavailable(err)) {
-      return sendProblem(req, res, {
-        status: 503,
-        code: "service_unavailable",
-        title: TITLES.unavailable,
-        detail: "the database is unavailable; retry later",
-        headers: { "Retry-After": "5" },
-      });
-    }
-    const e = err as ValidatorError & { type?: string; status?: number; expose?: boolean };
-    if (e.type === "entity.too.large") {
-      return sendProblem(req, res, {
-        status: 413,
-        code: "payload_too_large",
-        title: "Payload too large",
-        detail: "the request body must be at most 64 KiB",
-      });
-    }
-    if (e.type === "entity.parse.failed") {
+    const e = err as ValidatorError;
+    const bodyError = typeof e.type === "string" ? BODY_ERRORS[e.type] : undefined;
+    if (!(err instanceof DomainError) && bodyError) return sendProblem(req, res, bodyError);
+    if (!(err instanceof DomainError) && typeof e.status === "number" && Array.isArray(e.errors)) {
+      const refusal = validatorRefusal(req, e.status);
+      if (refusal) return sendProblem(req, res, refusal);
+      const isBody = e.errors.some((x) => (x.path ?? "").startsWith("/body"));
+      const own = isBody ? explain(req) : [];
+      const errors = own.length > 0 ? own : schemaViolations(e);
       return sendProblem(req, res, {
         status: 400,
-        code: "malformed_json",
-        title: "Malformed JSON",
-        detail: "the request body is not valid JSON",
+        title: HTTP.invalid_argument.title,
+        ...describeViolations(errors),
+        errors,
       });
     }
-    if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
-      return sendProblem(req, res, {
-        status: 415,
-        code: "unsupported_media_type",
-        title: "Unsupported media type",
-        detail: "send the body as UTF-8 JSON",
-      });
+    const domain = asDomainError(err);
+    if (domain.kind === "internal") {
+      logger.error({ err: errorForLog(err), request_id: res.getHeader("X-Request-Id") }, "request failed");
     }
-    if (typeof e.status === "number" && Array.isArray(e.errors)) return validatorProblem(req, res, e, explain);
-    logger.error({ err: errorForLog(err), request_id: res.getHeader("X-Request-Id") }, "request failed");
-    sendProblem(req, res, {
-      status: 500,
-      code: "internal_error",
-      title: TITLES.internal,
-      detail: "an unexpected error occurred; it has been logged",
-    });
+    sendProblem(req, res, problemOf(domain));
   };
-}
-
-function validatorProblem(req: Request, res: Response, e: ValidatorError & { status?: number }, explain: Explainer) {
-  const status = e.status ?? 400;
-  if (status === 404)
-    return sendProblem(req, res, {
-      status,
-      code: "not_found",
-      title: TITLES.not_found,
-      detail: `no route for ${req.method} ${req.path}`,
-    });
-  if (status === 405)
-    return sendProblem(req, res, {
-      status,
-      code: "method_not_allowed",
-      title: "Method not allowed",
-      detail: `${req.method} is not allowed on ${req.path}`,
-    });
-  if (status === 415)
-    return sendProblem(req, res, {
-      status,
-      code: "unsupported_media_type",
-      title: "Unsupported media type",
-      detail: "send the body as application/json",
-    });
-  if (status >= 500) {
-    return sendProblem(req, res, {
-      status: 500,
-      code: "internal_error",
-      title: TITLES.internal,
-      detail: "the response did not match the API contract",
-    });
-  }
-  const bodyError = (e.errors ?? []).some((x) => (x.path ?? "").startsWith("/body"));
-  const own = bodyError ? explain(req) : [];
-  const errors = own.length > 0 ? own : schemaViolations(e);
-  sendProblem(req, res, { status: 400, title: TITLES.invalid_argument, ...describeViolations(errors), errors });
 }

@@ -1,8 +1,22 @@
-/** DomainError → ConnectError, in one table; anything else becomes INTERNAL without its message. */
+/**
+ * The Connect/gRPC edge's error table: a DomainError becomes a ConnectError with the code of its
+ * kind and, in grpc-status-details-bin, our own `ErrorDetail` followed by the standard
+ * google.rpc details (AIP-193): `ErrorInfo` (reason = the problem code in UPPER_SNAKE_CASE, the
+ * code itself in metadata), `BadRequest` field violations and `RetryInfo`.
+ */
 import { create } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  BadRequestSchema,
+  ErrorInfoSchema,
+  RetryInfoSchema,
+} from "../../generated/proto/google/rpc/error_details_pb.ts";
 import { ErrorDetailSchema } from "../../generated/proto/leadprovider/v1/errors_pb.ts";
-import { DomainError, type ErrorKind, isDatabaseUnavailable } from "../errors.ts";
+import { asDomainError, type ErrorKind } from "../errors.ts";
+
+/** The `domain` of every ErrorInfo this service sends. */
+export const ERROR_DOMAIN = "lead-provider-api";
 
 const CONNECT_CODE: Readonly<Record<ErrorKind, Code>> = {
   invalid_argument: Code.InvalidArgument,
@@ -16,29 +30,52 @@ const CONNECT_CODE: Readonly<Record<ErrorKind, Code>> = {
   internal: Code.Internal,
 };
 
-export function toConnectError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  if (!(err instanceof DomainError)) {
-    if (isDatabaseUnavailable(err)) {
-      return new ConnectError("the database is unavailable; retry later", Code.Unavailable, undefined, undefined, err);
-    }
-    return new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+type Details = ConstructorParameters<typeof ConnectError>[3];
+
+export function toConnectError(thrown: unknown): ConnectError {
+  if (thrown instanceof ConnectError) return thrown;
+  const err = asDomainError(thrown);
+  const retry = err.retryAfterSeconds;
+  const details: Details = [
+    {
+      desc: ErrorDetailSchema,
+      value: create(ErrorDetailSchema, {
+        code: err.code,
+        violations: err.violations.map((v) => ({ ...v })),
+        ...(err.existingLead && {
+          existingLead: { id: BigInt(err.existingLead.id), orderNumber: err.existingLead.orderNumber },
+        }),
+        ...(err.kind === "rate_limited" && retry !== undefined && { retryAfterSeconds: retry }),
+        ...(err.window !== undefined && { window: err.window }),
+      }),
+    },
+    {
+      desc: ErrorInfoSchema,
+      value: create(ErrorInfoSchema, {
+        reason: err.code.toUpperCase(),
+        domain: ERROR_DOMAIN,
+        metadata: {
+          code: err.code,
+          ...(err.existingLead && { existing_lead_id: String(err.existingLead.id) }),
+          ...(err.window !== undefined && { window: err.window }),
+          ...(err.currentState !== undefined && { current_state: err.currentState }),
+        },
+      }),
+    },
+  ];
+  if (err.violations.length > 0) {
+    details.push({
+      desc: BadRequestSchema,
+      value: create(BadRequestSchema, {
+        fieldViolations: err.violations.map((v) => ({ field: v.field, description: v.message, reason: v.code })),
+      }),
+    });
   }
-  const existing = err.extra.existing_lead as { id: number; order_number: string } | undefined;
-  const retryAfter = err.extra.retry_after as number | undefined;
-  const window = err.extra.window as string | undefined;
-  const detail = create(ErrorDetailSchema, {
-    code: err.code,
-    violations: err.violations.map((v) => ({ ...v })),
-    ...(existing && { existingLead: { id: BigInt(existing.id), orderNumber: existing.order_number } }),
-    ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }),
-    ...(window !== undefined && { window }),
-  });
-  return new ConnectError(
-    err.message,
-    CONNECT_CODE[err.kind],
-    err.headers,
-    [{ desc: ErrorDetailSchema, value: detail }],
-    err,
-  );
+  if (retry !== undefined) {
+    details.push({
+      desc: RetryInfoSchema,
+      value: create(RetryInfoSchema, { retryDelay: durationFromMs(retry * 1000) }),
+    });
+  }
+  return new ConnectError(err.message, CONNECT_CODE[err.kind], undefined, details, thrown);
 }

@@ -1,12 +1,13 @@
 /** The states list, read from the states table (the IDs stored on leads). */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import { listStates } from "./state.repository.ts";
 import type { UsState } from "./states.ts";
 
 export function createStateService(db: Kysely<Database>) {
   return {
     async list(): Promise<UsState[]> {
-      return db.selectFrom("states").select(["id", "code", "name"]).orderBy("id").execute();
+      return listStates(db);
     },
   };
 }

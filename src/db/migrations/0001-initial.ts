@@ -1,5 +1,4 @@
 import { type Kysely, sql } from "kysely";
-import { US_STATES } from "../../states/states.ts";
 
 // Written for Postgres 15+ and PGlite alike. Never edit a released migration: add a new one.
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -9,9 +8,65 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       code text not null unique,
       name text not null
     )`.execute(db);
-  for (const s of US_STATES) {
-    await sql`insert into states (id, code, name) values (${s.id}, ${s.code}, ${s.name})`.execute(db);
-  }
+  // The states as first released, frozen here: later edits to states/states.ts must not change
+  // what this migration wrote (a new state gets a new migration).
+  await sql`
+    insert into states (id, code, name) values
+      (1, 'AL', 'Alabama'),
+      (2, 'AK', 'Alaska'),
+      (3, 'AZ', 'Arizona'),
+      (4, 'AR', 'Arkansas'),
+      (5, 'CA', 'California'),
+      (6, 'CO', 'Colorado'),
+      (7, 'CT', 'Connecticut'),
+      (8, 'DE', 'Delaware'),
+      (9, 'DC', 'District of Columbia'),
+      (10, 'FL', 'Florida'),
+      (11, 'GA', 'Georgia'),
+      (12, 'HI', 'Hawaii'),
+      (13, 'ID', 'Idaho'),
+      (14, 'IL', 'Illinois'),
+      (15, 'IN', 'Indiana'),
+      (16, 'IA', 'Iowa'),
+      (17, 'KS', 'Kansas'),
+      (18, 'KY', 'Kentucky'),
+      (19, 'LA', 'Louisiana'),
+      (20, 'ME', 'Maine'),
+      (21, 'MD', 'Maryland'),
+      (22, 'MA', 'Massachusetts'),
+      (23, 'MI', 'Michigan'),
+      (24, 'MN', 'Minnesota'),
+      (25, 'MS', 'Mississippi'),
+      (26, 'MO', 'Missouri'),
+      (27, 'MT', 'Montana'),
+      (28, 'NE', 'Nebraska'),
+      (29, 'NV', 'Nevada'),
+      (30, 'NH', 'New Hampshire'),
+      (31, 'NJ', 'New Jersey'),
+      (32, 'NM', 'New Mexico'),
+      (33, 'NY', 'New York'),
+      (34, 'NC', 'North Carolina'),
+      (35, 'ND', 'North Dakota'),
+      (36, 'OH', 'Ohio'),
+      (37, 'OK', 'Oklahoma'),
+      (38, 'OR', 'Oregon'),
+      (39, 'PA', 'Pennsylvania'),
+      (40, 'RI', 'Rhode Island'),
+      (41, 'SC', 'South Carolina'),
+      (42, 'SD', 'South Dakota'),
+      (43, 'TN', 'Tennessee'),
+      (44, 'TX', 'Texas'),
+      (45, 'UT', 'Utah'),
+      (46, 'VT', 'Vermont'),
+      (47, 'VA', 'Virginia'),
+      (48, 'WA', 'Washington'),
+      (49, 'WV', 'West Virginia'),
+      (50, 'WI', 'Wisconsin'),
+      (51, 'WY', 'Wyoming'),
+      (52, 'PR', 'Puerto Rico'),
+      (53, 'AA', 'Armed Forces Americas'),
+      (54, 'AE', 'Armed Forces Europe'),
+      (55, 'AP', 'Armed Forces Pacific')`.execute(db);
 
   await sql`
     create table providers (

@@ -1,0 +1,99 @@
+/**
+ * The one table of surfaces: which REST path prefix and which RPC services make up each part of
+ * the API, who may call it, and whether it counts against a provider's rate limits. Both edges
+ * read it (rest/app.ts mounts one gate per prefix; rpc/interceptors.ts looks services up here),
+ * so the rule of a surface is written once.
+ */
+import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
+import type { Authenticator } from "../auth/authenticate.ts";
+import type { JwtPrincipal } from "../auth/jwt.ts";
+import type { Admission } from "../rate-limit/admission.ts";
+import type { Quota } from "../rate-limit/rate-limiter.ts";
+
+/** Who may call: a provider API key, an admin JWT, or any valid JWT. */
+export type CallerRule = "provider_key" | "admin_jwt" | "any_jwt";
+
+export interface Surface {
+  readonly name: string;
+  /** REST path prefix (no trailing slash); undefined when the surface is RPC-only. */
+  readonly restPrefix: string | undefined;
+  /** Fully-qualified protobuf service names. */
+  readonly rpcServices: readonly string[];
+  readonly caller: CallerRule;
+  /** Counted against the calling provider's per-minute and per-day limits. */
+  readonly rateLimited: boolean;
+}
+
+export const SURFACES: readonly Surface[] = [
+  {
+    name: "public",
+    restPrefix: "/api/v1/public",
+    rpcServices: ["leadprovider.v1.PublicLeadService"],
+    caller: "provider_key",
+    rateLimited: true,
+  },
+  {
+    name: "management",
+    restPrefix: "/api/v1/lead_providers",
+    rpcServices: ["leadprovider.v1.ProviderService"],
+    caller: "admin_jwt",
+    rateLimited: false,
+  },
+  {
+    name: "common",
+    restPrefix: "/api/v1/common",
+    rpcServices: ["leadprovider.v1.CommonService"],
+    caller: "any_jwt",
+    rateLimited: false,
+  },
+  {
+    name: "workflow",
+    restPrefix: undefined,
+    rpcServices: ["leadprovider.v1.LeadWorkflowService"],
+    caller: "any_jwt",
+    rateLimited: false,
+  },
+];
+
+const BY_SERVICE = new Map(SURFACES.flatMap((s) => s.rpcServices.map((name) => [name, s] as const)));
+
+/** The surface an RPC service belongs to; undefined for a service missing from the table. */
+export function surfaceOfService(typeName: string): Surface | undefined {
+  return BY_SERVICE.get(typeName);
+}
+
+/** The verified caller of a request. */
+export type Caller =
+  | { readonly kind: "provider"; readonly provider: ProviderPrincipal }
+  | { readonly kind: "jwt"; readonly jwt: JwtPrincipal };
+
+/** Authentication and rate limiting by a surface's rule, the same for every edge. */
+export interface Gate {
+  /** The caller, or a thrown unauthenticated / permission_denied / rate_limited error. */
+  authenticate(
+    surface: Surface,
+    authorization: string | null | undefined,
+    clientIp: string | undefined,
+  ): Promise<Caller>;
+  /** Admits the request against the surface's limits: the quota to report, or throws rate_limited. */
+  limit(surface: Surface, caller: Caller): Promise<Quota | undefined>;
+}
+
+export function createGate(auth: Authenticator, admission: Admission): Gate {
+  return {
+    async authenticate(surface, authorization, clientIp) {
+      switch (surface.caller) {
+        case "provider_key":
+          return { kind: "provider", provider: await auth.provider(authorization, clientIp) };
+        case "admin_jwt":
+          return { kind: "jwt", jwt: await auth.admin(authorization, clientIp) };
+        case "any_jwt":
+          return { kind: "jwt", jwt: await auth.internal(authorization, clientIp) };
+      }
+    },
+    async limit(surface, caller) {
+      if (!surface.rateLimited || caller.kind !== "provider") return undefined;
+      return admission.provider(caller.provider.providerId, caller.provider);
+    },
+  };
+}

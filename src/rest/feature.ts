@@ -1,0 +1,13 @@
+/** What a feature contributes to the REST edge: its routes and, per operation, its own wording of schema rejections. */
+import type { Router } from "express";
+import type { FieldViolation } from "../errors.ts";
+import type { OperationId } from "./typed.ts";
+
+export interface RestFeature {
+  readonly router: Router;
+  /**
+   * For operations whose request body the service layer checks itself: the service's violations
+   * for a body the OpenAPI schema rejected, so REST and gRPC word the same mistake the same way.
+   */
+  readonly explainers?: Partial<Record<OperationId, (body: unknown) => readonly FieldViolation[]>>;
+}
