@@ -11,7 +11,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /**
+     * List your leads
+     * @description The calling provider's own leads, newest first, in pages of `page_size` (default 20, at
+     *     most 100). Pass `next_page_token` from one page as `page_token` to get the next; the last
+     *     page has `next_page_token: null`. Filters: `state` (LEAD, QUOTE or ORDER) and
+     *     `updated_after` (leads changed after that instant, e.g. to reconcile after downtime).
+     *     Another provider's leads are never listed. Counts against the rate limits like every
+     *     Public API call.
+     */
+    get: operations["listLeads"];
     put?: never;
     /**
      * Create a lead
@@ -99,8 +108,9 @@ export interface paths {
     };
     /**
      * List providers
-     * @description Lists providers ordered by id, paginated as `{count, next, previous, results}`. `next` and
-     *     `previous` are absolute URLs carrying the same filters, or null.
+     * @description Lists providers ordered by id, paginated by page number as `{count, next, previous,
+     *     results}`. `next` and `previous` are relative URLs (or absolute under `PUBLIC_BASE_URL`)
+     *     carrying the same filters, or null.
      *     Requires a JWT with the admin-only position (claim `position` = `ADMIN`).
      */
     get: operations["listProviders"];
@@ -518,6 +528,21 @@ export interface components {
        */
       actor: string;
     };
+    /** @description One page of the provider's leads, newest first. */
+    LeadList: {
+      results: components["schemas"]["Lead"][];
+      /**
+       * @description Pass as `page_token` for the next page; null on the last page.
+       * @example NDI
+       */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @description The next page's URL with the same filters (relative, as in the provider list); null on the last page.
+       * @example /api/v1/public/leads/?page_token=NDI
+       */
+      next: string | null;
+    };
     /** @description A lead as stored. */
     Lead: {
       /**
@@ -796,14 +821,16 @@ export interface components {
        */
       count: number;
       /**
-       * Format: uri
-       * @description URL of the next page; null on the last page.
-       * @example http://localhost:8080/api/v1/lead_providers/?page=2&page_size=2
+       * Format: uri-reference
+       * @description URL of the next page, with the same filters; null on the last page. Relative to this
+       *     server (path and query), or absolute under the deployment's `PUBLIC_BASE_URL` when one
+       *     is configured; never built from the request's `Host` header.
+       * @example /api/v1/lead_providers/?page=2&page_size=2
        */
       next: string | null;
       /**
-       * Format: uri
-       * @description URL of the previous page; null on the first page.
+       * Format: uri-reference
+       * @description URL of the previous page (relative, as `next`); null on the first page.
        * @example null
        */
       previous: string | null;
@@ -1150,6 +1177,14 @@ export interface components {
     ExternalId: string;
     /** @description Numeric id of the provider. */
     ProviderId: number;
+    /** @description Leads per page. */
+    LeadPageSize: number;
+    /** @description The `next_page_token` of the previous page; omit it for the first page. */
+    PageToken: string;
+    /** @description Only leads in this state. */
+    LeadStateFilter: "LEAD" | "QUOTE" | "ORDER";
+    /** @description Only leads changed after this instant (RFC 3339). */
+    UpdatedAfter: string;
     /** @description Page number, from 1. */
     Page: number;
     /** @description Providers per page. */
@@ -1184,6 +1219,43 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+  listLeads: {
+    parameters: {
+      query?: {
+        /** @description Leads per page. */
+        page_size?: components["parameters"]["LeadPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only leads in this state. */
+        state?: components["parameters"]["LeadStateFilter"];
+        /** @description Only leads changed after this instant (RFC 3339). */
+        updated_after?: components["parameters"]["UpdatedAfter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of the provider's leads. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["LeadList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   createLead: {
     parameters: {
       query?: never;

@@ -256,3 +256,25 @@ export async function listLeadsInState(db: Db, state: LeadState, afterId: number
     .execute();
   return rows.map(toLead);
 }
+
+export interface ProviderLeadFilter {
+  readonly state?: LeadState | undefined;
+  readonly updatedAfter?: Date | undefined;
+  /** Leads with ids below this one (the list runs newest first). */
+  readonly beforeId?: number | undefined;
+}
+
+/** One page of a provider's own leads, newest first. */
+export async function listProviderLeads(
+  db: Db,
+  providerId: number,
+  filter: ProviderLeadFilter,
+  limit: number,
+): Promise<Lead[]> {
+  let query = selectLeads(db).where("leads.provider_id", "=", providerId);
+  if (filter.state !== undefined) query = query.where("leads.state", "=", filter.state);
+  if (filter.updatedAfter !== undefined) query = query.where("leads.updated_at", ">", filter.updatedAfter);
+  if (filter.beforeId !== undefined) query = query.where("leads.id", "<", filter.beforeId);
+  const rows = await query.orderBy("leads.id", "desc").limit(limit).execute();
+  return rows.map(toLead);
+}

@@ -2,6 +2,7 @@
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
+import { pageLink } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
 import type { LeadService } from "./lead.service.ts";
 import type { Lead, Place } from "./lead.ts";
@@ -59,7 +60,7 @@ export function leadLocation(externalId: string): string {
   return `${LEADS_PATH}${encodeURIComponent(externalId)}/`;
 }
 
-export function leadRoutes(leads: LeadService): RestFeature {
+export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeature {
   const router = Router();
   router.post(
     LEADS_PATH,
@@ -75,6 +76,24 @@ export function leadRoutes(leads: LeadService): RestFeature {
     `${LEADS_PATH}:external_id/`,
     operation("getLead", async (req, res) => {
       res.json(leadJson(await leads.get(providerOf(res).providerId, req.params.external_id)));
+    }),
+  );
+  router.get(
+    LEADS_PATH,
+    operation("listLeads", async (req, res) => {
+      const { page_size, page_token, state, updated_after } = req.query;
+      const page = await leads.list(providerOf(res).providerId, {
+        pageSize: page_size,
+        pageToken: page_token,
+        state,
+        updatedAfter: updated_after === undefined ? undefined : new Date(updated_after),
+      });
+      const next = page.nextPageToken === "" ? null : page.nextPageToken;
+      res.json({
+        results: page.items.map(leadJson),
+        next_page_token: next,
+        next: next === null ? null : pageLink(req, { page_token: next }, publicBaseUrl),
+      });
     }),
   );
   return { router, explainers: { createLead: (body) => leads.violations(body) } };

@@ -14,7 +14,7 @@ import type {
   PublicLeadService,
 } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { providerOf } from "../rpc/context.ts";
-import { enumName, enumValue, optionalText, toInt, ts } from "../rpc/convert.ts";
+import { dateOf, enumName, enumValue, optionalText, toInt, ts } from "../rpc/convert.ts";
 import type { LeadService } from "./lead.service.ts";
 import type { Lead } from "./lead.ts";
 
@@ -96,6 +96,15 @@ export function createPublicLeadRpc(leads: LeadService): ServiceImpl<typeof Publ
     },
     async getLead(req, ctx) {
       return { lead: leadMessage(await leads.get(providerOf(ctx).providerId, req.externalId)) };
+    },
+    async listLeads(req, ctx) {
+      const page = await leads.list(providerOf(ctx).providerId, {
+        pageSize: req.pageSize || undefined,
+        pageToken: req.pageToken || undefined,
+        state: enumName(LeadStateEnum, req.state),
+        updatedAfter: dateOf(req.updatedAfter),
+      });
+      return { leads: page.items.map(leadMessage), nextPageToken: page.nextPageToken };
     },
   };
 }

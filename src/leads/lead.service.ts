@@ -2,10 +2,11 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
-import { isPossibleExternalId } from "../fields.ts";
+import { Fields, isPossibleExternalId } from "../fields.ts";
+import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
-import { findLead, insertLead } from "./lead.repository.ts";
-import type { Lead, Warning } from "./lead.ts";
+import { findLead, insertLead, listProviderLeads } from "./lead.repository.ts";
+import { LEAD_STATES, type Lead, type LeadState, type Warning } from "./lead.ts";
 import { validateLead } from "./lead.validation.ts";
 
 export interface CreatedLead {
@@ -22,6 +23,16 @@ export interface LeadServiceDeps {
 }
 
 export type LeadService = ReturnType<typeof createLeadService>;
+
+/** A provider's own lead list, as a caller asks for it (checked by `list`). */
+export interface LeadListQuery {
+  readonly pageSize?: number | undefined;
+  readonly pageToken?: string | undefined;
+  readonly state?: string | undefined;
+  readonly updatedAfter?: Date | undefined;
+}
+
+export const PROVIDER_LEAD_PAGE = { defaultSize: 20, maxSize: 100 } as const;
 
 export function createLeadService(deps: LeadServiceDeps) {
   const now = deps.now ?? (() => new Date());
@@ -56,6 +67,19 @@ export function createLeadService(deps: LeadServiceDeps) {
         throw new DomainError("not_found", `no lead with external_id ${externalId}`, { code: "lead_not_found" });
       }
       return lead;
+    },
+
+    /** The provider's own leads, newest first, one cursor page at a time. */
+    async list(providerId: number, q: LeadListQuery): Promise<Page<Lead>> {
+      const f = new Fields();
+      const page = readPageRequest(f, q, PROVIDER_LEAD_PAGE);
+      const state = f.oneOf({ state: q.state }, "state", LEAD_STATES, false) as LeadState | undefined;
+      if (q.updatedAfter !== undefined && Number.isNaN(q.updatedAfter.getTime())) {
+        f.add("updated_after", "invalid_format", "updated_after must be an RFC 3339 date-time");
+      }
+      throwIfViolations(f.violations);
+      const filter = { state, updatedAfter: q.updatedAfter, beforeId: page.afterId };
+      return pageOf(await listProviderLeads(deps.db, providerId, filter, page.size + 1), page.size);
     },
 
     /** The violations of a submission without storing it (REST uses it to word schema errors). */

@@ -173,6 +173,19 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
       expect(read).toMatchObject({ external_id: body.external_id, destination: { state: "PR" } });
     });
 
+    it("listLeads answers 200 with a page and a next token, and 400 for a token it did not issue", async () => {
+      for (let i = 0; i < 2; i++) await call("POST", LEADS, { body: leadBody(), auth: provider.key });
+      const page = await expectAnswer(
+        "listLeads",
+        await call("GET", `${LEADS}?page_size=1`, { auth: provider.key }),
+        200,
+      );
+      expect(page.results).toHaveLength(1);
+      expect(page.next_page_token).toEqual(expect.any(String));
+      const bad = await call("GET", `${LEADS}?page_token=bm9wZQ`, { auth: provider.key });
+      await expectAnswer("listLeads", bad, 400, "validation_error");
+    });
+
     it("createLead answers 201 with warnings for unknown and deprecated fields and nulls in optional ones", async () => {
       const body = leadBody({
         origin_state: 5,

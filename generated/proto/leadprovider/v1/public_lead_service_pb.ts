@@ -4,7 +4,9 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Lead, OverseasType, ShipVia, VehicleInput } from "./lead_pb.ts";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Lead, LeadState, OverseasType, ShipVia, VehicleInput } from "./lead_pb.ts";
 import { file_leadprovider_v1_lead } from "./lead_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/public_lead_service.proto.
  */
 export const file_leadprovider_v1_public_lead_service: GenFile = /*@__PURE__*/
-  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIpQFChFDcmVhdGVMZWFkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgpmaXJzdF9uYW1lGAIgASgJEhEKCWxhc3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkSEgoKb3JpZ2luX3ppcBgGIAEoCRIbChNlc3RpbWF0ZWRfc2hpcF9kYXRlGAcgASgJEjQKDW92ZXJzZWFzX3R5cGUYCCABKA4yHS5sZWFkcHJvdmlkZXIudjEuT3ZlcnNlYXNUeXBlEioKCHNoaXBfdmlhGAkgASgOMhgubGVhZHByb3ZpZGVyLnYxLlNoaXBWaWESLwoIdmVoaWNsZXMYCiADKAsyHS5sZWFkcHJvdmlkZXIudjEuVmVoaWNsZUlucHV0EhwKD2Rlc3RpbmF0aW9uX3ppcBgLIAEoCUgAiAEBEhgKC29yaWdpbl9jaXR5GAwgASgJSAGIAQESHQoQZGVzdGluYXRpb25fY2l0eRgNIAEoCUgCiAEBEhkKDGNvbXBhbnlfbmFtZRgOIAEoCUgDiAEBEh4KEW5vdGVfZnJvbV9zaGlwcGVyGA8gASgJSASIAQESHQoMb3JpZ2luX3N0YXRlGBAgASgFQgIYAUgFiAEBEiIKEWRlc3RpbmF0aW9uX3N0YXRlGBEgASgFQgIYAUgGiAEBQhIKEF9kZXN0aW5hdGlvbl96aXBCDgoMX29yaWdpbl9jaXR5QhMKEV9kZXN0aW5hdGlvbl9jaXR5Qg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg8KDV9vcmlnaW5fc3RhdGVCFAoSX2Rlc3RpbmF0aW9uX3N0YXRlIjkKEkNyZWF0ZUxlYWRSZXNwb25zZRIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQiJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZDK4AQoRUHVibGljTGVhZFNlcnZpY2USVQoKQ3JlYXRlTGVhZBIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVzcG9uc2USTAoHR2V0TGVhZBIfLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVxdWVzdBogLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVzcG9uc2ViBnByb3RvMw", [file_leadprovider_v1_lead]);
+  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIpQFChFDcmVhdGVMZWFkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgpmaXJzdF9uYW1lGAIgASgJEhEKCWxhc3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkSEgoKb3JpZ2luX3ppcBgGIAEoCRIbChNlc3RpbWF0ZWRfc2hpcF9kYXRlGAcgASgJEjQKDW92ZXJzZWFzX3R5cGUYCCABKA4yHS5sZWFkcHJvdmlkZXIudjEuT3ZlcnNlYXNUeXBlEioKCHNoaXBfdmlhGAkgASgOMhgubGVhZHByb3ZpZGVyLnYxLlNoaXBWaWESLwoIdmVoaWNsZXMYCiADKAsyHS5sZWFkcHJvdmlkZXIudjEuVmVoaWNsZUlucHV0EhwKD2Rlc3RpbmF0aW9uX3ppcBgLIAEoCUgAiAEBEhgKC29yaWdpbl9jaXR5GAwgASgJSAGIAQESHQoQZGVzdGluYXRpb25fY2l0eRgNIAEoCUgCiAEBEhkKDGNvbXBhbnlfbmFtZRgOIAEoCUgDiAEBEh4KEW5vdGVfZnJvbV9zaGlwcGVyGA8gASgJSASIAQESHQoMb3JpZ2luX3N0YXRlGBAgASgFQgIYAUgFiAEBEiIKEWRlc3RpbmF0aW9uX3N0YXRlGBEgASgFQgIYAUgGiAEBQhIKEF9kZXN0aW5hdGlvbl96aXBCDgoMX29yaWdpbl9jaXR5QhMKEV9kZXN0aW5hdGlvbl9jaXR5Qg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg8KDV9vcmlnaW5fc3RhdGVCFAoSX2Rlc3RpbmF0aW9uX3N0YXRlIjkKEkNyZWF0ZUxlYWRSZXNwb25zZRIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQiJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMq4CChFQdWJsaWNMZWFkU2VydmljZRJVCgpDcmVhdGVMZWFkEiIubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXNwb25zZRJMCgdHZXRMZWFkEh8ubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXF1ZXN0GiAubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXNwb25zZRJ0CglMaXN0TGVhZHMSMi5sZWFkcHJvdmlkZXIudjEuUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0GjMubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_leadprovider_v1_lead]);
 
 /**
  * A lead to submit (spec section 2.1).
@@ -213,6 +215,76 @@ export const GetLeadResponseSchema: GenMessage<GetLeadResponse> = /*@__PURE__*/
   messageDesc(file_leadprovider_v1_public_lead_service, 3);
 
 /**
+ * Which of the provider's leads to list.
+ *
+ * @generated from message leadprovider.v1.PublicLeadServiceListLeadsRequest
+ */
+export type PublicLeadServiceListLeadsRequest = Message<"leadprovider.v1.PublicLeadServiceListLeadsRequest"> & {
+  /**
+   * Page size 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only leads in this state; unspecified means any state.
+   *
+   * @generated from field: leadprovider.v1.LeadState state = 3;
+   */
+  state: LeadState;
+
+  /**
+   * Only leads changed after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_after = 4;
+   */
+  updatedAfter?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.PublicLeadServiceListLeadsRequest.
+ * Use `create(PublicLeadServiceListLeadsRequestSchema)` to create a new message.
+ */
+export const PublicLeadServiceListLeadsRequestSchema: GenMessage<PublicLeadServiceListLeadsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 4);
+
+/**
+ * One page of the provider's leads.
+ *
+ * @generated from message leadprovider.v1.PublicLeadServiceListLeadsResponse
+ */
+export type PublicLeadServiceListLeadsResponse = Message<"leadprovider.v1.PublicLeadServiceListLeadsResponse"> & {
+  /**
+   * Leads on this page, newest first.
+   *
+   * @generated from field: repeated leadprovider.v1.Lead leads = 1;
+   */
+  leads: Lead[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.PublicLeadServiceListLeadsResponse.
+ * Use `create(PublicLeadServiceListLeadsResponseSchema)` to create a new message.
+ */
+export const PublicLeadServiceListLeadsResponseSchema: GenMessage<PublicLeadServiceListLeadsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 5);
+
+/**
  * Public Lead API for lead providers. Authenticated with a provider API key
  * sent as "authorization: Bearer lp_live_…". Same rules as the REST API.
  *
@@ -240,6 +312,16 @@ export const PublicLeadService: GenService<{
     methodKind: "unary";
     input: typeof GetLeadRequestSchema;
     output: typeof GetLeadResponseSchema;
+  },
+  /**
+   * Lists the calling provider's own leads, newest first, one page at a time.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.ListLeads
+   */
+  listLeads: {
+    methodKind: "unary";
+    input: typeof PublicLeadServiceListLeadsRequestSchema;
+    output: typeof PublicLeadServiceListLeadsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_public_lead_service, 0);
