@@ -46,6 +46,11 @@ function providerId(raw: RawId): number {
   return id ?? 0;
 }
 
+/** Records what an administrator did to a provider, in the caller's transaction. */
+function audit(db: Kysely<Database>, actor: string, action: string, id: number, details?: Record<string, unknown>) {
+  return recordAudit(db, { actor, action, targetType: "provider", targetId: String(id), ...(details && { details }) });
+}
+
 function notFound(id: number): DomainError {
   return new DomainError("not_found", `no provider with id ${id}`, { code: "provider_not_found" });
 }
@@ -86,13 +91,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
       const provider = await db.transaction().execute(async (trx) => {
         const id = await repo.insertProvider(trx, { ...changes, name }, deps.defaults);
         if (id === undefined) throw duplicateName(name);
-        await recordAudit(trx, {
-          actor,
-          action: "provider.created",
-          targetType: "provider",
-          targetId: String(id),
-          details: { fields: Object.keys(changes) },
-        });
+        await audit(trx, actor, "provider.created", id, { fields: Object.keys(changes) });
         return repo.findProvider(trx, id);
       });
       if (!provider) throw new Error("provider vanished after insert");
@@ -106,7 +105,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
       if (!provider) throw notFound(id);
       const ciphertext = await keys.currentKeyCiphertext(db, id);
       if (ciphertext === undefined) return { provider, apiKey: null };
-      await recordAudit(db, { actor, action: "api_key.viewed", targetType: "provider", targetId: String(id) });
+      await audit(db, actor, "api_key.viewed", id);
       return { provider, apiKey: crypto.decrypt(ciphertext) };
     },
 
@@ -123,13 +122,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
           throw err;
         }
         if (!found) throw notFound(id);
-        await recordAudit(trx, {
-          actor,
-          action: "provider.updated",
-          targetType: "provider",
-          targetId: String(id),
-          details: { fields: Object.keys(changes) },
-        });
+        await audit(trx, actor, "provider.updated", id, { fields: Object.keys(changes) });
         return repo.findProvider(trx, id);
       });
       changed(id);
@@ -163,17 +156,11 @@ export function createProviderService(deps: ProviderServiceDeps) {
           masked: maskKey(key),
           expiresAt: options.expiresAt ?? null,
         });
-        await recordAudit(trx, {
-          actor,
-          action: "api_key.generated",
-          targetType: "provider",
-          targetId: String(id),
-          details: {
-            key_id: row.id,
-            masked: maskKey(key),
-            previous_key_grace_seconds: grace,
-            expires_at: options.expiresAt ?? null,
-          },
+        await audit(trx, actor, "api_key.generated", id, {
+          key_id: row.id,
+          masked: maskKey(key),
+          previous_key_grace_seconds: grace,
+          expires_at: options.expiresAt ?? null,
         });
         return { createdAt: row.created_at, retired };
       });
