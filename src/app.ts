@@ -14,6 +14,7 @@ import { createJwtVerifier } from "./auth/jwt.ts";
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
+import { createClientAddress } from "./edge/client-address.ts";
 import { createGate } from "./edge/surfaces.ts";
 import { leadRoutes } from "./leads/lead.rest.ts";
 import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
@@ -115,6 +116,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     crypto,
     now,
     defaults: { perMinute: config.rateLimit.defaultPerMinute, perDay: config.rateLimit.defaultPerDay },
+    production: config.production,
     onProviderChanged: (id) => apiKeys.forgetProvider(id),
   });
   const states = createStateService(db);
@@ -122,10 +124,16 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const shutdown = new AbortController();
 
   const gate = createGate(auth, admission);
+  const clientAddress = createClientAddress(config.trustProxy);
   const rest = createRestApp({
     spec,
     gate,
-    features: [leadRoutes(leads), providerRoutes(providers), stateRoutes(states)],
+    clientAddress,
+    features: [
+      leadRoutes(leads, config.publicBaseUrl),
+      providerRoutes(providers, config.publicBaseUrl),
+      stateRoutes(states),
+    ],
     logger,
     validateResponses: config.validateResponses,
     readiness: createReadiness(db, limiter),
@@ -143,7 +151,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     routes,
     // The same 64 KiB cap as a REST body; larger messages get RESOURCE_EXHAUSTED.
     readMaxBytes: 64 * 1024,
-    contextValues: (req) => createContextValues().set(clientIpKey, req.socket?.remoteAddress),
+    contextValues: (req) => createContextValues().set(clientIpKey, clientAddress(req)),
     fallback: (req, res) => {
       if (req.httpVersionMajor >= 2) {
         res.writeHead(505, { "content-type": "text/plain" });

@@ -3,6 +3,8 @@
  * `loadConfig` lists every bad variable at once instead of failing on the first.
  */
 
+import { isIP } from "node:net";
+
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
 export interface Config {
@@ -28,6 +30,11 @@ export interface Config {
     readonly audience: string | undefined;
     readonly adminClaim: string;
     readonly adminValue: string;
+    /** The claim and value that let an internal system use the lead workflow service. */
+    readonly workflowClaim: string;
+    readonly workflowValue: string;
+    /** Longest accepted lifetime of a token, from `iat` (or `nbf`) to `exp`, in seconds. */
+    readonly maxLifetimeSeconds: number;
     /** True when the secret is the built-in development one. */
     readonly usingDevSecret: boolean;
   };
@@ -49,6 +56,13 @@ export interface Config {
     readonly authFailuresPerMinute: number;
   };
   readonly shutdownTimeoutMs: number;
+  /**
+   * Which proxies in front of the service are trusted to report the client address
+   * (X-Forwarded-For), in proxy-addr's terms: a hop count, or addresses/CIDRs; false: none.
+   */
+  readonly trustProxy: false | number | readonly string[];
+  /** Origin for absolute links (pagination); undefined: links are relative. */
+  readonly publicBaseUrl: string | undefined;
 }
 
 /** Development-only secrets; the service refuses to use them with NODE_ENV=production. */
@@ -161,6 +175,9 @@ export function loadConfig(env: Env = process.env): Config {
       audience: str("JWT_AUDIENCE"),
       adminClaim: str("JWT_ADMIN_CLAIM") ?? "position",
       adminValue: str("JWT_ADMIN_VALUE") ?? "ADMIN",
+      workflowClaim: str("JWT_WORKFLOW_CLAIM") ?? str("JWT_ADMIN_CLAIM") ?? "position",
+      workflowValue: str("JWT_WORKFLOW_VALUE") ?? str("JWT_ADMIN_VALUE") ?? "ADMIN",
+      maxLifetimeSeconds: int("JWT_MAX_LIFETIME_SECONDS", 86_400, 60, 30 * 86_400),
       usingDevSecret,
     },
     apiKeySecret: apiKeySecretRaw ?? DEV_API_KEY_SECRET,
@@ -176,7 +193,45 @@ export function loadConfig(env: Env = process.env): Config {
       authFailuresPerMinute: int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000),
     },
     shutdownTimeoutMs: int("SHUTDOWN_TIMEOUT_MS", 8000, 100, 120_000),
+    trustProxy: trustProxy(str("TRUST_PROXY"), problems),
+    publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** TRUST_PROXY: unset/false, a hop count (1 = the one load balancer in front), or addresses/CIDRs. */
+function trustProxy(raw: string | undefined, problems: string[]): false | number | readonly string[] {
+  if (raw === undefined || raw.toLowerCase() === "false") return false;
+  if (/^[0-9]{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(",").map((e) => e.trim());
+  const bad = entries.filter((e) => !isAddressOrCidr(e));
+  if (bad.length > 0) {
+    problems.push(`TRUST_PROXY must be false, a hop count, or addresses/CIDRs (not ${bad.join(", ")})`);
+    return false;
+  }
+  return Object.freeze(entries);
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  if (["loopback", "linklocal", "uniquelocal"].includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split("/");
+  if (rest.length > 0 || address === undefined || isIP(address) === 0) return false;
+  return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128));
+}
+
+/** PUBLIC_BASE_URL: an http(s) origin, no path, query or credentials. */
+function origin(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const u = new URL(raw);
+    const plain = u.username === "" && u.password === "" && u.search === "" && u.hash === "";
+    if (!["http:", "https:"].includes(u.protocol) || !plain || (u.pathname !== "/" && u.pathname !== "")) {
+      throw new Error("not an origin");
+    }
+    return u.origin;
+  } catch {
+    problems.push("PUBLIC_BASE_URL must be an http(s) origin such as https://api.example.com (no path)");
+    return undefined;
+  }
 }

@@ -3,6 +3,8 @@
  * metrics, and /metrics for callers holding METRICS_TOKEN. Log lines carry ids, route, status and
  * timing only: never headers, bodies or query strings (keys, JWTs, emails and phones stay out).
  */
+
+import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 import type { Logger } from "./logger.ts";
 import { type Metrics, serveMetrics } from "./metrics.ts";
 import { assignRequestId } from "./request-id.ts";
@@ -35,6 +37,29 @@ export function protocolOf(req: AnyRequest): string {
   return "rest";
 }
 
+/**
+ * Headers every answer carries, whatever the protocol (REST adds its own on top, see
+ * rest/app.ts): nothing is cached, nothing is sniffed, HTTPS is remembered.
+ */
+const COMMON_HEADERS: Readonly<Record<string, string>> = {
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff",
+  "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+};
+
+/** Headers a request may carry only once: two would leave open which one counts. */
+const SINGLE_HEADERS = ["authorization", "host"];
+
+/** The name of a header the request repeats, if any. */
+function repeatedHeader(req: AnyRequest): string | undefined {
+  const raw = req.rawHeaders;
+  return SINGLE_HEADERS.find((name) => {
+    let seen = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) seen += 1;
+    return seen > 1;
+  });
+}
+
 export function createObservedHandler(
   inner: Handler,
   logger: Logger,
@@ -49,6 +74,7 @@ export function createObservedHandler(
       return;
     }
     const requestId = assignRequestId(req, res);
+    for (const [k, v] of Object.entries(COMMON_HEADERS)) res.setHeader(k, v);
     const started = process.hrtime.bigint();
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -60,6 +86,21 @@ export function createObservedHandler(
         "request",
       );
     });
+    const repeated = repeatedHeader(req);
+    if (repeated !== undefined) {
+      res.statusCode = 400;
+      res.setHeader("content-type", PROBLEM_CONTENT_TYPE);
+      res.end(
+        problemJson({
+          status: 400,
+          code: "duplicate_header",
+          title: "Bad request",
+          detail: `the ${repeated} header must be sent once`,
+          requestId,
+        }),
+      );
+      return;
+    }
     inner(req, res);
   };
 }

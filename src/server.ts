@@ -4,6 +4,7 @@
  * anything else to an HTTP/1.1 server (REST, Connect, gRPC-Web). Both run the same handler:
  * connect-node's adapter, whose fallback hands HTTP/1.x requests to Express.
  */
+import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import net from "node:net";
@@ -75,7 +76,12 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
   const sockets = new Set<net.Socket>();
   h2.on("session", (session) => {
     sessions.add(session);
-    session.setTimeout(timeouts.keepAliveMs * 12, () => session.close());
+    // An idle session gets GOAWAY; one whose client does not close in turn is destroyed, so its
+    // descriptor is freed within a bounded time instead of when the client pleases.
+    session.setTimeout(timeouts.keepAliveMs * 12, () => {
+      session.close();
+      setTimeout(() => session.destroy(), timeouts.keepAliveMs).unref();
+    });
     session.on("close", () => sessions.delete(session));
   });
   h2.on("sessionError", (err) => logger.debug({ err: err.message }, "http2 session error"));
@@ -131,10 +137,21 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     "the request is not valid HTTP/1.1",
   ];
   const code = status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "bad_request";
-  const body = problemJson({ status, code, title, detail });
-  socket.end(
-    `HTTP/1.1 ${status} ${title}\r\ncontent-type: ${PROBLEM_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  const requestId = randomUUID();
+  const body = problemJson({ status, code, title, detail, requestId });
+  const head = [
+    `HTTP/1.1 ${status} ${title}`,
+    `content-type: ${PROBLEM_CONTENT_TYPE}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    "cache-control: no-store",
+    "x-content-type-options: nosniff",
+    "connection: close",
+  ];
+  // Destroyed once the answer is flushed: a client that never closes its side must not keep the
+  // descriptor (a dribbling client would otherwise hold it long past the request timeout).
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /**

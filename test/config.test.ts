@@ -36,6 +36,21 @@ describe("configuration", () => {
     ]);
   });
 
+  it("reads the trusted proxies and the public base URL, and names what is wrong with them", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "1" }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8, loopback,::1" }).trustProxy).toEqual([
+      "10.0.0.0/8",
+      "loopback",
+      "::1",
+    ]);
+    expect(loadConfig({ PUBLIC_BASE_URL: "https://api.example.com/" }).publicBaseUrl).toBe("https://api.example.com");
+    expect(problems({ TRUST_PROXY: "10.0.0.0/33,everyone", PUBLIC_BASE_URL: "https://api.example.com/v1" })).toEqual([
+      "TRUST_PROXY must be false, a hop count, or addresses/CIDRs (not 10.0.0.0/33, everyone)",
+      "PUBLIC_BASE_URL must be an http(s) origin such as https://api.example.com (no path)",
+    ]);
+  });
+
   it("refuses to run in production on development secrets", () => {
     expect(problems({ NODE_ENV: "production" })).toEqual([
       "JWT_SECRET or JWT_JWKS_URL is required when NODE_ENV=production",

@@ -1,12 +1,14 @@
 /**
  * Hostile input, property-based (fast-check): random and near-valid bodies, huge strings, deep
  * nesting, wrong types, unicode, SQL and header-injection strings, on the REST and gRPC create and
- * get paths. Never a 5xx, never a crash; every REST 4xx is problem+json; gRPC answers only with
+ * get paths, the Management API's path and query parameters and the RPC id fields. Never a 5xx, never a crash; every REST 4xx is problem+json; gRPC answers only with
  * the codes a client can act on. FUZZ_RUNS (default 1000, `make fuzz`: 20000) cases in all.
  */
 import { Code, type ConnectError } from "@connectrpc/connect";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_workflow_service_pb.ts";
+import { ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
@@ -105,7 +107,7 @@ describe("hostile input never breaks the service", { timeout: 300_000 }, () => {
         const res = await t.call("POST", "/api/v1/public/leads/", { body, auth: key });
         await expectProblem(res, JSON.stringify(body).slice(0, 300));
       }),
-      { numRuns: share(0.4) },
+      { numRuns: share(0.35) },
     );
   });
 
@@ -121,7 +123,7 @@ describe("hostile input never breaks the service", { timeout: 300_000 }, () => {
         const echoed = res.headers.get("x-request-id") ?? "";
         expect(echoed.includes("\n") || echoed.includes("\r")).toBe(false);
       }),
-      { numRuns: share(0.15) },
+      { numRuns: share(0.1) },
     );
   });
 
@@ -171,7 +173,68 @@ describe("hostile input never breaks the service", { timeout: 300_000 }, () => {
         );
         expect([0, Code.NotFound, Code.ResourceExhausted]).toContain(got);
       }),
-      { numRuns: share(0.45) },
+      { numRuns: share(0.35) },
+    );
+  });
+
+  /** Numbers as an attacker writes them: huge, negative, hex, exponent, padded, fractional. */
+  const hostileNumber = fc.oneof(
+    nasty,
+    fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
+    fc.constantFrom("0x1", "1e0", " 1", "1.0", "+1", "-0", "00000000000000000001", "9007199254740993", ""),
+  );
+
+  it("Management API: any id, page, page_size, search and is_active get a 2xx or a problem+json 4xx", async () => {
+    const admin = await t.token();
+    await fc.assert(
+      fc.asyncProperty(
+        hostileNumber,
+        fc.record(
+          { page: hostileNumber, page_size: hostileNumber, search: nasty, is_active: nasty },
+          { requiredKeys: [] },
+        ),
+        async (id, query) => {
+          const byId = await t.call("GET", `/api/v1/lead_providers/${encodeURIComponent(id)}/`, { auth: admin });
+          await expectProblem(byId, `id ${id.slice(0, 100)}`);
+          const list = await t.call("GET", `/api/v1/lead_providers/?${new URLSearchParams(query)}`, { auth: admin });
+          await expectProblem(list, JSON.stringify(query).slice(0, 300));
+        },
+      ),
+      { numRuns: share(0.1) },
+    );
+  });
+
+  it("RPC id fields: any int64 gets success or a code a client can act on, never INTERNAL", async () => {
+    const admin = await t.token();
+    const providers = connectClient(ProviderService, t.port, "grpc");
+    const workflow = connectClient(LeadWorkflowService, t.port, "grpc");
+    const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+    const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 0,
+        (e: unknown) => (e as ConnectError).code,
+      );
+    // RESOURCE_EXHAUSTED: a message over 64 KiB (a 70,000-character search)
+    const acceptable = [0, Code.InvalidArgument, Code.NotFound, Code.FailedPrecondition, Code.ResourceExhausted];
+    await fc.assert(
+      fc.asyncProperty(int64, int32, int32, nasty, async (id, page, pageSize, search) => {
+        const auth = bearer(admin);
+        const codes = [
+          await codeOf(providers.getProvider({ id }, auth)),
+          await codeOf(providers.listProviders({ page, pageSize, search }, auth)),
+          await codeOf(workflow.findLead({ key: { case: "id", value: id } }, auth)),
+          await codeOf(
+            workflow.findLead(
+              { key: { case: "providerExternalId", value: { providerId: id, externalId: search } } },
+              auth,
+            ),
+          ),
+          await codeOf(workflow.transitionLead({ leadId: id, toState: 2 }, auth)),
+        ];
+        for (const code of codes) expect(acceptable, `id ${id} page ${page} size ${pageSize}`).toContain(code);
+      }),
+      { numRuns: share(0.1) },
     );
   });
 });

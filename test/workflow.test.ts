@@ -26,7 +26,12 @@ describe.each(BACKENDS)("lead workflow LEAD → QUOTE → ORDER ($name)", (backe
     )) as ConnectError;
 
   beforeAll(async () => {
-    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000", RATE_LIMIT_PER_DAY: "1000000" });
+    t = await startTestApp(backend, {
+      RATE_LIMIT_PER_MINUTE: "100000",
+      RATE_LIMIT_PER_DAY: "1000000",
+      // the quote engine is an internal system holding the configured lead-processing claim
+      JWT_WORKFLOW_VALUE: "DISPATCHER",
+    });
     ({ key, id: providerId } = await t.provider());
     internal = await t.token({ position: "DISPATCHER" }, { sub: "quote-engine" });
   });

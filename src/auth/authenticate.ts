@@ -22,10 +22,12 @@ export interface Authenticator {
   internal(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
   /** A JWT holding the admin position (Management API); 403 for other valid tokens. */
   admin(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
+  /** A JWT holding the lead-processing claim (workflow service); 403 for other valid tokens. */
+  workflow(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
 }
 
-type Guard = <T>(clientIp: string | undefined, attempt: () => Promise<T>) => Promise<T>;
-const unguarded: Guard = (_ip, attempt) => attempt();
+type Guard = <T>(clientIp: string | undefined, presented: boolean, attempt: () => Promise<T>) => Promise<T>;
+const unguarded: Guard = (_ip, _presented, attempt) => attempt();
 
 export function createAuthenticator(
   apiKeys: ApiKeyVerifier,
@@ -33,7 +35,7 @@ export function createAuthenticator(
   guard: Guard = unguarded,
 ): Authenticator {
   const internal = (authorization: Header, clientIp?: string) =>
-    guard(clientIp, async () => {
+    guard(clientIp, bearerToken(authorization) !== undefined, async () => {
       const token = bearerToken(authorization);
       if (token === undefined) throw invalidToken();
       if (token.startsWith(KEY_PREFIX)) throw invalidToken("a provider API key is not accepted here; use a JWT");
@@ -41,7 +43,7 @@ export function createAuthenticator(
     });
   return {
     provider(authorization, clientIp) {
-      return guard(clientIp, async () => {
+      return guard(clientIp, bearerToken(authorization) !== undefined, async () => {
         const token = bearerToken(authorization);
         if (token === undefined) throw invalidKey();
         return apiKeys.verify(token);
@@ -52,6 +54,15 @@ export function createAuthenticator(
       const principal = await internal(authorization, clientIp);
       if (!principal.isAdmin) {
         throw new DomainError("permission_denied", "this operation requires the admin position", { code: "forbidden" });
+      }
+      return principal;
+    },
+    async workflow(authorization, clientIp) {
+      const principal = await internal(authorization, clientIp);
+      if (!principal.canProcessLeads) {
+        throw new DomainError("permission_denied", "this operation requires the lead-processing claim", {
+          code: "forbidden",
+        });
       }
       return principal;
     },

@@ -10,8 +10,11 @@ import type { JwtPrincipal } from "../auth/jwt.ts";
 import type { Admission } from "../rate-limit/admission.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 
-/** Who may call: a provider API key, an admin JWT, or any valid JWT. */
-export type CallerRule = "provider_key" | "admin_jwt" | "any_jwt";
+/**
+ * Who may call: a provider API key, a JWT with the admin position, a JWT with the lead-processing
+ * claim (JWT_WORKFLOW_CLAIM / JWT_WORKFLOW_VALUE, by default the admin position), or any valid JWT.
+ */
+export type CallerRule = "provider_key" | "admin_jwt" | "workflow_jwt" | "any_jwt";
 
 export interface Surface {
   readonly name: string;
@@ -50,7 +53,7 @@ export const SURFACES: readonly Surface[] = [
     name: "workflow",
     restPrefix: undefined,
     rpcServices: ["leadprovider.v1.LeadWorkflowService"],
-    caller: "any_jwt",
+    caller: "workflow_jwt",
     rateLimited: false,
   },
 ];
@@ -87,6 +90,8 @@ export function createGate(auth: Authenticator, admission: Admission): Gate {
           return { kind: "provider", provider: await auth.provider(authorization, clientIp) };
         case "admin_jwt":
           return { kind: "jwt", jwt: await auth.admin(authorization, clientIp) };
+        case "workflow_jwt":
+          return { kind: "jwt", jwt: await auth.workflow(authorization, clientIp) };
         case "any_jwt":
           return { kind: "jwt", jwt: await auth.internal(authorization, clientIp) };
       }

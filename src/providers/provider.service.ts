@@ -20,6 +20,8 @@ export interface ProviderServiceDeps {
   readonly crypto: KeyCrypto;
   readonly defaults: { readonly perMinute: number; readonly perDay: number };
   readonly now?: () => Date;
+  /** Production refuses webhook URLs that point inside the network (see webhook-url.ts). */
+  readonly production?: boolean;
   /** Called after a provider's keys or limits change, so caches can drop what they hold. */
   readonly onProviderChanged?: (providerId: number) => void;
 }
@@ -67,6 +69,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
   const { db, crypto } = deps;
   const now = deps.now ?? (() => new Date());
   const changed = (id: number) => deps.onProviderChanged?.(id);
+  const webhookPolicy = { production: deps.production ?? false };
 
   return {
     async list(q: ListQuery) {
@@ -85,7 +88,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
     },
 
     async create(actor: string, input: unknown): Promise<Provider> {
-      const { changes, violations } = parseProviderInput(input, false);
+      const { changes, violations } = parseProviderInput(input, false, webhookPolicy);
       throwIfViolations(violations);
       const name = changes.name as string;
       const provider = await db.transaction().execute(async (trx) => {
@@ -111,7 +114,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
 
     async update(actor: string, rawId: RawId, input: unknown): Promise<Provider> {
       const id = providerId(rawId);
-      const { changes, violations } = parseProviderInput(input, true);
+      const { changes, violations } = parseProviderInput(input, true, webhookPolicy);
       throwIfViolations(violations);
       const provider = await db.transaction().execute(async (trx) => {
         let found: boolean;

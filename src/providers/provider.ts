@@ -1,6 +1,7 @@
 /** Provider domain types and the rules of provider input (create and update). */
 import type { FieldViolation } from "../errors.ts";
 import { Fields } from "../fields.ts";
+import { type WebhookUrlPolicy, webhookUrlProblem } from "./webhook-url.ts";
 
 export interface ApiKeySummary {
   readonly masked: string;
@@ -55,6 +56,7 @@ const KNOWN = new Set([
 export function parseProviderInput(
   raw: unknown,
   partial: boolean,
+  webhookPolicy: WebhookUrlPolicy = { production: false },
 ): { changes: ProviderChanges; violations: FieldViolation[] } {
   const f = new Fields();
   const changes: ProviderChanges = {};
@@ -96,9 +98,9 @@ export function parseProviderInput(
   if (has("webhook_url")) {
     if (body.webhook_url === null) changes.webhookUrl = null;
     else {
-      const url = f.text(body, "webhook_url", { max: 2048 });
-      if (url !== undefined && !isHttpUrl(url))
-        f.add("webhook_url", "invalid_url", "webhook_url must be an http or https URL");
+      const url = f.text(body, "webhook_url", { max: 2048, noControl: true });
+      const problem = url === undefined ? undefined : webhookUrlProblem(url, webhookPolicy);
+      if (problem !== undefined) f.add("webhook_url", "invalid_url", problem);
       else if (url !== undefined) changes.webhookUrl = url;
     }
   }
@@ -110,13 +112,4 @@ export function parseProviderInput(
     }
   }
   return { changes, violations: f.violations };
-}
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === "http:" || u.protocol === "https:";
-  } catch {
-    return false;
-  }
 }

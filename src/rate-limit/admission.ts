@@ -8,8 +8,13 @@ import type { Limits, Quota, RateLimiter, WindowName } from "./rate-limiter.ts";
 export interface Admission {
   /** Admits one Public API request of the provider; returns its quota, or throws rate_limited. */
   provider(providerId: number, limits: Limits): Promise<Quota>;
-  /** Runs an authentication attempt unless `clientIp` failed too often; counts a failure. */
-  guardAuth<T>(clientIp: string | undefined, attempt: () => Promise<T>): Promise<T>;
+  /**
+   * Runs an authentication attempt. A success is never refused. A failed attempt with a
+   * `presented` credential counts against `clientIp`, and once the address has failed too often
+   * this minute it is answered 429 instead of 401; a request with no credential at all (a
+   * preflight, a health probe) costs nothing.
+   */
+  guardAuth<T>(clientIp: string | undefined, presented: boolean, attempt: () => Promise<T>): Promise<T>;
 }
 
 export interface AdmissionOptions {
@@ -33,29 +38,29 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
       );
     },
 
-    async guardAuth(clientIp, attempt) {
-      const key = clientIp ?? "unknown";
-      // The address check and the verification run side by side; a blocked address gets 429
-      // whatever the verification found.
-      const [wait, outcome] = await Promise.all([
-        limiter.failureBlock(key, options.authFailuresPerMinute),
-        attempt().then(
-          (value) => ({ ok: true as const, value }),
-          (error: unknown) => ({ ok: false as const, error }),
-        ),
-      ]);
-      if (wait > 0) {
-        options.onRejected?.("auth_failures");
-        throw new DomainError("rate_limited", `too many failed authentications from this address; retry in ${wait} s`, {
-          code: "rate_limited",
-          window: "minute",
-          retryAfterSeconds: wait,
-        });
-      }
-      if (outcome.ok) return outcome.value;
-      if (outcome.error instanceof DomainError && outcome.error.kind === "unauthenticated")
+    async guardAuth(clientIp, presented, attempt) {
+      try {
+        return await attempt();
+      } catch (err) {
+        const guessed = presented && err instanceof DomainError && err.kind === "unauthenticated";
+        if (!guessed) throw err;
+        const key = clientIp ?? "unknown";
+        const wait = await limiter.failureBlock(key, options.authFailuresPerMinute);
+        if (wait > 0) {
+          options.onRejected?.("auth_failures");
+          throw new DomainError(
+            "rate_limited",
+            `too many failed authentications from this address; retry in ${wait} s`,
+            {
+              code: "rate_limited",
+              window: "minute",
+              retryAfterSeconds: wait,
+            },
+          );
+        }
         await limiter.recordFailure(key);
-      throw outcome.error;
+        throw err;
+      }
     },
   };
 }

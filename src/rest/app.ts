@@ -5,6 +5,7 @@
  */
 import express, { type Request, type RequestHandler, type Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
+import type { ClientAddress } from "../edge/client-address.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { type Gate, SURFACES, type Surface } from "../edge/surfaces.ts";
 import type { FieldViolation } from "../errors.ts";
@@ -18,6 +19,8 @@ export interface RestDeps {
   /** The parsed openapi.yaml, and its text for GET /openapi.yaml. */
   readonly spec: { readonly document: object; readonly text: string };
   readonly gate: Gate;
+  /** The client's address, behind trusted proxies the forwarded one. */
+  readonly clientAddress: ClientAddress;
   readonly features: readonly RestFeature[];
   readonly logger: Logger;
   readonly validateResponses: boolean;
@@ -37,9 +40,9 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** Authenticates and rate-limits every request under the surface's prefix, by its rule. */
-function gateFor(gate: Gate, surface: Surface): RequestHandler {
+function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress): RequestHandler {
   return async (req, res, next) => {
-    const caller = await gate.authenticate(surface, req.get("authorization"), req.socket.remoteAddress);
+    const caller = await gate.authenticate(surface, req.get("authorization"), clientAddress(req));
     res.locals.caller = caller;
     const quota = await gate.limit(surface, caller);
     if (quota) for (const [k, v] of Object.entries(rateLimitHeaders(quota))) res.setHeader(k, v);
@@ -72,7 +75,8 @@ export function createRestApp(deps: RestDeps): express.Express {
   if (deps.extraRoutes) app.use(deps.extraRoutes);
 
   app.use(express.json({ limit: "64kb", type: ["application/json", "application/*+json"] }));
-  for (const surface of SURFACES) if (surface.restPrefix) app.use(surface.restPrefix, gateFor(deps.gate, surface));
+  for (const surface of SURFACES)
+    if (surface.restPrefix) app.use(surface.restPrefix, gateFor(deps.gate, surface, deps.clientAddress));
 
   app.use(
     OpenApiValidator.middleware({

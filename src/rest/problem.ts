@@ -90,6 +90,31 @@ const BODY_ERRORS: Readonly<Record<string, Omit<Problem, "errors">>> = {
   "charset.unsupported": UTF8_JSON,
 };
 
+const INVALID_CONTENT_ENCODING: Problem = {
+  status: 400,
+  code: "invalid_content_encoding",
+  title: "Invalid content encoding",
+  detail: "the request body could not be decoded as its Content-Encoding says",
+};
+
+/**
+ * body-parser inflates gzip, deflate, br and zstd bodies; a body that is not what its
+ * Content-Encoding says fails in zlib with a 400 that carries no `type` of its own.
+ */
+function isDecompressionError(err: unknown, req: Request): boolean {
+  const e = err as { status?: unknown; type?: unknown; errors?: unknown } | null;
+  const encoding = req.headers["content-encoding"];
+  return (
+    e !== null &&
+    typeof e === "object" &&
+    e.status === 400 &&
+    e.type === undefined &&
+    e.errors === undefined &&
+    typeof encoding === "string" &&
+    encoding.toLowerCase() !== "identity"
+  );
+}
+
 interface ValidatorError {
   status?: number;
   errors?: Array<{ path?: string; message?: string; errorCode?: string }>;
@@ -194,6 +219,7 @@ export function createErrorHandler(logger: Logger, explain: Explainer): ErrorReq
     const e = err as ValidatorError;
     const bodyError = typeof e.type === "string" ? BODY_ERRORS[e.type] : undefined;
     if (!(err instanceof DomainError) && bodyError) return sendProblem(req, res, bodyError);
+    if (isDecompressionError(err, req)) return sendProblem(req, res, INVALID_CONTENT_ENCODING);
     if (!(err instanceof DomainError) && typeof e.status === "number" && Array.isArray(e.errors)) {
       const refusal = validatorRefusal(req, e.status);
       if (refusal) return sendProblem(req, res, refusal);

@@ -496,7 +496,7 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
   });
   // Runs last: afterwards this address is refused until the minute ends.
   describe("once this address has failed authentication too often", () => {
-    it("every secured operation answers 429 rate_limited with Retry-After, even with valid credentials", async () => {
+    it("every secured operation answers 429 rate_limited with Retry-After to a failed credential, never to a valid one", async () => {
       const block = async () => {
         for (let i = 0; i < 40; i += 1) {
           const res = await call("GET", PROVIDERS, { auth: "not.a.jwt" });
@@ -505,27 +505,30 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
         }
         throw new Error("no 429 after 40 failed authentications with AUTH_FAILURES_PER_MINUTE=30");
       };
-      const operations: [string, string, string, unknown, string][] = [
-        ["createLead", "POST", LEADS, leadBody(), provider.key],
-        ["getLead", "GET", `${LEADS}anything/`, undefined, provider.key],
-        ["listProviders", "GET", PROVIDERS, undefined, admin],
-        ["createProvider", "POST", `${PROVIDERS}create/`, { name: `Late ${Date.now()}` }, admin],
-        ["getProvider", "GET", `${PROVIDERS}${provider.id}/`, undefined, admin],
-        ["updateProvider", "PATCH", `${PROVIDERS}${provider.id}/`, { notes: "late" }, admin],
-        ["generateApiKey", "POST", `${PROVIDERS}999999/generate_api_key/`, undefined, admin],
-        ["listStates", "GET", "/api/v1/common/states/", undefined, agent],
+      const badKey = "lp_live_guessed";
+      const operations: [string, string, string, unknown, string, string, number][] = [
+        ["createLead", "POST", LEADS, leadBody(), badKey, provider.key, 201],
+        ["getLead", "GET", `${LEADS}anything/`, undefined, badKey, provider.key, 404],
+        ["listProviders", "GET", PROVIDERS, undefined, "not.a.jwt", admin, 200],
+        ["createProvider", "POST", `${PROVIDERS}create/`, { name: `Late ${Date.now()}` }, "not.a.jwt", admin, 201],
+        ["getProvider", "GET", `${PROVIDERS}${provider.id}/`, undefined, "not.a.jwt", admin, 200],
+        ["updateProvider", "PATCH", `${PROVIDERS}${provider.id}/`, { notes: "late" }, "not.a.jwt", admin, 200],
+        ["generateApiKey", "POST", `${PROVIDERS}999999/generate_api_key/`, undefined, "not.a.jwt", admin, 404],
+        ["listStates", "GET", "/api/v1/common/states/", undefined, "not.a.jwt", agent, 200],
       ];
-      for (const [operationId, method, path, body, auth] of operations) {
+      for (const [operationId, method, path, body, failed, valid, status] of operations) {
         await block();
-        let res = await call(method, path, { body, auth });
+        let res = await call(method, path, { body, auth: failed });
         if (res.status !== 429) {
           // The minute ended between the block and the call: block again.
           await res.text();
           await block();
-          res = await call(method, path, { body, auth });
+          res = await call(method, path, { body, auth: failed });
         }
         const problem = await expectAnswer(`${operationId} ${method} ${path}`, res, 429, "rate_limited");
         expect(problem.window).toBe("minute");
+        // The same address with valid credentials is served as usual.
+        await expectAnswer(`${operationId} ${method} ${path}`, await call(method, path, { body, auth: valid }), status);
         expect(Number(res.headers.get("retry-after"))).toBe(problem.retry_after);
       }
     });
