@@ -16,6 +16,9 @@ import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { createClientAddress } from "./edge/client-address.ts";
 import { createGate } from "./edge/surfaces.ts";
+import { eventRoutes } from "./events/event.rest.ts";
+import { createEventRpc } from "./events/event.rpc.ts";
+import { createEventService } from "./events/event.service.ts";
 import { leadRoutes } from "./leads/lead.rest.ts";
 import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
@@ -120,6 +123,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onProviderChanged: (id) => apiKeys.forgetProvider(id),
   });
   const states = createStateService(db);
+  const events = createEventService(db);
   const workflow = createLeadWorkflowService({ database });
   const shutdown = new AbortController();
 
@@ -131,6 +135,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     clientAddress,
     features: [
       leadRoutes(leads, config.publicBaseUrl),
+      eventRoutes(events, config.publicBaseUrl),
       providerRoutes(providers, config.publicBaseUrl),
       stateRoutes(states),
     ],
@@ -142,7 +147,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const routes = createRpcRoutes({
     gate,
     logger,
-    publicLeads: createPublicLeadRpc(leads),
+    publicLeads: { ...createPublicLeadRpc(leads), ...createEventRpc(events) },
     providers: createProviderRpc(providers),
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),

@@ -50,9 +50,12 @@ export function readPageRequest(
   return { size, afterId: Number.isSafeInteger(afterId) ? afterId : undefined };
 }
 
-/** Cuts the `size + 1` rows a query fetched into a page and the next page's token. */
-export function pageOf<T extends { readonly id: number }>(rows: readonly T[], size: number): Page<T> {
+/**
+ * Cuts the `size + 1` rows a query fetched into a page and the next page's token, which names
+ * the last row by `cursorOf` (its position in the list's order).
+ */
+export function pageOf<T>(rows: readonly T[], size: number, cursorOf: (row: T) => number): Page<T> {
   const items = rows.slice(0, size);
   const last = items.at(-1);
-  return { items, nextPageToken: rows.length > size && last ? encodeCursor(last.id) : "" };
+  return { items, nextPageToken: rows.length > size && last !== undefined ? encodeCursor(cursorOf(last)) : "" };
 }

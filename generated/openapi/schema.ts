@@ -99,6 +99,32 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/public/events/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your lead events
+     * @description The calling provider's own lead events, newest first, so an integration that missed
+     *     notifications can catch up without polling every lead. Every change of a lead is recorded
+     *     in the same database transaction as the change itself: `lead.created`, `lead.quoted`,
+     *     `lead.ordered` (and `lead.status_changed`), each with a stable `id` (`evt_…`) and the lead
+     *     as GET showed it at that moment in `data.lead`. A change that was rolled back has no event.
+     *     Pages by cursor like the lead list (`page_size`, `page_token` → `next_page_token`);
+     *     filters `type` and `created_after`.
+     */
+    get: operations["listEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/lead_providers/": {
     parameters: {
       query?: never;
@@ -527,6 +553,42 @@ export interface components {
        * @example provider:7
        */
       actor: string;
+    };
+    /** @description Something that happened to a lead, with the lead as GET showed it at that moment. */
+    LeadEvent: {
+      /**
+       * @description Stable event id; the same event always has the same id.
+       * @example evt_3f2c9a1b7d4e4f0a9c8b6d5e4f3a2b1c
+       */
+      id: string;
+      /**
+       * @example lead.quoted
+       * @enum {string}
+       */
+      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
+      /**
+       * Format: date-time
+       * @example 2026-11-04T09:12:44.530Z
+       */
+      created_at: string;
+      data: {
+        lead: components["schemas"]["Lead"];
+      };
+    };
+    /** @description One page of the provider's events, newest first. */
+    EventList: {
+      results: components["schemas"]["LeadEvent"][];
+      /**
+       * @description Pass as `page_token` for the next page; null on the last page.
+       * @example NDI
+       */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @description The next page's URL with the same filters; null on the last page.
+       * @example /api/v1/public/events/?page_token=NDI
+       */
+      next: string | null;
     };
     /** @description One page of the provider's leads, newest first. */
     LeadList: {
@@ -1185,6 +1247,12 @@ export interface components {
     LeadStateFilter: "LEAD" | "QUOTE" | "ORDER";
     /** @description Only leads changed after this instant (RFC 3339). */
     UpdatedAfter: string;
+    /** @description Events per page. */
+    EventPageSize: number;
+    /** @description Only events of this type. */
+    EventTypeFilter: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
+    /** @description Only events recorded after this instant (RFC 3339). */
+    CreatedAfter: string;
     /** @description Page number, from 1. */
     Page: number;
     /** @description Providers per page. */
@@ -1319,6 +1387,43 @@ export interface operations {
       400: components["responses"]["PathValidationFailed"];
       401: components["responses"]["ApiKeyUnauthorized"];
       404: components["responses"]["LeadNotFound"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description Events per page. */
+        page_size?: components["parameters"]["EventPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only events of this type. */
+        type?: components["parameters"]["EventTypeFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of the provider's events. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["EventList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
       429: components["responses"]["RateLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

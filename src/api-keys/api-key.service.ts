@@ -1,5 +1,5 @@
 /**
- * Verifies provider API keys. Every refusal is the same 401 (`invalid_api_key`), except that a
+ * Verifies provider API keys. Every refusal is the same `unauthenticated` (`invalid_api_key`), except that a
  * genuine key past its expiry says `expired_api_key`; nothing tells whether a key exists.
  *
  * Lookups are cached for a few seconds (per digest, never the key itself) so a busy provider
@@ -75,7 +75,7 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
   }
 
   return {
-    /** The provider behind `key`, or a 401 DomainError. */
+    /** The provider behind `key`, or an `unauthenticated` DomainError. */
     async verify(key: string | undefined): Promise<ProviderPrincipal> {
       if (key === undefined || !isWellFormedKey(key)) throw invalidKey();
       const record = await lookup(deps.crypto.digest(key));

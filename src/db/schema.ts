@@ -99,6 +99,16 @@ export interface AuditLogTable {
   at: Timestamp;
 }
 
+export interface LeadEventsTable {
+  id: Generated<number>;
+  event_id: string;
+  provider_id: number;
+  lead_id: number;
+  type: string;
+  created_at: Timestamp;
+  data: ColumnType<unknown, string, string>;
+}
+
 export interface Database {
   states: StatesTable;
   providers: ProvidersTable;
@@ -107,4 +117,5 @@ export interface Database {
   vehicles: VehiclesTable;
   lead_state_history: LeadStateHistoryTable;
   audit_log: AuditLogTable;
+  lead_events: LeadEventsTable;
 }

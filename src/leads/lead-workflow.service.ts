@@ -7,6 +7,8 @@ import type { Kysely } from "kysely";
 import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
+import { insertLeadEvent } from "../events/event.repository.ts";
+import { eventTypeOfMove, newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { pageOf, readPageRequest } from "../paging.ts";
 import { applyTransition, findLead, type LeadKey, listLeadsInState, lockLeadState } from "./lead.repository.ts";
@@ -99,12 +101,12 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
       const status = f.text({ lead_status: leadStatus }, "lead_status", { max: 50, noControl: true });
       throwIfViolations(f.violations);
       const toState = target as LeadState;
-      const changed = await db.transaction().execute(async (trx) => {
+      const moved = await db.transaction().execute(async (trx): Promise<Lead | undefined> => {
         const current = await lockLeadState(trx, leadId);
         if (!current) throw notFound({ id: leadId });
         const from = current.state as LeadState;
         const check = checkTransition(from, toState);
-        if (check.kind === "noop") return false;
+        if (check.kind === "noop") return undefined;
         if (check.kind === "refuse") {
           const next = nextState(from);
           const allowed = next ? `it can move only to ${next}` : "it cannot move any further";
@@ -134,11 +136,15 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
               actor,
             } satisfies Omit<LeadChange, "changedAt"> & { changedAt: string }),
         });
-        return true;
+        // The event carries the lead as it is after the move, written in the same transaction.
+        const moved = await findLead(trx, { id: leadId });
+        if (!moved) throw notFound({ id: leadId });
+        await insertLeadEvent(trx, { eventId: newEventId(), type: eventTypeOfMove(toState), lead: moved });
+        return moved;
       });
-      const lead = await findLead(db, { id: leadId });
+      const lead = moved ?? (await findLead(db, { id: leadId }));
       if (!lead) throw notFound({ id: leadId });
-      return { lead, changed };
+      return { lead, changed: moved !== undefined };
     },
 
     async find(raw: RawLeadKey): Promise<Lead> {
@@ -155,7 +161,7 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
       const page = readPageRequest(f, { pageSize, pageToken }, LIST_PAGE);
       throwIfViolations(f.violations);
       const rows = await listLeadsInState(db, s as LeadState, page.afterId ?? 0, page.size + 1);
-      const { items, nextPageToken } = pageOf(rows, page.size);
+      const { items, nextPageToken } = pageOf(rows, page.size, (l) => l.id);
       return { leads: items, nextPageToken };
     },
 

@@ -11,11 +11,18 @@ export type InsertResult =
   | { readonly kind: "duplicate"; readonly existing: { readonly id: number; readonly orderNumber: string } };
 
 /**
- * Stores a lead, its vehicles and its first history entry in ONE statement (atomic, one round
- * trip). The unique index on (provider_id, external_id) decides a race: the loser inserts
- * nothing and learns the winner's id and order number.
+ * Stores a lead, its vehicles, its first history entry and its `lead.created` event (the lead as
+ * GET shows it, in the outbox) in ONE statement (atomic, one round trip). The unique index on
+ * (provider_id, external_id) decides a race: the loser inserts nothing and learns the winner's id
+ * and order number.
  */
-export async function insertLead(db: Db, providerId: number, lead: NewLead, actor: string): Promise<InsertResult> {
+export async function insertLead(
+  db: Db,
+  providerId: number,
+  lead: NewLead,
+  actor: string,
+  eventId: string,
+): Promise<InsertResult> {
   const vehicleRows = sql.join(
     lead.vehicles.map(
       (v, i) =>
@@ -46,6 +53,17 @@ export async function insertLead(db: Db, providerId: number, lead: NewLead, acto
     h as (
       insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
       select l.id, null, 'LEAD', 'LEAD', l.created_at, ${actor} from l
+    ),
+    e as (
+      insert into lead_events (event_id, provider_id, lead_id, type, created_at, data)
+      select ${eventId}, ${providerId}, l.id, 'lead.created', l.created_at, jsonb_build_object('lead',
+        ${JSON.stringify(lead)}::jsonb || jsonb_build_object(
+          'id', l.id, 'providerId', ${providerId}::bigint, 'orderNumber', l.order_number,
+          'state', 'LEAD', 'leadStatus', 'LEAD',
+          'createdAt', l.created_at, 'updatedAt', l.created_at, 'stateChangedAt', l.created_at,
+          'history', jsonb_build_array(jsonb_build_object(
+            'fromState', null, 'toState', 'LEAD', 'leadStatus', 'LEAD', 'changedAt', l.created_at, 'actor', ${actor}::text))))
+      from l
     )
     select id, order_number, created_at from l`.execute(db);
 

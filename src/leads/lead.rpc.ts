@@ -88,7 +88,8 @@ export function leadMessage(lead: Lead): LeadMessage {
   });
 }
 
-export function createPublicLeadRpc(leads: LeadService): ServiceImpl<typeof PublicLeadService> {
+/** The lead methods of PublicLeadService (its events are in events/event.rpc.ts). */
+export function createPublicLeadRpc(leads: LeadService): Omit<ServiceImpl<typeof PublicLeadService>, "listEvents"> {
   return {
     async createLead(req, ctx) {
       const { lead } = await leads.create(providerOf(ctx).providerId, createLeadInput(req));

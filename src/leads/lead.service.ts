@@ -2,6 +2,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
+import { newEventId } from "../events/event.ts";
 import { Fields, isPossibleExternalId } from "../fields.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
@@ -45,7 +46,7 @@ export function createLeadService(deps: LeadServiceDeps) {
       const { lead, violations, warnings } = validateLead(input, deps.zips, now());
       throwIfViolations(violations);
       if (!lead) throw new Error("validation returned no lead and no violations");
-      const result = await insertLead(deps.db, providerId, lead, `provider:${providerId}`);
+      const result = await insertLead(deps.db, providerId, lead, `provider:${providerId}`, newEventId());
       if (result.kind === "duplicate") {
         const { id, orderNumber } = result.existing;
         const message = `external_id ${lead.externalId} was already used for lead ${orderNumber} (id ${id})`;
@@ -79,10 +80,10 @@ export function createLeadService(deps: LeadServiceDeps) {
       }
       throwIfViolations(f.violations);
       const filter = { state, updatedAfter: q.updatedAfter, beforeId: page.afterId };
-      return pageOf(await listProviderLeads(deps.db, providerId, filter, page.size + 1), page.size);
+      return pageOf(await listProviderLeads(deps.db, providerId, filter, page.size + 1), page.size, (l) => l.id);
     },
 
-    /** The violations of a submission without storing it (REST uses it to word schema errors). */
+    /** The violations of a submission without storing it (an edge words schema rejections with them). */
     violations(input: unknown) {
       return validateLead(input, deps.zips, now()).violations;
     },

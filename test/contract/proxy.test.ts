@@ -56,6 +56,7 @@ const FIELD_CODES = [
 const sortedKeys = (o: Json) => Object.keys(o).sort().join(", ");
 
 const LEADS = "/api/v1/public/leads/";
+const EVENTS = "/api/v1/public/events/";
 const PROVIDERS = "/api/v1/lead_providers/";
 const car = { year: 2020, make: "Ford", model: "Focus", type: "CAR", tariff: 100, deposit: 10 };
 
@@ -184,6 +185,22 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
       expect(page.next_page_token).toEqual(expect.any(String));
       const bad = await call("GET", `${LEADS}?page_token=bm9wZQ`, { auth: provider.key });
       await expectAnswer("listLeads", bad, 400, "validation_error");
+    });
+
+    it("listEvents answers 200 with the provider's lead.created events, and 400 for an unknown type", async () => {
+      await call("POST", LEADS, { body: leadBody(), auth: provider.key });
+      const page = await expectAnswer(
+        "listEvents",
+        await call("GET", `${EVENTS}?page_size=1`, { auth: provider.key }),
+        200,
+      );
+      expect(page.results[0]).toMatchObject({ type: "lead.created" });
+      await expectAnswer(
+        "listEvents",
+        await call("GET", `${EVENTS}?type=nope`, { auth: provider.key }),
+        400,
+        "validation_error",
+      );
     });
 
     it("createLead answers 201 with warnings for unknown and deprecated fields and nulls in optional ones", async () => {

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/public_lead_service.proto.
  */
 export const file_leadprovider_v1_public_lead_service: GenFile = /*@__PURE__*/
-  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIpQFChFDcmVhdGVMZWFkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgpmaXJzdF9uYW1lGAIgASgJEhEKCWxhc3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkSEgoKb3JpZ2luX3ppcBgGIAEoCRIbChNlc3RpbWF0ZWRfc2hpcF9kYXRlGAcgASgJEjQKDW92ZXJzZWFzX3R5cGUYCCABKA4yHS5sZWFkcHJvdmlkZXIudjEuT3ZlcnNlYXNUeXBlEioKCHNoaXBfdmlhGAkgASgOMhgubGVhZHByb3ZpZGVyLnYxLlNoaXBWaWESLwoIdmVoaWNsZXMYCiADKAsyHS5sZWFkcHJvdmlkZXIudjEuVmVoaWNsZUlucHV0EhwKD2Rlc3RpbmF0aW9uX3ppcBgLIAEoCUgAiAEBEhgKC29yaWdpbl9jaXR5GAwgASgJSAGIAQESHQoQZGVzdGluYXRpb25fY2l0eRgNIAEoCUgCiAEBEhkKDGNvbXBhbnlfbmFtZRgOIAEoCUgDiAEBEh4KEW5vdGVfZnJvbV9zaGlwcGVyGA8gASgJSASIAQESHQoMb3JpZ2luX3N0YXRlGBAgASgFQgIYAUgFiAEBEiIKEWRlc3RpbmF0aW9uX3N0YXRlGBEgASgFQgIYAUgGiAEBQhIKEF9kZXN0aW5hdGlvbl96aXBCDgoMX29yaWdpbl9jaXR5QhMKEV9kZXN0aW5hdGlvbl9jaXR5Qg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg8KDV9vcmlnaW5fc3RhdGVCFAoSX2Rlc3RpbmF0aW9uX3N0YXRlIjkKEkNyZWF0ZUxlYWRSZXNwb25zZRIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQiJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMq4CChFQdWJsaWNMZWFkU2VydmljZRJVCgpDcmVhdGVMZWFkEiIubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXNwb25zZRJMCgdHZXRMZWFkEh8ubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXF1ZXN0GiAubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXNwb25zZRJ0CglMaXN0TGVhZHMSMi5sZWFkcHJvdmlkZXIudjEuUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0GjMubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_leadprovider_v1_lead]);
+  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIpQFChFDcmVhdGVMZWFkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgpmaXJzdF9uYW1lGAIgASgJEhEKCWxhc3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkSEgoKb3JpZ2luX3ppcBgGIAEoCRIbChNlc3RpbWF0ZWRfc2hpcF9kYXRlGAcgASgJEjQKDW92ZXJzZWFzX3R5cGUYCCABKA4yHS5sZWFkcHJvdmlkZXIudjEuT3ZlcnNlYXNUeXBlEioKCHNoaXBfdmlhGAkgASgOMhgubGVhZHByb3ZpZGVyLnYxLlNoaXBWaWESLwoIdmVoaWNsZXMYCiADKAsyHS5sZWFkcHJvdmlkZXIudjEuVmVoaWNsZUlucHV0EhwKD2Rlc3RpbmF0aW9uX3ppcBgLIAEoCUgAiAEBEhgKC29yaWdpbl9jaXR5GAwgASgJSAGIAQESHQoQZGVzdGluYXRpb25fY2l0eRgNIAEoCUgCiAEBEhkKDGNvbXBhbnlfbmFtZRgOIAEoCUgDiAEBEh4KEW5vdGVfZnJvbV9zaGlwcGVyGA8gASgJSASIAQESHQoMb3JpZ2luX3N0YXRlGBAgASgFQgIYAUgFiAEBEiIKEWRlc3RpbmF0aW9uX3N0YXRlGBEgASgFQgIYAUgGiAEBQhIKEF9kZXN0aW5hdGlvbl96aXBCDgoMX29yaWdpbl9jaXR5QhMKEV9kZXN0aW5hdGlvbl9jaXR5Qg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg8KDV9vcmlnaW5fc3RhdGVCFAoSX2Rlc3RpbmF0aW9uX3N0YXRlIjkKEkNyZWF0ZUxlYWRSZXNwb25zZRIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQiJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInoKCUxlYWRFdmVudBIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBGxlYWQYBCABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZDKFAwoRUHVibGljTGVhZFNlcnZpY2USVQoKQ3JlYXRlTGVhZBIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVzcG9uc2USTAoHR2V0TGVhZBIfLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVxdWVzdBogLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVzcG9uc2USdAoJTGlzdExlYWRzEjIubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVxdWVzdBozLmxlYWRwcm92aWRlci52MS5QdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlElUKCkxpc3RFdmVudHMSIi5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_leadprovider_v1_lead]);
 
 /**
  * A lead to submit (spec section 2.1).
@@ -285,6 +285,118 @@ export const PublicLeadServiceListLeadsResponseSchema: GenMessage<PublicLeadServ
   messageDesc(file_leadprovider_v1_public_lead_service, 5);
 
 /**
+ * Which of the provider's events to list.
+ *
+ * @generated from message leadprovider.v1.ListEventsRequest
+ */
+export type ListEventsRequest = Message<"leadprovider.v1.ListEventsRequest"> & {
+  /**
+   * Page size 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only events of this type (lead.created, lead.quoted, lead.ordered, lead.status_changed); empty means any.
+   *
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * Only events recorded after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 4;
+   */
+  createdAfter?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListEventsRequest.
+ * Use `create(ListEventsRequestSchema)` to create a new message.
+ */
+export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 6);
+
+/**
+ * One page of the provider's events.
+ *
+ * @generated from message leadprovider.v1.ListEventsResponse
+ */
+export type ListEventsResponse = Message<"leadprovider.v1.ListEventsResponse"> & {
+  /**
+   * Events on this page, newest first.
+   *
+   * @generated from field: repeated leadprovider.v1.LeadEvent events = 1;
+   */
+  events: LeadEvent[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListEventsResponse.
+ * Use `create(ListEventsResponseSchema)` to create a new message.
+ */
+export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 7);
+
+/**
+ * Something that happened to a lead.
+ *
+ * @generated from message leadprovider.v1.LeadEvent
+ */
+export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
+  /**
+   * Stable event id, evt_ followed by 32 hex digits.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * lead.created, lead.quoted, lead.ordered or lead.status_changed.
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * When the change was recorded.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The lead as it was at that moment.
+   *
+   * @generated from field: leadprovider.v1.Lead lead = 4;
+   */
+  lead?: Lead | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.LeadEvent.
+ * Use `create(LeadEventSchema)` to create a new message.
+ */
+export const LeadEventSchema: GenMessage<LeadEvent> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 8);
+
+/**
  * Public Lead API for lead providers. Authenticated with a provider API key
  * sent as "authorization: Bearer lp_live_…". Same rules as the REST API.
  *
@@ -322,6 +434,16 @@ export const PublicLeadService: GenService<{
     methodKind: "unary";
     input: typeof PublicLeadServiceListLeadsRequestSchema;
     output: typeof PublicLeadServiceListLeadsResponseSchema;
+  },
+  /**
+   * Lists the calling provider's own lead events, newest first, one page at a time.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.ListEvents
+   */
+  listEvents: {
+    methodKind: "unary";
+    input: typeof ListEventsRequestSchema;
+    output: typeof ListEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_public_lead_service, 0);

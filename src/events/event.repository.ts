@@ -1,0 +1,74 @@
+/** All SQL about the lead_events outbox. */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import type { Lead } from "../leads/lead.ts";
+import type { EventType, LeadEvent } from "./event.ts";
+
+type Db = Kysely<Database>;
+
+/** Records an event in the caller's transaction (the same one as the change it describes). */
+export async function insertLeadEvent(
+  db: Db,
+  e: { readonly eventId: string; readonly type: EventType; readonly lead: Lead },
+): Promise<void> {
+  await db
+    .insertInto("lead_events")
+    .values({
+      event_id: e.eventId,
+      provider_id: e.lead.providerId,
+      lead_id: e.lead.id,
+      type: e.type,
+      data: JSON.stringify({ lead: e.lead }),
+    })
+    .execute();
+}
+
+export interface EventFilter {
+  readonly type?: EventType | undefined;
+  readonly createdAfter?: Date | undefined;
+  /** Events before this outbox position (the list runs newest first). */
+  readonly beforeSequence?: number | undefined;
+}
+
+/** One page of a provider's own events, newest first. */
+export async function listProviderEvents(
+  db: Db,
+  providerId: number,
+  filter: EventFilter,
+  limit: number,
+): Promise<LeadEvent[]> {
+  let query = db
+    .selectFrom("lead_events")
+    .select(["id", "event_id", "provider_id", "type", "created_at", "data"])
+    .where("provider_id", "=", providerId);
+  if (filter.type !== undefined) query = query.where("type", "=", filter.type);
+  if (filter.createdAfter !== undefined) query = query.where("created_at", ">", filter.createdAfter);
+  if (filter.beforeSequence !== undefined) query = query.where("id", "<", filter.beforeSequence);
+  const rows = await query.orderBy("id", "desc").limit(limit).execute();
+  return rows.map((r) => ({
+    id: r.event_id,
+    sequence: r.id,
+    providerId: r.provider_id,
+    type: r.type as EventType,
+    createdAt: r.created_at,
+    lead: leadFromSnapshot((r.data as { lead: SnapshotLead }).lead),
+  }));
+}
+
+type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "history"> & {
+  createdAt: string;
+  updatedAt: string;
+  stateChangedAt: string;
+  history: (Omit<Lead["history"][number], "changedAt"> & { changedAt: string })[];
+};
+
+/** A lead stored as JSON in an event, with its times as Dates again. */
+function leadFromSnapshot(s: SnapshotLead): Lead {
+  return {
+    ...s,
+    createdAt: new Date(s.createdAt),
+    updatedAt: new Date(s.updatedAt),
+    stateChangedAt: new Date(s.stateChangedAt),
+    history: s.history.map((h) => ({ ...h, changedAt: new Date(h.changedAt) })),
+  };
+}

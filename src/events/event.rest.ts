@@ -1,0 +1,38 @@
+/** A provider's own lead events over REST. */
+import { Router } from "express";
+import type { components } from "../../generated/openapi/schema.ts";
+import { leadJson } from "../leads/lead.rest.ts";
+import type { RestFeature } from "../rest/feature.ts";
+import { pageLink } from "../rest/links.ts";
+import { operation, providerOf } from "../rest/typed.ts";
+import type { EventService } from "./event.service.ts";
+import type { LeadEvent } from "./event.ts";
+
+export const EVENTS_PATH = "/api/v1/public/events/";
+
+export function eventJson(e: LeadEvent): components["schemas"]["LeadEvent"] {
+  return { id: e.id, type: e.type, created_at: e.createdAt.toISOString(), data: { lead: leadJson(e.lead) } };
+}
+
+export function eventRoutes(events: EventService, publicBaseUrl?: string): RestFeature {
+  const router = Router();
+  router.get(
+    EVENTS_PATH,
+    operation("listEvents", async (req, res) => {
+      const { page_size, page_token, type, created_after } = req.query;
+      const page = await events.list(providerOf(res).providerId, {
+        pageSize: page_size,
+        pageToken: page_token,
+        type,
+        createdAfter: created_after === undefined ? undefined : new Date(created_after),
+      });
+      const next = page.nextPageToken === "" ? null : page.nextPageToken;
+      res.json({
+        results: page.items.map(eventJson),
+        next_page_token: next,
+        next: next === null ? null : pageLink(req, { page_token: next }, publicBaseUrl),
+      });
+    }),
+  );
+  return { router };
+}

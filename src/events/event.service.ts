@@ -1,0 +1,36 @@
+/** Lead events for providers: their own events, newest first, to catch up after downtime. */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { throwIfViolations } from "../errors.ts";
+import { Fields } from "../fields.ts";
+import { type Page, pageOf, readPageRequest } from "../paging.ts";
+import { listProviderEvents } from "./event.repository.ts";
+import { EVENT_TYPES, type EventType, type LeadEvent } from "./event.ts";
+
+export interface EventListQuery {
+  readonly pageSize?: number | undefined;
+  readonly pageToken?: string | undefined;
+  readonly type?: string | undefined;
+  readonly createdAfter?: Date | undefined;
+}
+
+export const EVENT_PAGE = { defaultSize: 20, maxSize: 100 } as const;
+
+export type EventService = ReturnType<typeof createEventService>;
+
+export function createEventService(db: Kysely<Database>) {
+  return {
+    /** The provider's own events, newest first, one cursor page at a time. */
+    async list(providerId: number, q: EventListQuery): Promise<Page<LeadEvent>> {
+      const f = new Fields();
+      const page = readPageRequest(f, q, EVENT_PAGE);
+      const type = f.oneOf({ type: q.type }, "type", EVENT_TYPES, false) as EventType | undefined;
+      if (q.createdAfter !== undefined && Number.isNaN(q.createdAfter.getTime())) {
+        f.add("created_after", "invalid_format", "created_after must be an RFC 3339 date-time");
+      }
+      throwIfViolations(f.violations);
+      const filter = { type, createdAfter: q.createdAfter, beforeSequence: page.afterId };
+      return pageOf(await listProviderEvents(db, providerId, filter, page.size + 1), page.size, (e) => e.sequence);
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/** Lead events: what happened to a lead, with the lead as it was at that moment. */
+import { randomUUID } from "node:crypto";
+import type { Lead, LeadState } from "../leads/lead.ts";
+
+export const EVENT_TYPES = ["lead.created", "lead.quoted", "lead.ordered", "lead.status_changed"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface LeadEvent {
+  /** Stable public id, `evt_` + 32 hex digits. */
+  readonly id: string;
+  /** Position in the outbox (cursor paging, ordering). */
+  readonly sequence: number;
+  readonly providerId: number;
+  readonly type: EventType;
+  readonly createdAt: Date;
+  /** The lead as GET showed it when the event happened. */
+  readonly lead: Lead;
+}
+
+export function newEventId(): string {
+  return `evt_${randomUUID().replaceAll("-", "")}`;
+}
+
+/** The event a move to `to` announces. */
+export function eventTypeOfMove(to: LeadState): EventType {
+  return to === "ORDER" ? "lead.ordered" : to === "QUOTE" ? "lead.quoted" : "lead.status_changed";
+}
