@@ -5,9 +5,19 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.ts";
 import { MIGRATION_NAMES, migrateToLatest, migrationsApplied } from "../src/db/migrator.ts";
+import { US_STATES } from "../src/states/states.ts";
 import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
 
-const TABLES = ["api_keys", "audit_log", "lead_state_history", "leads", "providers", "states", "vehicles"];
+const TABLES = [
+  "api_keys",
+  "audit_log",
+  "lead_events",
+  "lead_state_history",
+  "leads",
+  "providers",
+  "states",
+  "vehicles",
+];
 
 describe.each(BACKENDS)("migrations ($name)", (backend) => {
   it("apply once, create every table and seed the states; a second run applies nothing", async () => {
@@ -32,6 +42,8 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
       const states = await db.selectFrom("states").select(["id", "code"]).orderBy("id").execute();
       expect(states).toHaveLength(55);
       expect(states[4]).toEqual({ id: 5, code: "CA" });
+      // The migration's frozen copy of the seed agrees with today's reference data.
+      expect(states).toEqual(US_STATES.map(({ id, code }) => ({ id, code })));
     } finally {
       await Promise.all(handles.map((h) => h.close()));
       await target.drop();
