@@ -136,6 +136,12 @@ export class Fields {
     return bad();
   }
 
+  /** An instant a caller filters by (already parsed from RFC 3339 at the edge); undefined when not sent. */
+  instant(value: Date | undefined, key: string): Date | undefined {
+    if (value === undefined || !Number.isNaN(value.getTime())) return value;
+    return this.#bad(key, "invalid_format", `${key} must be an RFC 3339 date-time`);
+  }
+
   boolean(obj: Record<string, unknown>, key: string, prefix = ""): boolean | undefined {
     const path = join(prefix, key);
     const v = this.#value(obj, key, false, path);

@@ -3,7 +3,7 @@ import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import { leadJson } from "../leads/lead.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
-import { pageLink } from "../rest/links.ts";
+import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
 import type { EventService } from "./event.service.ts";
 import type { LeadEvent } from "./event.ts";
@@ -26,12 +26,7 @@ export function eventRoutes(events: EventService, publicBaseUrl?: string): RestF
         type,
         createdAfter: created_after === undefined ? undefined : new Date(created_after),
       });
-      const next = page.nextPageToken === "" ? null : page.nextPageToken;
-      res.json({
-        results: page.items.map(eventJson),
-        next_page_token: next,
-        next: next === null ? null : pageLink(req, { page_token: next }, publicBaseUrl),
-      });
+      res.json(cursorPageJson(req, page, eventJson, publicBaseUrl));
     }),
   );
   return { router };

@@ -25,11 +25,9 @@ export function createEventService(db: Kysely<Database>) {
       const f = new Fields();
       const page = readPageRequest(f, q, EVENT_PAGE);
       const type = f.oneOf({ type: q.type }, "type", EVENT_TYPES, false) as EventType | undefined;
-      if (q.createdAfter !== undefined && Number.isNaN(q.createdAfter.getTime())) {
-        f.add("created_after", "invalid_format", "created_after must be an RFC 3339 date-time");
-      }
+      const createdAfter = f.instant(q.createdAfter, "created_after");
       throwIfViolations(f.violations);
-      const filter = { type, createdAfter: q.createdAfter, beforeSequence: page.afterId };
+      const filter = { type, createdAfter, beforeSequence: page.afterId };
       return pageOf(await listProviderEvents(db, providerId, filter, page.size + 1), page.size, (e) => e.sequence);
     },
   };

@@ -2,7 +2,7 @@
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
-import { pageLink } from "../rest/links.ts";
+import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
 import type { LeadService } from "./lead.service.ts";
 import type { Lead, Place } from "./lead.ts";
@@ -88,12 +88,7 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
         state,
         updatedAfter: updated_after === undefined ? undefined : new Date(updated_after),
       });
-      const next = page.nextPageToken === "" ? null : page.nextPageToken;
-      res.json({
-        results: page.items.map(leadJson),
-        next_page_token: next,
-        next: next === null ? null : pageLink(req, { page_token: next }, publicBaseUrl),
-      });
+      res.json(cursorPageJson(req, page, leadJson, publicBaseUrl));
     }),
   );
   return { router, explainers: { createLead: (body) => leads.violations(body) } };

@@ -75,11 +75,9 @@ export function createLeadService(deps: LeadServiceDeps) {
       const f = new Fields();
       const page = readPageRequest(f, q, PROVIDER_LEAD_PAGE);
       const state = f.oneOf({ state: q.state }, "state", LEAD_STATES, false) as LeadState | undefined;
-      if (q.updatedAfter !== undefined && Number.isNaN(q.updatedAfter.getTime())) {
-        f.add("updated_after", "invalid_format", "updated_after must be an RFC 3339 date-time");
-      }
+      const updatedAfter = f.instant(q.updatedAfter, "updated_after");
       throwIfViolations(f.violations);
-      const filter = { state, updatedAfter: q.updatedAfter, beforeId: page.afterId };
+      const filter = { state, updatedAfter, beforeId: page.afterId };
       return pageOf(await listProviderLeads(deps.db, providerId, filter, page.size + 1), page.size, (l) => l.id);
     },
 

@@ -29,13 +29,11 @@ export interface RestDeps {
   readonly extraRoutes?: express.Router;
 }
 
+/** REST's own headers, on top of those every answer carries (observe.ts: no-store, nosniff, HSTS). */
 const SECURITY_HEADERS: Record<string, string> = {
-  "X-Content-Type-Options": "nosniff",
   "X-Frame-Options": "DENY",
   "Referrer-Policy": "no-referrer",
-  "Cache-Control": "no-store",
   "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
-  "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
   "Cross-Origin-Resource-Policy": "same-origin",
 };
 

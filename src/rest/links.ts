@@ -13,3 +13,18 @@ export function pageLink(
   const relative = `${url.pathname}${url.search}`;
   return publicBaseUrl === undefined ? relative : new URL(relative, publicBaseUrl).toString();
 }
+
+/** A cursor page as every REST list answers it: `results`, `next_page_token` and the `next` link. */
+export function cursorPageJson<T, J>(
+  req: { readonly originalUrl: string },
+  page: { readonly items: readonly T[]; readonly nextPageToken: string },
+  toJson: (item: T) => J,
+  publicBaseUrl?: string,
+): { results: J[]; next_page_token: string | null; next: string | null } {
+  const next = page.nextPageToken === "" ? null : page.nextPageToken;
+  return {
+    results: page.items.map(toJson),
+    next_page_token: next,
+    next: next === null ? null : pageLink(req, { page_token: next }, publicBaseUrl),
+  };
+}
