@@ -41,6 +41,12 @@ import { createOnePortServer, type Handler } from "./server.ts";
 import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
 import { createStateService } from "./states/state.service.ts";
+import { createWebhookTransport } from "./webhooks/webhook.http.ts";
+import { queueStats } from "./webhooks/webhook.repository.ts";
+import { webhookRoutes } from "./webhooks/webhook.rest.ts";
+import { createWebhookRpc } from "./webhooks/webhook.rpc.ts";
+import { createWebhookService } from "./webhooks/webhook.service.ts";
+import { createWebhookWorker } from "./webhooks/webhook.worker.ts";
 import { loadZipDirectory } from "./zip/zip-directory.ts";
 
 export const OPENAPI_PATH = new URL("../openapi/openapi.yaml", import.meta.url);
@@ -100,7 +106,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onTouchError: (err) => logger.warn({ err: errorForLog(err) }, "could not record key use"),
   });
   // The Redis gauge reads the limiter at scrape time; the limiter reports fail-opens to metrics.
-  const metrics = createMetrics({ poolStats: database.poolStats, redisStatus: () => limiter.status() });
+  const metrics = createMetrics({
+    poolStats: database.poolStats,
+    redisStatus: () => limiter.status(),
+    webhookQueue: () => queueStats(db),
+  });
   const limiter = await createRateLimiter({
     redisUrl: config.redisUrl,
     namespace: config.redisNamespace,
@@ -113,7 +123,16 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onRejected: (window) => metrics.rateLimited(window),
   });
   const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt), admission.guardAuth);
-  const leads = createLeadService({ db, zips, now, onCreated: () => metrics.leadCreated() });
+  const leads = createLeadService({
+    db,
+    zips,
+    now,
+    onCreated: () => {
+      metrics.leadCreated();
+      metrics.eventWritten("lead.created");
+      webhookWorker.eventWritten();
+    },
+  });
   const providers = createProviderService({
     db,
     crypto,
@@ -124,7 +143,29 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   });
   const states = createStateService(db);
   const events = createEventService(db);
-  const workflow = createLeadWorkflowService({ database });
+  const workflow = createLeadWorkflowService({
+    database,
+    onEvent: (type) => {
+      metrics.eventWritten(type);
+      webhookWorker.eventWritten();
+    },
+  });
+  const transport = createWebhookTransport({
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    production: config.production,
+  });
+  const webhooks = createWebhookService({ db, crypto, transport, now });
+  const webhookWorker = createWebhookWorker({
+    database,
+    transport,
+    crypto,
+    logger,
+    concurrency: config.webhooks.concurrency,
+    timeoutMs: config.webhooks.timeoutMs,
+    retryScheduleMs: config.webhooks.retryScheduleMs,
+    onOutcome: (outcome) => metrics.webhookOutcome(outcome),
+  });
   const shutdown = new AbortController();
 
   const gate = createGate(auth, admission);
@@ -137,6 +178,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       leadRoutes(leads, config.publicBaseUrl),
       eventRoutes(events, config.publicBaseUrl),
       providerRoutes(providers, config.publicBaseUrl),
+      webhookRoutes(webhooks, config.publicBaseUrl),
       stateRoutes(states),
     ],
     logger,
@@ -148,7 +190,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     gate,
     logger,
     publicLeads: { ...createPublicLeadRpc(leads), ...createEventRpc(events) },
-    providers: createProviderRpc(providers),
+    providers: { ...createProviderRpc(providers), ...createWebhookRpc(webhooks) },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
   });
@@ -182,12 +224,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       if (metricsServer && config.metricsPort !== undefined) {
         await new Promise<void>((resolve) => metricsServer.listen(config.metricsPort, config.metricsHost, resolve));
       }
-      return server.listen(config.port, config.host);
+      const port = await server.listen(config.port, config.host);
+      await webhookWorker.start();
+      return port;
     },
     async stop() {
       shutdown.abort();
       metricsServer?.close();
       await server.close(config.shutdownTimeoutMs);
+      // Deliveries in flight get the same grace; any left unanswered are sent again later.
+      await webhookWorker.stop(config.shutdownTimeoutMs);
+      transport.close();
       await workflow.close();
       await limiter.close();
       await apiKeys.flush();

@@ -63,6 +63,16 @@ export interface Config {
   readonly trustProxy: false | number | readonly string[];
   /** Origin for absolute links (pagination); undefined: links are relative. */
   readonly publicBaseUrl: string | undefined;
+  readonly webhooks: {
+    /** Deliveries this instance sends at once; 0: this instance sends none. */
+    readonly concurrency: number;
+    /** Time for one delivery attempt (connect, send, answer). */
+    readonly timeoutMs: number;
+    /** Waits between attempts, in milliseconds; after the last one a delivery is failed. */
+    readonly retryScheduleMs: readonly number[];
+    /** Private, loopback and link-local targets allowed (NODE_ENV development or test only). */
+    readonly allowPrivateTargets: boolean;
+  };
 }
 
 /** Development-only secrets; the service refuses to use them with NODE_ENV=production. */
@@ -195,6 +205,12 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int("SHUTDOWN_TIMEOUT_MS", 8000, 100, 120_000),
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
+    webhooks: {
+      concurrency: int("WEBHOOK_CONCURRENCY", 16, 0, 256),
+      timeoutMs: int("WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
+      retryScheduleMs: retrySchedule(str("WEBHOOK_RETRY_SCHEDULE"), problems),
+      allowPrivateTargets: nodeEnv === "development" || nodeEnv === "test",
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
@@ -218,6 +234,23 @@ function isAddressOrCidr(entry: string): boolean {
   const [address, bits, ...rest] = entry.split("/");
   if (rest.length > 0 || address === undefined || isIP(address) === 0) return false;
   return bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128));
+}
+
+/**
+ * The default wait before each retry (Standard Webhooks' example schedule, extended so attempts
+ * go on for more than three days): 5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h; 13 attempts
+ * over about 77.6 hours.
+ */
+export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18_000, ...Array(7).fill(36_000)] as const;
+
+/** WEBHOOK_RETRY_SCHEDULE: comma-separated seconds (decimals allowed), e.g. "5,300,1800". */
+function retrySchedule(raw: string | undefined, problems: string[]): readonly number[] {
+  const seconds = raw === undefined ? DEFAULT_RETRY_SCHEDULE_SECONDS : raw.split(",").map((s) => Number(s.trim()));
+  if (seconds.length === 0 || seconds.length > 50 || seconds.some((s) => !Number.isFinite(s) || s < 0 || s > 604_800)) {
+    problems.push("WEBHOOK_RETRY_SCHEDULE must be 1 to 50 comma-separated waits in seconds, each 0 to 604800");
+    return DEFAULT_RETRY_SCHEDULE_SECONDS.map((s) => s * 1000);
+  }
+  return Object.freeze(seconds.map((s) => Math.round(s * 1000)));
 }
 
 /** PUBLIC_BASE_URL: an http(s) origin, no path, query or credentials. */

@@ -12,6 +12,8 @@ import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 export interface MetricsSources {
   readonly poolStats: () => { total: number; idle: number; waiting: number };
   readonly redisStatus: () => { store: "memory" | "redis"; ok: boolean };
+  /** Pending webhook deliveries and the age of the oldest one's event (read at scrape time). */
+  readonly webhookQueue?: () => Promise<{ pending: number; oldestAgeSeconds: number }>;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -69,8 +71,50 @@ export function createMetrics(sources: MetricsSources) {
     },
   });
 
+  const eventsWritten = new Counter({
+    name: "lead_provider_events_written_total",
+    help: "Lead events written to the outbox, by type.",
+    labelNames: ["type"] as const,
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: "lead_provider_webhook_deliveries_total",
+    help: "Webhook delivery attempts by outcome (delivered, retry, gone, failed: no attempts left).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const { webhookQueue } = sources;
+  if (webhookQueue) {
+    // One query answers both gauges; a scrape reads it once.
+    let reading: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
+    const read = () => {
+      reading ??= webhookQueue()
+        .catch(() => ({ pending: Number.NaN, oldestAgeSeconds: Number.NaN }))
+        .finally(() => setTimeout(() => (reading = undefined), 0));
+      return reading;
+    };
+    new Gauge({
+      name: "lead_provider_webhook_queue_depth",
+      help: "Webhook deliveries pending (being sent or waiting for a retry), all instances.",
+      registers: [registry],
+      async collect() {
+        this.set((await read()).pending);
+      },
+    });
+    new Gauge({
+      name: "lead_provider_webhook_oldest_pending_age_seconds",
+      help: "Age of the oldest event whose delivery is still pending (0 when none is).",
+      registers: [registry],
+      async collect() {
+        this.set((await read()).oldestAgeSeconds);
+      },
+    });
+  }
+
   return {
     registry,
+    eventWritten: (type: string) => eventsWritten.inc({ type }),
+    webhookOutcome: (outcome: string) => deliveries.inc({ outcome }),
     observe(route: string, method: string, status: number, protocol: string, seconds: number): void {
       const s = String(status);
       requests.inc({ route, method, status: s, protocol });

@@ -14,11 +14,11 @@ function files(dir: string): string[] {
 const imports = (file: string) =>
   [...readFileSync(file, "utf8").matchAll(/^import[^"]*"([^"]+)"/gm)].map((m) => m[1] ?? "");
 
-/** Domain code: everything in feature folders except their edges (*.rest.ts, *.rpc.ts). */
+/** Domain code: everything in feature folders except their edges (*.rest.ts, *.rpc.ts, outgoing *.http.ts). */
 const EDGE_FOLDERS = new Set(["rest", "rpc", "edge", "db"]);
 const domain = files(SRC).filter((f) => {
   const [folder, name] = relative(SRC, f).split("/");
-  return name !== undefined && !EDGE_FOLDERS.has(folder ?? "") && !/\.(rest|rpc)\.ts$/.test(name);
+  return name !== undefined && !EDGE_FOLDERS.has(folder ?? "") && !/\.(rest|rpc|http)\.ts$/.test(name);
 });
 
 describe("layers", () => {
@@ -27,6 +27,8 @@ describe("layers", () => {
     expect(names).toContain("leads/lead.service.ts");
     expect(names).toContain("api-keys/api-key.repository.ts");
     expect(names).toContain("states/state.repository.ts");
+    expect(names).toContain("webhooks/webhook.worker.ts");
+    expect(names).not.toContain("webhooks/webhook.http.ts");
   });
 
   it.each(domain.map((f) => [relative(SRC, f), f]))("%s imports no HTTP, Connect or generated code", (_name, file) => {

@@ -51,6 +51,21 @@ describe("configuration", () => {
     ]);
   });
 
+  it("reads the webhook settings: a schedule of more than three days by default, private targets only in development and test", () => {
+    const { webhooks } = loadConfig({});
+    expect(webhooks).toMatchObject({ concurrency: 16, timeoutMs: 10_000, allowPrivateTargets: true });
+    expect(webhooks.retryScheduleMs.slice(0, 5)).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000]);
+    expect(webhooks.retryScheduleMs.reduce((a, b) => a + b, 0)).toBeGreaterThan(3 * 86_400_000);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "0.05, 1,2" }).webhooks.retryScheduleMs).toEqual([50, 1000, 2000]);
+    expect(loadConfig({ NODE_ENV: "test" }).webhooks.allowPrivateTargets).toBe(true);
+    expect(loadConfig({ NODE_ENV: "staging" }).webhooks.allowPrivateTargets).toBe(false);
+    expect(problems({ WEBHOOK_RETRY_SCHEDULE: "5,soon", WEBHOOK_CONCURRENCY: "-1", WEBHOOK_TIMEOUT_MS: "5" })).toEqual([
+      'WEBHOOK_CONCURRENCY must be an integer from 0 to 256 (got "-1")',
+      'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000 (got "5")',
+      "WEBHOOK_RETRY_SCHEDULE must be 1 to 50 comma-separated waits in seconds, each 0 to 604800",
+    ]);
+  });
+
   it("refuses to run in production on development secrets", () => {
     expect(problems({ NODE_ENV: "production" })).toEqual([
       "JWT_SECRET or JWT_JWKS_URL is required when NODE_ENV=production",

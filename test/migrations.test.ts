@@ -17,6 +17,8 @@ const TABLES = [
   "providers",
   "states",
   "vehicles",
+  "webhook_deliveries",
+  "webhook_endpoints",
 ];
 
 describe.each(BACKENDS)("migrations ($name)", (backend) => {

@@ -232,6 +232,146 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/lead_providers/{id}/webhook/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Read a provider's webhook endpoint and signing secret
+     * @description The provider's webhook endpoint: its URL, whether deliveries are sent to it, why it was
+     *     disabled (a `410 Gone` answer disables it; PATCH `webhook_url` enables it again), and the
+     *     signing secret in full (`whsec_…`, the Standard Webhooks form), so an administrator can
+     *     hand it to the provider again. Each view of the secret is audited, like viewing an API
+     *     key. `secret` is null until the provider has a `webhook_url` (setting one creates it).
+     *     Requires the admin-only position.
+     */
+    get: operations["getWebhook"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/webhook/rotate_secret/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a provider's webhook signing secret
+     * @description Issues a new signing secret and returns it. The previous secret stops signing at once, or,
+     *     with `overlap_seconds`, keeps signing for that long: during the overlap every delivery
+     *     carries two signatures in `webhook-signature` (space-separated, as Standard Webhooks
+     *     allows), so the receiver can switch secrets without missing an event. The body is
+     *     optional. Requires the admin-only position.
+     */
+    post: operations["rotateWebhookSecret"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/webhook/test/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a test event to a provider's endpoint now
+     * @description Signs and POSTs a `webhook.test` event (`data` is `{}`) to the provider's `webhook_url` at
+     *     once, with the same signing, address checks and timeout as real deliveries, and answers
+     *     with what happened: the receiver's status code, the latency and, when it was not
+     *     delivered, why. It works on a disabled endpoint too (to check it before enabling it
+     *     again), is not retried and is not listed among the deliveries. Requires the admin-only
+     *     position.
+     */
+    post: operations["sendWebhookTest"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/webhook_deliveries/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * List a provider's webhook deliveries
+     * @description The provider's deliveries, newest first, paged by cursor (`page_size`, `page_token` →
+     *     `next_page_token`). One delivery is one event on its way to the provider's endpoint:
+     *     `pending` (sending or waiting for its next attempt at `next_attempt_at`), `delivered`
+     *     (a 2xx answer), `failed` (no 2xx after every retry, about 3 days) or `disabled` (the
+     *     endpoint was disabled, or had no URL, before it was delivered). Requires the admin-only
+     *     position.
+     */
+    get: operations["listWebhookDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/webhook_deliveries/{delivery_id}/replay/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a delivery again
+     * @description Queues a `delivered`, `failed` or `disabled` delivery again, due at once, with its attempts
+     *     counted from zero; the event keeps its id (`webhook-id`), so a receiver that already has
+     *     it can drop the repeat. A `pending` delivery is already queued and is returned unchanged.
+     *     The endpoint must have a URL and be enabled (409 otherwise). No body. Requires the
+     *     admin-only position.
+     */
+    post: operations["replayWebhookDelivery"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/common/states/": {
     parameters: {
       query?: never;
@@ -298,7 +438,129 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  "lead.created": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A lead was stored
+     * @description Sent to the provider's `webhook_url` when one of its leads was stored. See
+     *     `lead.quoted` for the signing headers, retries, ordering and what to answer.
+     */
+    post: operations["leadCreatedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.quoted": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A lead moved to QUOTE
+     * @description Sent when one of the provider's leads moved to `QUOTE`. Every event is signed per the
+     *     Standard Webhooks specification (standardwebhooks.com): `webhook-signature` is `v1,` +
+     *     base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` with the provider's
+     *     secret (GET `/api/v1/lead_providers/{id}/webhook/`); during a secret rotation's overlap it
+     *     holds two space-separated signatures, one per secret. Verify it with any Standard Webhooks
+     *     library before trusting the body, and reject timestamps older than a few minutes.
+     *
+     *     Answer any 2xx within 10 seconds to acknowledge. `410 Gone` disables the endpoint (an
+     *     administrator enables it again by setting `webhook_url`). Anything else, or no answer in
+     *     time, is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, then every 10 h (each ±20 %),
+     *     13 attempts over about 3 days, after which the delivery is marked failed; the events stay
+     *     readable at GET `/api/v1/public/events/`.
+     *
+     *     Delivery is at least once: the same event may arrive more than once, always with the same
+     *     `webhook-id`; use it to drop repeats. Events of one lead arrive in the order they
+     *     happened: a later event of a lead waits while an earlier one is still being retried.
+     *     Events of different leads may arrive in any order.
+     */
+    post: operations["leadQuotedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.ordered": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A lead moved to ORDER
+     * @description Sent when one of the provider's leads moved to `ORDER`. Signing, retries and ordering as
+     *     for `lead.quoted`.
+     */
+    post: operations["leadOrderedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.status_changed": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Only a lead's lead_status changed
+     * @description Reserved for a change of `lead_status` without a change of `state`. No operation of this
+     *     version changes only the status (a move to the state a lead is already in changes
+     *     nothing), so this event is not sent yet; receivers should accept and ignore event types
+     *     they do not know.
+     */
+    post: operations["leadStatusChangedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "webhook.test": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A test event an administrator sent
+     * @description Sent by POST `/api/v1/lead_providers/{id}/webhook/test/`; `data` is empty. Signed like every event.
+     */
+    post: operations["webhookTestWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     /**
@@ -760,6 +1022,9 @@ export interface components {
         | "invalid_token"
         | "forbidden"
         | "lead_not_found"
+        | "delivery_not_found"
+        | "webhook_not_configured"
+        | "webhook_disabled"
         | "provider_not_found"
         | "duplicate_provider_name"
         | "rate_limited"
@@ -927,7 +1192,9 @@ export interface components {
       rate_limit_per_day?: number;
       /**
        * Format: uri
-       * @description http or https URL.
+       * @description Where lead events are sent as signed webhooks (see `webhooks`); http or https (https
+       *     only, to a public address, in production). Setting it creates the provider's signing
+       *     secret (GET `/api/v1/lead_providers/{id}/webhook/`).
        * @example https://hooks.acme-leads.example.com/lead-provider
        */
       webhook_url?: string;
@@ -954,7 +1221,9 @@ export interface components {
       rate_limit_per_day?: number;
       /**
        * Format: uri
-       * @description http or https URL; null clears it.
+       * @description Where lead events are sent as signed webhooks; null clears it (nothing more is sent).
+       *     Setting it creates the signing secret if the provider has none, and enables an
+       *     endpoint that was disabled by a 410 Gone answer.
        * @example https://hooks.acme-leads.example.com/lead-provider
        */
       webhook_url?: string | null;
@@ -974,6 +1243,165 @@ export interface components {
        * @example 86400
        */
       previous_key_grace_seconds?: number;
+    };
+    /** @description A provider's webhook endpoint and its signing secret. */
+    WebhookEndpoint: {
+      /**
+       * Format: uri
+       * @description The provider's `webhook_url`; null when it has none (nothing is sent).
+       * @example https://hooks.acme-leads.example/lead-provider
+       */
+      url: string | null;
+      /**
+       * @description The signing secret in full (Standard Webhooks form); null until a `webhook_url` is set.
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8mq9kZ7L3eY=
+       */
+      secret: string | null;
+      /** @description False after the endpoint answered 410 Gone; setting `webhook_url` enables it again. */
+      enabled: boolean;
+      /** @example null */
+      disabled_reason: string | null;
+      /**
+       * Format: date-time
+       * @description When the current secret was created.
+       * @example 2026-11-02T10:15:30.214Z
+       */
+      secret_rotated_at: string | null;
+      /**
+       * Format: date-time
+       * @description While a rotation's overlap lasts, when the previous secret stops signing.
+       * @example null
+       */
+      previous_secret_expires_at: string | null;
+    };
+    /** @description Rotation options. Unknown fields are an error. */
+    RotateWebhookSecretRequest: {
+      /**
+       * @description Seconds the previous secret keeps signing alongside the new one (at most 7 days). 0, the default, stops it at once.
+       * @example 86400
+       */
+      overlap_seconds?: number;
+    };
+    RotatedWebhookSecret: {
+      /** @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD */
+      secret: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-06T09:00:00.000Z
+       */
+      secret_rotated_at: string;
+      /**
+       * Format: date-time
+       * @description When the previous secret stops signing; null when it stopped at once.
+       * @example 2026-11-07T09:00:00.000Z
+       */
+      previous_secret_expires_at: string | null;
+    };
+    WebhookTestResult: {
+      /** @example evt_0c1d2e3f4a5b4c6d8e7f9a0b1c2d3e4f */
+      event_id: string;
+      /** @description True when the receiver answered 2xx. */
+      delivered: boolean;
+      /**
+       * @description The receiver's status code; null when no answer came.
+       * @example 204
+       */
+      status_code: number | null;
+      /** @example 83 */
+      latency_ms: number;
+      /**
+       * @description Why the event was not delivered (refused address, timeout, status); null when it was.
+       * @example null
+       */
+      error: string | null;
+    };
+    /** @description One event on its way to the provider's endpoint. */
+    WebhookDelivery: {
+      /** @example 318 */
+      id: number;
+      /** @example evt_3f2c9a1b7d4e4f0a9c8b6d5e4f3a2b1c */
+      event_id: string;
+      /**
+       * @example lead.quoted
+       * @enum {string}
+       */
+      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
+      /** @example 42 */
+      lead_id: number;
+      /**
+       * @example pending
+       * @enum {string}
+       */
+      state: "pending" | "delivered" | "failed" | "disabled";
+      /**
+       * @description Attempts made so far (counted from zero again after a replay).
+       * @example 2
+       */
+      attempts: number;
+      /** @example 503 */
+      last_status_code: number | null;
+      /** @example the endpoint answered 503 */
+      last_error: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-04T09:17:49.102Z
+       */
+      last_attempt_at: string | null;
+      /**
+       * Format: date-time
+       * @description When the next attempt is due (pending only).
+       * @example 2026-11-04T09:47:51.870Z
+       */
+      next_attempt_at: string | null;
+      /**
+       * Format: date-time
+       * @example null
+       */
+      delivered_at: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-04T09:12:44.530Z
+       */
+      created_at: string;
+    };
+    /** @description One page of a provider's deliveries, newest first. */
+    WebhookDeliveryList: {
+      results: components["schemas"]["WebhookDelivery"][];
+      /**
+       * @description Pass as `page_token` for the next page; null on the last page.
+       * @example MzE4
+       */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @description The next page's URL; null on the last page.
+       * @example /api/v1/lead_providers/7/webhook_deliveries/?page_token=MzE4
+       */
+      next: string | null;
+    };
+    /** @description The body of a lead event's webhook (Standard Webhooks' `{type, timestamp, data}`). */
+    WebhookLeadEvent: {
+      /**
+       * @example lead.quoted
+       * @enum {string}
+       */
+      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
+      /**
+       * Format: date-time
+       * @description When the event happened (the `webhook-timestamp` header is when this attempt was signed).
+       * @example 2026-11-04T09:12:44.530Z
+       */
+      timestamp: string;
+      data: {
+        lead: components["schemas"]["Lead"];
+      };
+    };
+    WebhookTestEvent: {
+      /** @constant */
+      type: "webhook.test";
+      /** Format: date-time */
+      timestamp: string;
+      data: Record<string, never>;
     };
     /** @description A newly generated key, in plaintext. */
     GeneratedApiKey: {
@@ -1040,6 +1468,53 @@ export interface components {
     };
   };
   responses: {
+    /** @description The rotation options are invalid (for example `overlap_seconds` out of range, or an unknown field). */
+    WebhookOptionsValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /**
+     * @description The endpoint cannot send: the provider has no `webhook_url` (`webhook_not_configured`), or,
+     *     for a replay, the endpoint is disabled (`webhook_disabled`; PATCH `webhook_url` to enable it).
+     */
+    WebhookNotReady: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description No provider with this id, or the provider has no delivery with this id. */
+    DeliveryNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Any 2xx acknowledges the event; the body is ignored (at most 64 KiB of it is read). */
+    WebhookAccepted: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
+    /** @description The endpoint no longer wants events; it is disabled until an administrator sets `webhook_url` again. */
+    WebhookGone: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content?: never;
+    };
     /**
      * @description The lead is invalid: `validation_error` (schema or rule violations, listed in `errors`),
      *     `invalid_zip` (every invalid field is a ZIP that is not in the US ZIP directory),
@@ -1239,6 +1714,16 @@ export interface components {
     ExternalId: string;
     /** @description Numeric id of the provider. */
     ProviderId: number;
+    /** @description Numeric id of the delivery (from the delivery list). */
+    DeliveryId: number;
+    /** @description Deliveries per page. */
+    DeliveryPageSize: number;
+    /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+    WebhookId: string;
+    /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+    WebhookTimestamp: string;
+    /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+    WebhookSignature: string;
     /** @description Leads per page. */
     LeadPageSize: number;
     /** @description The `next_page_token` of the previous page; omit it for the first page. */
@@ -1604,6 +2089,176 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint and its secret. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookEndpoint"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+      };
+    };
+    responses: {
+      /** @description The new secret. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RotatedWebhookSecret"];
+        };
+      };
+      400: components["responses"]["WebhookOptionsValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  sendWebhookTest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The attempt's outcome (also when the receiver refused it). */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookTestResult"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      409: components["responses"]["WebhookNotReady"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Deliveries per page. */
+        page_size?: components["parameters"]["DeliveryPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+      };
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of deliveries. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  replayWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery, queued. */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDelivery"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["DeliveryNotFound"];
+      409: components["responses"]["WebhookNotReady"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   listStates: {
     parameters: {
       query?: never;
@@ -1676,6 +2331,125 @@ export interface operations {
           "application/json": components["schemas"]["Readiness"];
         };
       };
+    };
+  };
+  leadCreatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookLeadEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  leadQuotedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookLeadEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  leadOrderedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookLeadEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  leadStatusChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookLeadEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  webhookTestWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookTestEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
     };
   };
 }

@@ -109,6 +109,32 @@ export interface LeadEventsTable {
   data: ColumnType<unknown, string, string>;
 }
 
+export interface WebhookEndpointsTable {
+  provider_id: number;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
+  secret_rotated_at: Timestamp;
+  enabled: Generated<boolean>;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  provider_id: number;
+  event_sequence: number;
+  lead_id: number;
+  state: Generated<string>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   states: StatesTable;
   providers: ProvidersTable;
@@ -118,4 +144,6 @@ export interface Database {
   lead_state_history: LeadStateHistoryTable;
   audit_log: AuditLogTable;
   lead_events: LeadEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -55,7 +55,8 @@ export async function listProviderEvents(
   }));
 }
 
-type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "history"> & {
+/** A lead as stored in an event's JSON (times as ISO strings). */
+export type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "history"> & {
   createdAt: string;
   updatedAt: string;
   stateChangedAt: string;
@@ -63,7 +64,7 @@ type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "h
 };
 
 /** A lead stored as JSON in an event, with its times as Dates again. */
-function leadFromSnapshot(s: SnapshotLead): Lead {
+export function leadFromSnapshot(s: SnapshotLead): Lead {
   return {
     ...s,
     createdAt: new Date(s.createdAt),

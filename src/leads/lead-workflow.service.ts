@@ -8,7 +8,7 @@ import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { insertLeadEvent } from "../events/event.repository.ts";
-import { eventTypeOfMove, newEventId } from "../events/event.ts";
+import { type EventType, eventTypeOfMove, newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { pageOf, readPageRequest } from "../paging.ts";
 import { applyTransition, findLead, type LeadKey, listLeadsInState, lockLeadState } from "./lead.repository.ts";
@@ -70,7 +70,13 @@ function notFound(key: LeadKey): DomainError {
   return new DomainError("not_found", `no lead with ${what}`, { code: "lead_not_found" });
 }
 
-export function createLeadWorkflowService(deps: { readonly database: DatabaseHandle }) {
+export interface WorkflowDeps {
+  readonly database: DatabaseHandle;
+  /** Called after a move's event was committed (metrics). */
+  readonly onEvent?: (type: EventType) => void;
+}
+
+export function createLeadWorkflowService(deps: WorkflowDeps) {
   const db: Kysely<Database> = deps.database.db;
   const listeners = new Set<(change: LeadChange) => void>();
   let unlisten: Promise<() => Promise<void>> | undefined;
@@ -142,6 +148,7 @@ export function createLeadWorkflowService(deps: { readonly database: DatabaseHan
         await insertLeadEvent(trx, { eventId: newEventId(), type: eventTypeOfMove(toState), lead: moved });
         return moved;
       });
+      if (moved) deps.onEvent?.(eventTypeOfMove(moved.state));
       const lead = moved ?? (await findLead(db, { id: leadId }));
       if (!lead) throw notFound({ id: leadId });
       return { lead, changed: moved !== undefined };

@@ -43,7 +43,11 @@ function providerInput(fields: Record<string, unknown>): Record<string, unknown>
 /** Proto3 has no null: for the clearable text fields an empty string clears. */
 const clearable = (s: string | undefined) => (s === undefined ? undefined : s === "" ? null : s);
 
-export function createProviderRpc(providers: ProviderService): ServiceImpl<typeof ProviderServiceDesc> {
+type ProviderMethods = "listProviders" | "createProvider" | "getProvider" | "updateProvider" | "generateApiKey";
+
+export function createProviderRpc(
+  providers: ProviderService,
+): Pick<ServiceImpl<typeof ProviderServiceDesc>, ProviderMethods> {
   return {
     async listProviders(req) {
       const page = await providers.list({

@@ -6,6 +6,8 @@ import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { Fields, type RawId } from "../fields.ts";
+import { enableEndpoint, ensureEndpoint } from "../webhooks/webhook.repository.ts";
+import { generateSecret } from "../webhooks/webhook.ts";
 import * as repo from "./provider.repository.ts";
 import { type Provider, parseProviderInput } from "./provider.ts";
 
@@ -41,7 +43,7 @@ export interface KeyOptions {
 export type ProviderService = ReturnType<typeof createProviderService>;
 
 /** The provider id as a number, or invalid_argument naming `id`. */
-function providerId(raw: RawId): number {
+export function providerId(raw: RawId): number {
   const f = new Fields();
   const id = f.id({ id: raw }, "id");
   throwIfViolations(f.violations);
@@ -49,11 +51,17 @@ function providerId(raw: RawId): number {
 }
 
 /** Records what an administrator did to a provider, in the caller's transaction. */
-function audit(db: Kysely<Database>, actor: string, action: string, id: number, details?: Record<string, unknown>) {
+export function audit(
+  db: Kysely<Database>,
+  actor: string,
+  action: string,
+  id: number,
+  details?: Record<string, unknown>,
+) {
   return recordAudit(db, { actor, action, targetType: "provider", targetId: String(id), ...(details && { details }) });
 }
 
-function notFound(id: number): DomainError {
+export function notFound(id: number): DomainError {
   return new DomainError("not_found", `no provider with id ${id}`, { code: "provider_not_found" });
 }
 
@@ -67,6 +75,18 @@ function duplicateName(name: string): DomainError {
 
 export function createProviderService(deps: ProviderServiceDeps) {
   const { db, crypto } = deps;
+
+  /**
+   * A webhook_url was set: the provider gets its signing secret if it has none, and an endpoint
+   * disabled earlier (410 Gone) receives again.
+   */
+  const webhookUrlSet = async (trx: Kysely<Database>, actor: string, id: number) => {
+    if (await ensureEndpoint(trx, id, crypto.encrypt(generateSecret()))) {
+      await audit(trx, actor, "webhook_secret.created", id);
+    } else if (await enableEndpoint(trx, id)) {
+      await audit(trx, actor, "webhook.enabled", id);
+    }
+  };
   const now = deps.now ?? (() => new Date());
   const changed = (id: number) => deps.onProviderChanged?.(id);
   const webhookPolicy = { production: deps.production ?? false };
@@ -95,6 +115,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
         const id = await repo.insertProvider(trx, { ...changes, name }, deps.defaults);
         if (id === undefined) throw duplicateName(name);
         await audit(trx, actor, "provider.created", id, { fields: Object.keys(changes) });
+        if (typeof changes.webhookUrl === "string") await webhookUrlSet(trx, actor, id);
         return repo.findProvider(trx, id);
       });
       if (!provider) throw new Error("provider vanished after insert");
@@ -126,6 +147,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
         }
         if (!found) throw notFound(id);
         await audit(trx, actor, "provider.updated", id, { fields: Object.keys(changes) });
+        if (typeof changes.webhookUrl === "string") await webhookUrlSet(trx, actor, id);
         return repo.findProvider(trx, id);
       });
       changed(id);

@@ -20,10 +20,11 @@ export type PathOf<O extends OperationId> =
 export type QueryOf<O extends OperationId> = NonNullable<Params<O>["query"]>;
 export type BodyOf<O extends OperationId> = JsonOf<Operation<O>["requestBody"]>;
 type Responses<O extends OperationId> = Operation<O>["responses"];
-/** The body of the operation's 200 or 201 answer. */
+/** The body of the operation's 200, 201 or 202 answer. */
 export type ResultOf<O extends OperationId> =
   | JsonOf<Responses<O>[200 & keyof Responses<O>]>
-  | JsonOf<Responses<O>[201 & keyof Responses<O>]>;
+  | JsonOf<Responses<O>[201 & keyof Responses<O>]>
+  | JsonOf<Responses<O>[202 & keyof Responses<O>]>;
 
 export type TypedRequest<O extends OperationId> = Request<PathOf<O>, ResultOf<O>, BodyOf<O>, QueryOf<O>>;
 export type TypedResponse<O extends OperationId> = Response<ResultOf<O>>;

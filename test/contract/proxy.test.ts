@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { type Json, leadBody, startTestApp, type TestApp } from "../helpers/app.ts";
 import { type Prism, SPEC_FILE, startPrism } from "../helpers/prism.ts";
+import { startReceiver } from "../helpers/receiver.ts";
 
 // The most production-like backend available: Postgres and Redis when the environment has them.
 const BACKEND = process.env.TEST_DATABASE_URL ? ({ name: "postgres" } as const) : ({ name: "pglite" } as const);
@@ -342,6 +343,70 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
       const withKey = await expectAnswer("getProvider", await call("GET", path, { auth: admin }), 200);
       expect(withKey.api_key_value).toMatch(/^lp_live_/);
       expect(withKey.api_key.masked).toMatch(/^lp_live_/);
+    });
+
+    it("the webhook operations answer what the contract describes", async () => {
+      const receiver = await startReceiver();
+      try {
+        const created = await expectAnswer(
+          "createProvider",
+          await call("POST", `${PROVIDERS}create/`, {
+            auth: admin,
+            body: { name: `Hooked ${Date.now()}`, webhook_url: receiver.url },
+          }),
+          201,
+        );
+        const path = `${PROVIDERS}${created.id}/`;
+        const endpoint = await expectAnswer("getWebhook", await call("GET", `${path}webhook/`, { auth: admin }), 200);
+        expect(endpoint.secret).toMatch(/^whsec_/);
+        await expectAnswer(
+          "rotateWebhookSecret",
+          await call("POST", `${path}webhook/rotate_secret/`, { auth: admin, body: { overlap_seconds: 60 } }),
+          200,
+        );
+        await expectAnswer(
+          "rotateWebhookSecret",
+          await call("POST", `${path}webhook/rotate_secret/`, { auth: admin, body: { overlap_seconds: -1 } }),
+          400,
+          "validation_error",
+        );
+        const test = await expectAnswer(
+          "sendWebhookTest",
+          await call("POST", `${path}webhook/test/`, { auth: admin }),
+          200,
+        );
+        expect(test).toMatchObject({ delivered: true, status_code: 204 });
+        await expectAnswer(
+          "listWebhookDeliveries",
+          await call("GET", `${path}webhook_deliveries/?page_size=5`, { auth: admin }),
+          200,
+        );
+        await expectAnswer(
+          "replayWebhookDelivery",
+          await call("POST", `${path}webhook_deliveries/999999/replay/`, { auth: admin }),
+          404,
+          "delivery_not_found",
+        );
+        const bare = await expectAnswer(
+          "createProvider",
+          await call("POST", `${PROVIDERS}create/`, { auth: admin, body: { name: `Unhooked ${Date.now()}` } }),
+          201,
+        );
+        await expectAnswer(
+          "sendWebhookTest",
+          await call("POST", `${PROVIDERS}${bare.id}/webhook/test/`, { auth: admin }),
+          409,
+          "webhook_not_configured",
+        );
+        await expectAnswer(
+          "getWebhook",
+          await call("GET", `${PROVIDERS}${bare.id}/webhook/`, { auth: agent }),
+          403,
+          "forbidden",
+        );
+      } finally {
+        await receiver.close();
+      }
     });
 
     it("createProvider answers 400 validation_error, 400 duplicate_provider_name and 415", async () => {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/provider_service.proto.
  */
 export const file_leadprovider_v1_provider_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCKKAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBQhAKDl9jb250YWN0X2VtYWlsQg4KDF93ZWJob29rX3VybEIICgZfbm90ZXNCCgoIX2FwaV9rZXkifQoUTGlzdFByb3ZpZGVyc1JlcXVlc3QSDAoEcGFnZRgBIAEoBRIRCglwYWdlX3NpemUYAiABKAUSEwoGc2VhcmNoGAMgASgJSACIAQESFgoJaXNfYWN0aXZlGAQgASgISAGIAQFCCQoHX3NlYXJjaEIMCgpfaXNfYWN0aXZlImQKFUxpc3RQcm92aWRlcnNSZXNwb25zZRINCgVjb3VudBgBIAEoAxIqCgdyZXN1bHRzGAIgAygLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhAKCGhhc19uZXh0GAMgASgIIrcCChVDcmVhdGVQcm92aWRlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRIaCg1jb250YWN0X2VtYWlsGAIgASgJSACIAQESFgoJaXNfYWN0aXZlGAMgASgISAGIAQESIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSAKIAQESHwoScmF0ZV9saW1pdF9wZXJfZGF5GAUgASgFSAOIAQESGAoLd2ViaG9va191cmwYBiABKAlIBIgBARISCgVub3RlcxgHIAEoCUgFiAEBQhAKDl9jb250YWN0X2VtYWlsQgwKCl9pc19hY3RpdmVCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIVChNfcmF0ZV9saW1pdF9wZXJfZGF5Qg4KDF93ZWJob29rX3VybEIICgZfbm90ZXMiRQoWQ3JlYXRlUHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIgChJHZXRQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMicAoTR2V0UHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIaCg1hcGlfa2V5X3ZhbHVlGAIgASgJSACIAQFCEAoOX2FwaV9rZXlfdmFsdWUi0QIKFVVwZGF0ZVByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoAxIRCgRuYW1lGAIgASgJSACIAQESGgoNY29udGFjdF9lbWFpbBgDIAEoCUgBiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgCiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBUgDiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgGIAEoBUgEiAEBEhgKC3dlYmhvb2tfdXJsGAcgASgJSAWIAQESEgoFbm90ZXMYCCABKAlIBogBAUIHCgVfbmFtZUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIirwEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQFCDQoLX2V4cGlyZXNfYXRCHQobX3ByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzIvsBChZHZW5lcmF0ZUFwaUtleVJlc3BvbnNlEg8KB2FwaV9rZXkYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUINCgtfZXhwaXJlc19hdEIaChhfcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQy9AMKD1Byb3ZpZGVyU2VydmljZRJeCg1MaXN0UHJvdmlkZXJzEiUubGVhZHByb3ZpZGVyLnYxLkxpc3RQcm92aWRlcnNSZXF1ZXN0GiYubGVhZHByb3ZpZGVyLnYxLkxpc3RQcm92aWRlcnNSZXNwb25zZRJhCg5DcmVhdGVQcm92aWRlchImLmxlYWRwcm92aWRlci52MS5DcmVhdGVQcm92aWRlclJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXNwb25zZRJYCgtHZXRQcm92aWRlchIjLmxlYWRwcm92aWRlci52MS5HZXRQcm92aWRlclJlcXVlc3QaJC5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXNwb25zZRJhCg5VcGRhdGVQcm92aWRlchImLmxlYWRwcm92aWRlci52MS5VcGRhdGVQcm92aWRlclJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXNwb25zZRJhCg5HZW5lcmF0ZUFwaUtleRImLmxlYWRwcm92aWRlci52MS5HZW5lcmF0ZUFwaUtleVJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCKKAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBQhAKDl9jb250YWN0X2VtYWlsQg4KDF93ZWJob29rX3VybEIICgZfbm90ZXNCCgoIX2FwaV9rZXkifQoUTGlzdFByb3ZpZGVyc1JlcXVlc3QSDAoEcGFnZRgBIAEoBRIRCglwYWdlX3NpemUYAiABKAUSEwoGc2VhcmNoGAMgASgJSACIAQESFgoJaXNfYWN0aXZlGAQgASgISAGIAQFCCQoHX3NlYXJjaEIMCgpfaXNfYWN0aXZlImQKFUxpc3RQcm92aWRlcnNSZXNwb25zZRINCgVjb3VudBgBIAEoAxIqCgdyZXN1bHRzGAIgAygLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhAKCGhhc19uZXh0GAMgASgIIrcCChVDcmVhdGVQcm92aWRlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRIaCg1jb250YWN0X2VtYWlsGAIgASgJSACIAQESFgoJaXNfYWN0aXZlGAMgASgISAGIAQESIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSAKIAQESHwoScmF0ZV9saW1pdF9wZXJfZGF5GAUgASgFSAOIAQESGAoLd2ViaG9va191cmwYBiABKAlIBIgBARISCgVub3RlcxgHIAEoCUgFiAEBQhAKDl9jb250YWN0X2VtYWlsQgwKCl9pc19hY3RpdmVCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIVChNfcmF0ZV9saW1pdF9wZXJfZGF5Qg4KDF93ZWJob29rX3VybEIICgZfbm90ZXMiRQoWQ3JlYXRlUHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIgChJHZXRQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMicAoTR2V0UHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIaCg1hcGlfa2V5X3ZhbHVlGAIgASgJSACIAQFCEAoOX2FwaV9rZXlfdmFsdWUi0QIKFVVwZGF0ZVByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoAxIRCgRuYW1lGAIgASgJSACIAQESGgoNY29udGFjdF9lbWFpbBgDIAEoCUgBiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgCiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBUgDiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgGIAEoBUgEiAEBEhgKC3dlYmhvb2tfdXJsGAcgASgJSAWIAQESEgoFbm90ZXMYCCABKAlIBogBAUIHCgVfbmFtZUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIirwEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQFCDQoLX2V4cGlyZXNfYXRCHQobX3ByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzIvsBChZHZW5lcmF0ZUFwaUtleVJlc3BvbnNlEg8KB2FwaV9rZXkYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUINCgtfZXhwaXJlc19hdEIaChhfcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQixAIKD1dlYmhvb2tFbmRwb2ludBIQCgN1cmwYASABKAlIAIgBARITCgZzZWNyZXQYAiABKAlIAYgBARIPCgdlbmFibGVkGAMgASgIEhwKD2Rpc2FibGVkX3JlYXNvbhgEIAEoCUgCiAEBEjoKEXNlY3JldF9yb3RhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBQgYKBF91cmxCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiHwoRR2V0V2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAMiSAoSR2V0V2ViaG9va1Jlc3BvbnNlEjIKCGVuZHBvaW50GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tFbmRwb2ludCJaChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoAxIcCg9vdmVybGFwX3NlY29uZHMYAiABKAVIAIgBAUISChBfb3ZlcmxhcF9zZWNvbmRzIsgBChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjUKEXNlY3JldF9yb3RhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiJAoWU2VuZFdlYmhvb2tUZXN0UmVxdWVzdBIKCgJpZBgBIAEoAyKaAQoXU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAkSEQoJZGVsaXZlcmVkGAIgASgIEhgKC3N0YXR1c19jb2RlGAMgASgFSACIAQESEgoKbGF0ZW5jeV9tcxgEIAEoBRISCgVlcnJvchgFIAEoCUgBiAEBQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3Ii3wMKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoAxIQCghldmVudF9pZBgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2xlYWRfaWQYBCABKAMSDQoFc3RhdGUYBSABKAkSEAoIYXR0ZW1wdHMYBiABKAUSHQoQbGFzdF9zdGF0dXNfY29kZRgHIAEoBUgAiAEBEhcKCmxhc3RfZXJyb3IYCCABKAlIAYgBARI4Cg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPbmV4dF9hdHRlbXB0X2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEjUKDGRlbGl2ZXJlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIBIgBARIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfbGFzdF9zdGF0dXNfY29kZUINCgtfbGFzdF9lcnJvckISChBfbGFzdF9hdHRlbXB0X2F0QhIKEF9uZXh0X2F0dGVtcHRfYXRCDwoNX2RlbGl2ZXJlZF9hdCJRChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EgoKAmlkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIm4KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjQKCmRlbGl2ZXJpZXMYASADKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI/ChxSZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0EgoKAmlkGAEgASgDEhMKC2RlbGl2ZXJ5X2lkGAIgASgDIlMKHVJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjIKCGRlbGl2ZXJ5GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tEZWxpdmVyeTKTCAoPUHJvdmlkZXJTZXJ2aWNlEl4KDUxpc3RQcm92aWRlcnMSJS5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyc1JlcXVlc3QaJi5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyc1Jlc3BvbnNlEmEKDkNyZWF0ZVByb3ZpZGVyEiYubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5DcmVhdGVQcm92aWRlclJlc3BvbnNlElgKC0dldFByb3ZpZGVyEiMubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVxdWVzdBokLmxlYWRwcm92aWRlci52MS5HZXRQcm92aWRlclJlc3BvbnNlEmEKDlVwZGF0ZVByb3ZpZGVyEiYubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5VcGRhdGVQcm92aWRlclJlc3BvbnNlEmEKDkdlbmVyYXRlQXBpS2V5EiYubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5HZW5lcmF0ZUFwaUtleVJlc3BvbnNlElUKCkdldFdlYmhvb2sSIi5sZWFkcHJvdmlkZXIudjEuR2V0V2ViaG9va1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuR2V0V2ViaG9va1Jlc3BvbnNlEnAKE1JvdGF0ZVdlYmhvb2tTZWNyZXQSKy5sZWFkcHJvdmlkZXIudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaLC5sZWFkcHJvdmlkZXIudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmQKD1NlbmRXZWJob29rVGVzdBInLmxlYWRwcm92aWRlci52MS5TZW5kV2ViaG9va1Rlc3RSZXF1ZXN0GigubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlc3BvbnNlEnYKFUxpc3RXZWJob29rRGVsaXZlcmllcxItLmxlYWRwcm92aWRlci52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Gi4ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEnYKFVJlcGxheVdlYmhvb2tEZWxpdmVyeRItLmxlYWRwcm92aWRlci52MS5SZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0Gi4ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Summary of a provider's current API key; never the key itself.
@@ -533,6 +533,447 @@ export const GenerateApiKeyResponseSchema: GenMessage<GenerateApiKeyResponse> = 
   messageDesc(file_leadprovider_v1_provider_service, 11);
 
 /**
+ * A provider's webhook endpoint and its signing secret.
+ *
+ * @generated from message leadprovider.v1.WebhookEndpoint
+ */
+export type WebhookEndpoint = Message<"leadprovider.v1.WebhookEndpoint"> & {
+  /**
+   * The provider's webhook_url; unset when it has none (nothing is sent).
+   *
+   * @generated from field: optional string url = 1;
+   */
+  url?: string | undefined;
+
+  /**
+   * The signing secret in full (whsec_…); unset until a webhook_url is set.
+   *
+   * @generated from field: optional string secret = 2;
+   */
+  secret?: string | undefined;
+
+  /**
+   * False after the endpoint answered 410 Gone; setting webhook_url enables it again.
+   *
+   * @generated from field: bool enabled = 3;
+   */
+  enabled: boolean;
+
+  /**
+   * Why the endpoint is disabled.
+   *
+   * @generated from field: optional string disabled_reason = 4;
+   */
+  disabledReason?: string | undefined;
+
+  /**
+   * When the current secret was created.
+   *
+   * @generated from field: optional google.protobuf.Timestamp secret_rotated_at = 5;
+   */
+  secretRotatedAt?: Timestamp | undefined;
+
+  /**
+   * While a rotation's overlap lasts, when the previous secret stops signing.
+   *
+   * @generated from field: optional google.protobuf.Timestamp previous_secret_expires_at = 6;
+   */
+  previousSecretExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.WebhookEndpoint.
+ * Use `create(WebhookEndpointSchema)` to create a new message.
+ */
+export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 12);
+
+/**
+ * Which provider's endpoint.
+ *
+ * @generated from message leadprovider.v1.GetWebhookRequest
+ */
+export type GetWebhookRequest = Message<"leadprovider.v1.GetWebhookRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetWebhookRequest.
+ * Use `create(GetWebhookRequestSchema)` to create a new message.
+ */
+export const GetWebhookRequestSchema: GenMessage<GetWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 13);
+
+/**
+ * The endpoint.
+ *
+ * @generated from message leadprovider.v1.GetWebhookResponse
+ */
+export type GetWebhookResponse = Message<"leadprovider.v1.GetWebhookResponse"> & {
+  /**
+   * The endpoint and its secret.
+   *
+   * @generated from field: leadprovider.v1.WebhookEndpoint endpoint = 1;
+   */
+  endpoint?: WebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetWebhookResponse.
+ * Use `create(GetWebhookResponseSchema)` to create a new message.
+ */
+export const GetWebhookResponseSchema: GenMessage<GetWebhookResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 14);
+
+/**
+ * Rotation options.
+ *
+ * @generated from message leadprovider.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"leadprovider.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Seconds the previous secret keeps signing alongside the new one (0 to 604800); 0 stops it at once.
+   *
+   * @generated from field: optional int32 overlap_seconds = 2;
+   */
+  overlapSeconds?: number | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 15);
+
+/**
+ * The new secret.
+ *
+ * @generated from message leadprovider.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"leadprovider.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * The new secret in full.
+   *
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * When it was created.
+   *
+   * @generated from field: google.protobuf.Timestamp secret_rotated_at = 2;
+   */
+  secretRotatedAt?: Timestamp | undefined;
+
+  /**
+   * When the previous secret stops signing, if it was given an overlap.
+   *
+   * @generated from field: optional google.protobuf.Timestamp previous_secret_expires_at = 3;
+   */
+  previousSecretExpiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 16);
+
+/**
+ * Which provider's endpoint to test.
+ *
+ * @generated from message leadprovider.v1.SendWebhookTestRequest
+ */
+export type SendWebhookTestRequest = Message<"leadprovider.v1.SendWebhookTestRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.SendWebhookTestRequest.
+ * Use `create(SendWebhookTestRequestSchema)` to create a new message.
+ */
+export const SendWebhookTestRequestSchema: GenMessage<SendWebhookTestRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 17);
+
+/**
+ * What the test attempt produced.
+ *
+ * @generated from message leadprovider.v1.SendWebhookTestResponse
+ */
+export type SendWebhookTestResponse = Message<"leadprovider.v1.SendWebhookTestResponse"> & {
+  /**
+   * The test event's id (webhook-id).
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * True when the receiver answered 2xx.
+   *
+   * @generated from field: bool delivered = 2;
+   */
+  delivered: boolean;
+
+  /**
+   * The receiver's status code; unset when no answer came.
+   *
+   * @generated from field: optional int32 status_code = 3;
+   */
+  statusCode?: number | undefined;
+
+  /**
+   * Milliseconds the attempt took.
+   *
+   * @generated from field: int32 latency_ms = 4;
+   */
+  latencyMs: number;
+
+  /**
+   * Why it was not delivered.
+   *
+   * @generated from field: optional string error = 5;
+   */
+  error?: string | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.SendWebhookTestResponse.
+ * Use `create(SendWebhookTestResponseSchema)` to create a new message.
+ */
+export const SendWebhookTestResponseSchema: GenMessage<SendWebhookTestResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 18);
+
+/**
+ * One event on its way to a provider's endpoint.
+ *
+ * @generated from message leadprovider.v1.WebhookDelivery
+ */
+export type WebhookDelivery = Message<"leadprovider.v1.WebhookDelivery"> & {
+  /**
+   * Delivery id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * The event's id (webhook-id).
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * The event type, e.g. lead.quoted.
+   *
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * The lead the event is about.
+   *
+   * @generated from field: int64 lead_id = 4;
+   */
+  leadId: bigint;
+
+  /**
+   * pending, delivered, failed or disabled.
+   *
+   * @generated from field: string state = 5;
+   */
+  state: string;
+
+  /**
+   * Attempts made so far (from zero again after a replay).
+   *
+   * @generated from field: int32 attempts = 6;
+   */
+  attempts: number;
+
+  /**
+   * The last answer's status code.
+   *
+   * @generated from field: optional int32 last_status_code = 7;
+   */
+  lastStatusCode?: number | undefined;
+
+  /**
+   * Why the last attempt did not deliver.
+   *
+   * @generated from field: optional string last_error = 8;
+   */
+  lastError?: string | undefined;
+
+  /**
+   * When the last attempt was made.
+   *
+   * @generated from field: optional google.protobuf.Timestamp last_attempt_at = 9;
+   */
+  lastAttemptAt?: Timestamp | undefined;
+
+  /**
+   * When the next attempt is due (pending only).
+   *
+   * @generated from field: optional google.protobuf.Timestamp next_attempt_at = 10;
+   */
+  nextAttemptAt?: Timestamp | undefined;
+
+  /**
+   * When it was delivered.
+   *
+   * @generated from field: optional google.protobuf.Timestamp delivered_at = 11;
+   */
+  deliveredAt?: Timestamp | undefined;
+
+  /**
+   * When the delivery was queued.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 12;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.WebhookDelivery.
+ * Use `create(WebhookDeliverySchema)` to create a new message.
+ */
+export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 19);
+
+/**
+ * A page of a provider's deliveries.
+ *
+ * @generated from message leadprovider.v1.ListWebhookDeliveriesRequest
+ */
+export type ListWebhookDeliveriesRequest = Message<"leadprovider.v1.ListWebhookDeliveriesRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Deliveries per page (1 to 100; 20 when unset).
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListWebhookDeliveriesRequest.
+ * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 20);
+
+/**
+ * One page, newest first.
+ *
+ * @generated from message leadprovider.v1.ListWebhookDeliveriesResponse
+ */
+export type ListWebhookDeliveriesResponse = Message<"leadprovider.v1.ListWebhookDeliveriesResponse"> & {
+  /**
+   * The deliveries.
+   *
+   * @generated from field: repeated leadprovider.v1.WebhookDelivery deliveries = 1;
+   */
+  deliveries: WebhookDelivery[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListWebhookDeliveriesResponse.
+ * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 21);
+
+/**
+ * Which delivery to send again.
+ *
+ * @generated from message leadprovider.v1.ReplayWebhookDeliveryRequest
+ */
+export type ReplayWebhookDeliveryRequest = Message<"leadprovider.v1.ReplayWebhookDeliveryRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Delivery id.
+   *
+   * @generated from field: int64 delivery_id = 2;
+   */
+  deliveryId: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.ReplayWebhookDeliveryRequest.
+ * Use `create(ReplayWebhookDeliveryRequestSchema)` to create a new message.
+ */
+export const ReplayWebhookDeliveryRequestSchema: GenMessage<ReplayWebhookDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 22);
+
+/**
+ * The queued delivery.
+ *
+ * @generated from message leadprovider.v1.ReplayWebhookDeliveryResponse
+ */
+export type ReplayWebhookDeliveryResponse = Message<"leadprovider.v1.ReplayWebhookDeliveryResponse"> & {
+  /**
+   * The delivery, pending again.
+   *
+   * @generated from field: leadprovider.v1.WebhookDelivery delivery = 1;
+   */
+  delivery?: WebhookDelivery | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ReplayWebhookDeliveryResponse.
+ * Use `create(ReplayWebhookDeliveryResponseSchema)` to create a new message.
+ */
+export const ReplayWebhookDeliveryResponseSchema: GenMessage<ReplayWebhookDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 23);
+
+/**
  * Management of lead providers and their API keys. Requires a JWT whose
  * position claim is the admin position (IsAdminOnlyPosition).
  *
@@ -588,6 +1029,56 @@ export const ProviderService: GenService<{
     methodKind: "unary";
     input: typeof GenerateApiKeyRequestSchema;
     output: typeof GenerateApiKeyResponseSchema;
+  },
+  /**
+   * Reads the provider's webhook endpoint, including its signing secret (an audited view).
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.GetWebhook
+   */
+  getWebhook: {
+    methodKind: "unary";
+    input: typeof GetWebhookRequestSchema;
+    output: typeof GetWebhookResponseSchema;
+  },
+  /**
+   * Issues a new signing secret; the previous one stops at once or signs too during an overlap.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
+  },
+  /**
+   * Sends a webhook.test event to the provider's endpoint now and reports the attempt.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.SendWebhookTest
+   */
+  sendWebhookTest: {
+    methodKind: "unary";
+    input: typeof SendWebhookTestRequestSchema;
+    output: typeof SendWebhookTestResponseSchema;
+  },
+  /**
+   * Lists the provider's webhook deliveries, newest first, by cursor.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.ListWebhookDeliveries
+   */
+  listWebhookDeliveries: {
+    methodKind: "unary";
+    input: typeof ListWebhookDeliveriesRequestSchema;
+    output: typeof ListWebhookDeliveriesResponseSchema;
+  },
+  /**
+   * Queues a delivered, failed or disabled delivery again.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.ReplayWebhookDelivery
+   */
+  replayWebhookDelivery: {
+    methodKind: "unary";
+    input: typeof ReplayWebhookDeliveryRequestSchema;
+    output: typeof ReplayWebhookDeliveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_provider_service, 0);

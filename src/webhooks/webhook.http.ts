@@ -1,0 +1,128 @@
+/**
+ * The outgoing HTTP edge of webhooks: signs an event per Standard Webhooks with the
+ * `standardwebhooks` reference package and POSTs it. The connection goes through
+ * request-filtering-agent, which checks the address each host name resolves to at connect time
+ * (so a DNS answer changed after the URL was saved cannot reach inside the network); redirects
+ * are never followed; at most MAX_RESPONSE_BYTES of an answer are read.
+ */
+import http from "node:http";
+import https from "node:https";
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
+import { Webhook } from "standardwebhooks";
+import { leadJson } from "../leads/lead.rest.ts";
+import { webhookUrlProblem } from "../providers/webhook-url.ts";
+import type { AttemptOutcome, OutgoingEvent, WebhookTransport } from "./webhook.ts";
+
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+export const USER_AGENT = "lead-provider-api-webhooks/1";
+
+export interface TransportOptions {
+  readonly timeoutMs: number;
+  /** Loopback, private, link-local targets allowed (development and tests only). */
+  readonly allowPrivateTargets: boolean;
+  /** Production: https only. */
+  readonly production: boolean;
+}
+
+/** The JSON body: Standard Webhooks' `{type, timestamp, data}`. */
+export function eventBody(event: OutgoingEvent): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: event.occurredAt.toISOString(),
+    data: event.lead === undefined ? {} : { lead: leadJson(event.lead) },
+  });
+}
+
+/** `v1,<sig>` for each secret, space-separated (several while a rotation overlaps). */
+export function signatures(secrets: readonly string[], id: string, at: Date, body: string): string {
+  return secrets.map((s) => new Webhook(s).sign(id, at, body)).join(" ");
+}
+
+export function createWebhookTransport(options: TransportOptions): WebhookTransport {
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: 64,
+    allowPrivateIPAddress: options.allowPrivateTargets,
+  };
+  const agents = {
+    "http:": new RequestFilteringHttpAgent(agentOptions),
+    "https:": new RequestFilteringHttpsAgent(agentOptions),
+  };
+
+  return {
+    send(url, secrets, event) {
+      const started = performance.now();
+      const done = (statusCode: number | null, error: string | null): AttemptOutcome => ({
+        statusCode,
+        error,
+        latencyMs: Math.round(performance.now() - started),
+      });
+      const problem = webhookUrlProblem(url, { production: options.production });
+      if (problem !== undefined) return Promise.resolve(done(null, problem));
+      if (secrets.length === 0) return Promise.resolve(done(null, "the endpoint has no signing secret"));
+      const target = new URL(url);
+      const body = eventBody(event);
+      // The signed timestamp is the send time (receivers reject stale ones), not the event's.
+      const now = new Date();
+      const headers = {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        "user-agent": USER_AGENT,
+        "webhook-id": event.id,
+        "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+        "webhook-signature": signatures(secrets, event.id, now, body),
+      };
+      return new Promise<AttemptOutcome>((resolve) => {
+        let settled = false;
+        const finish = (statusCode: number | null, error: string | null) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(done(statusCode, error));
+        };
+        const client = target.protocol === "https:" ? https : http;
+        const req = client.request(target, {
+          method: "POST",
+          headers,
+          agent: agents[target.protocol as "http:" | "https:"],
+        });
+        const timer = setTimeout(() => {
+          finish(null, `no answer within ${options.timeoutMs} ms`);
+          req.destroy();
+        }, options.timeoutMs);
+        req.on("error", (err) => finish(null, describeError(err)));
+        req.on("response", (res) => {
+          const status = res.statusCode ?? 0;
+          let read = 0;
+          res.on("data", (chunk: Buffer) => {
+            read += chunk.length;
+            // Only the status matters; a receiver cannot make us hold a large body.
+            if (read > MAX_RESPONSE_BYTES) res.destroy();
+          });
+          const settle = () => finish(status, statusError(status));
+          res.on("end", settle);
+          res.on("close", settle);
+          res.on("error", settle);
+        });
+        req.end(body);
+      });
+    },
+    close() {
+      agents["http:"].destroy();
+      agents["https:"].destroy();
+    },
+  };
+}
+
+function statusError(status: number): string | null {
+  if (status >= 200 && status < 300) return null;
+  if (status >= 300 && status < 400) return `the endpoint answered ${status}; redirects are not followed`;
+  return `the endpoint answered ${status}`;
+}
+
+/** Socket and filter errors as a short reason for last_error (no payload, no secret). */
+function describeError(err: Error & { code?: string }): string {
+  const refused = /DNS lookup (\S+)\(.*is not allowed/.exec(err.message);
+  if (refused) return `the target address ${refused[1]} is private, loopback, link-local or reserved; refused`;
+  return err.message.slice(0, 300);
+}

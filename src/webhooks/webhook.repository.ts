@@ -1,0 +1,312 @@
+/** All SQL about webhook endpoints and deliveries (the outbox itself: events/event.repository.ts). */
+import { type Kysely, sql } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { leadFromSnapshot, type SnapshotLead } from "../events/event.repository.ts";
+import type { Lead } from "../leads/lead.ts";
+import type { Delivery, DeliveryState } from "./webhook.ts";
+
+type Db = Kysely<Database>;
+
+/** The NOTIFY channel that wakes the delivery workers of every instance. */
+export const DELIVERY_CHANNEL = "webhook_deliveries";
+
+/** Wakes every instance's workers (sent on its own, outside any writing transaction). */
+export async function notifyWorkers(db: Db): Promise<void> {
+  await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(db);
+}
+
+export interface EndpointRow {
+  readonly url: string | null;
+  readonly secretCiphertext: string | null;
+  readonly previousSecretCiphertext: string | null;
+  readonly previousSecretExpiresAt: Date | null;
+  readonly secretRotatedAt: Date | null;
+  readonly enabled: boolean;
+  readonly disabledReason: string | null;
+}
+
+/** The provider's webhook URL and endpoint row; undefined when the provider does not exist. */
+export async function findEndpoint(db: Db, providerId: number): Promise<EndpointRow | undefined> {
+  const row = await db
+    .selectFrom("providers as p")
+    .leftJoin("webhook_endpoints as e", "e.provider_id", "p.id")
+    .select([
+      "p.webhook_url",
+      "e.secret_ciphertext",
+      "e.previous_secret_ciphertext",
+      "e.previous_secret_expires_at",
+      "e.secret_rotated_at",
+      "e.enabled",
+      "e.disabled_reason",
+    ])
+    .where("p.id", "=", providerId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    url: row.webhook_url,
+    secretCiphertext: row.secret_ciphertext,
+    previousSecretCiphertext: row.previous_secret_ciphertext,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    secretRotatedAt: row.secret_rotated_at,
+    enabled: row.enabled ?? true,
+    disabledReason: row.disabled_reason,
+  };
+}
+
+/** Gives the provider a signing secret unless it has one; true when it was created. */
+export async function ensureEndpoint(db: Db, providerId: number, secretCiphertext: string): Promise<boolean> {
+  const result = await db
+    .insertInto("webhook_endpoints")
+    .values({ provider_id: providerId, secret_ciphertext: secretCiphertext })
+    .onConflict((oc) => oc.column("provider_id").doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Sends to the endpoint again (a new webhook_url was set). True when it had been disabled. */
+export async function enableEndpoint(db: Db, providerId: number): Promise<boolean> {
+  const result = await db
+    .updateTable("webhook_endpoints")
+    .set({ enabled: true, disabled_reason: null, disabled_at: null })
+    .where("provider_id", "=", providerId)
+    .where("enabled", "=", false)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Stops sending to the endpoint: its pending deliveries become `disabled`. */
+export async function disableEndpoint(db: Db, providerId: number, reason: string): Promise<void> {
+  await db
+    .updateTable("webhook_endpoints")
+    .set({ enabled: false, disabled_reason: reason, disabled_at: sql<Date>`now()` })
+    .where("provider_id", "=", providerId)
+    .execute();
+  await db
+    .updateTable("webhook_deliveries")
+    .set({ state: "disabled" })
+    .where("provider_id", "=", providerId)
+    .where("state", "=", "pending")
+    .execute();
+}
+
+/** Replaces the secret; with an overlap the old one keeps signing until `previousExpiresAt`. */
+export async function rotateSecret(
+  db: Db,
+  providerId: number,
+  secretCiphertext: string,
+  previousExpiresAt: Date | null,
+): Promise<Date> {
+  const row = await db
+    .updateTable("webhook_endpoints")
+    .set((eb) => ({
+      previous_secret_ciphertext: previousExpiresAt === null ? null : eb.ref("secret_ciphertext"),
+      previous_secret_expires_at: previousExpiresAt,
+      secret_ciphertext: secretCiphertext,
+      secret_rotated_at: sql<Date>`now()`,
+    }))
+    .where("provider_id", "=", providerId)
+    .returning("secret_rotated_at")
+    .executeTakeFirstOrThrow();
+  return row.secret_rotated_at;
+}
+
+/** A delivery taken by a worker, with all it needs to send it. */
+export interface ClaimedDelivery {
+  readonly id: number;
+  readonly providerId: number;
+  /** The attempt number this claim makes (1 for the first). */
+  readonly attempt: number;
+  readonly eventId: string;
+  readonly type: string;
+  readonly eventCreatedAt: Date;
+  readonly lead: Lead;
+  readonly url: string | null;
+  readonly secretCiphertexts: readonly string[];
+}
+
+/**
+ * Takes up to `limit` due deliveries for this worker: each is leased by moving its next attempt
+ * `leaseMs` ahead, so a worker that dies mid-delivery lets it come due again. SKIP LOCKED lets
+ * any number of instances claim side by side without taking the same row; a delivery waits while
+ * an earlier one of the same lead is pending (being sent or retried), so a lead's events arrive
+ * in order.
+ */
+export async function claimDue(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const result = await sql<{
+    id: number;
+    provider_id: number;
+    attempts: number;
+    event_id: string;
+    type: string;
+    event_created_at: Date;
+    data: { lead: SnapshotLead };
+    webhook_url: string | null;
+    secret_ciphertext: string | null;
+    previous_secret_ciphertext: string | null;
+  }>`
+    with due as (
+      select d.id from webhook_deliveries d
+      where d.state = 'pending' and d.next_attempt_at <= now()
+        and not exists (
+          select 1 from webhook_deliveries earlier
+          where earlier.lead_id = d.lead_id and earlier.state = 'pending' and earlier.id < d.id)
+      order by d.next_attempt_at, d.id
+      limit ${limit}
+      for update skip locked
+    ),
+    claimed as (
+      update webhook_deliveries w
+      set attempts = w.attempts + 1, last_attempt_at = now(),
+          next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+      from due where w.id = due.id
+      returning w.id, w.provider_id, w.attempts, w.event_sequence
+    )
+    select c.id, c.provider_id, c.attempts, e.event_id, e.type, e.created_at as event_created_at, e.data,
+           p.webhook_url, we.secret_ciphertext,
+           case when we.previous_secret_expires_at > now() then we.previous_secret_ciphertext end
+             as previous_secret_ciphertext
+    from claimed c
+    join lead_events e on e.id = c.event_sequence
+    join providers p on p.id = c.provider_id
+    left join webhook_endpoints we on we.provider_id = c.provider_id
+    order by c.id`.execute(db);
+  return result.rows.map((r) => ({
+    id: r.id,
+    providerId: r.provider_id,
+    attempt: r.attempts,
+    eventId: r.event_id,
+    type: r.type,
+    eventCreatedAt: new Date(r.event_created_at),
+    lead: leadFromSnapshot(r.data.lead),
+    url: r.webhook_url,
+    secretCiphertexts: [r.secret_ciphertext, r.previous_secret_ciphertext].filter((s): s is string => s !== null),
+  }));
+}
+
+export interface AttemptRecord {
+  readonly state: DeliveryState;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  /** When to try again (state pending); null otherwise. */
+  readonly retryInMs: number | null;
+}
+
+/**
+ * Records an attempt's result, unless the delivery was claimed again or replayed since (the
+ * attempt number no longer matches): a late answer never overwrites a newer one.
+ */
+export async function recordAttempt(db: Db, id: number, attempt: number, r: AttemptRecord): Promise<void> {
+  await db
+    .updateTable("webhook_deliveries")
+    .set({
+      state: r.state,
+      last_status_code: r.statusCode,
+      last_error: r.error,
+      ...(r.state === "delivered" && { delivered_at: sql<Date>`now()` }),
+      ...(r.retryInMs !== null && {
+        next_attempt_at: sql<Date>`now() + make_interval(secs => ${r.retryInMs / 1000}::double precision)`,
+      }),
+    })
+    .where("id", "=", id)
+    .where("attempts", "=", attempt)
+    .where("state", "=", "pending")
+    .execute();
+}
+
+/**
+ * When the next delivery that could be claimed is due (null: none pending). Deliveries waiting
+ * behind an earlier one of the same lead are left out: they come due when that one finishes.
+ */
+export async function nextDueAt(db: Db): Promise<Date | null> {
+  const row = await sql<{ at: Date | null }>`
+    select min(d.next_attempt_at) as at from webhook_deliveries d
+    where d.state = 'pending' and not exists (
+      select 1 from webhook_deliveries earlier
+      where earlier.lead_id = d.lead_id and earlier.state = 'pending' and earlier.id < d.id)`.execute(db);
+  const at = row.rows[0]?.at;
+  return at === null || at === undefined ? null : new Date(at);
+}
+
+/** The retry queue for metrics: pending deliveries and the age of the oldest one's event. */
+export async function queueStats(db: Db): Promise<{ pending: number; oldestAgeSeconds: number }> {
+  const row = await sql<{ pending: number; oldest: number | null }>`
+    select count(*)::integer as pending,
+           extract(epoch from now() - min(e.created_at))::double precision as oldest
+    from webhook_deliveries d join lead_events e on e.id = d.event_sequence
+    where d.state = 'pending'`.execute(db);
+  const r = row.rows[0];
+  return { pending: r?.pending ?? 0, oldestAgeSeconds: r?.oldest ?? 0 };
+}
+
+function selectDeliveries(db: Db) {
+  return db
+    .selectFrom("webhook_deliveries as d")
+    .innerJoin("lead_events as e", "e.id", "d.event_sequence")
+    .select([
+      "d.id",
+      "d.provider_id",
+      "e.event_id",
+      "e.type",
+      "d.lead_id",
+      "d.state",
+      "d.attempts",
+      "d.last_status_code",
+      "d.last_error",
+      "d.last_attempt_at",
+      "d.next_attempt_at",
+      "d.delivered_at",
+      "d.created_at",
+    ]);
+}
+
+type DeliveryRow = Awaited<ReturnType<ReturnType<typeof selectDeliveries>["executeTakeFirstOrThrow"]>>;
+
+function toDelivery(r: DeliveryRow): Delivery {
+  return {
+    id: r.id,
+    providerId: r.provider_id,
+    eventId: r.event_id,
+    type: r.type,
+    leadId: r.lead_id,
+    state: r.state as DeliveryState,
+    attempts: r.attempts,
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    lastAttemptAt: r.last_attempt_at,
+    nextAttemptAt: r.state === "pending" ? r.next_attempt_at : null,
+    deliveredAt: r.delivered_at,
+    createdAt: r.created_at,
+  };
+}
+
+/** One page of a provider's deliveries, newest first. */
+export async function listDeliveries(
+  db: Db,
+  providerId: number,
+  beforeId: number | undefined,
+  limit: number,
+): Promise<Delivery[]> {
+  let query = selectDeliveries(db).where("d.provider_id", "=", providerId);
+  if (beforeId !== undefined) query = query.where("d.id", "<", beforeId);
+  const rows = await query.orderBy("d.id", "desc").limit(limit).execute();
+  return rows.map(toDelivery);
+}
+
+export async function findDelivery(db: Db, providerId: number, id: number): Promise<Delivery | undefined> {
+  const row = await selectDeliveries(db)
+    .where("d.provider_id", "=", providerId)
+    .where("d.id", "=", id)
+    .executeTakeFirst();
+  return row ? toDelivery(row) : undefined;
+}
+
+/** Queues a finished delivery again as new (attempts from zero), due now, and wakes the workers. */
+export async function requeue(db: Db, id: number): Promise<void> {
+  await db
+    .updateTable("webhook_deliveries")
+    .set({ state: "pending", attempts: 0, next_attempt_at: sql<Date>`now()`, delivered_at: null })
+    .where("id", "=", id)
+    .where("state", "<>", "pending")
+    .execute();
+  await notifyWorkers(db); // sent on commit
+}

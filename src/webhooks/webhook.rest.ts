@@ -1,0 +1,88 @@
+/** Webhook management over REST (admin JWT): JSON ↔ the webhook service. */
+import { Router } from "express";
+import type { components } from "../../generated/openapi/schema.ts";
+import { PROVIDERS_PATH } from "../providers/provider.rest.ts";
+import type { RestFeature } from "../rest/feature.ts";
+import { cursorPageJson } from "../rest/links.ts";
+import { actorOf as actor, operation } from "../rest/typed.ts";
+import type { WebhookService } from "./webhook.service.ts";
+import type { Delivery, WebhookEndpoint } from "./webhook.ts";
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+export function endpointJson(e: WebhookEndpoint): components["schemas"]["WebhookEndpoint"] {
+  return {
+    url: e.url,
+    secret: e.secret,
+    enabled: e.enabled,
+    disabled_reason: e.disabledReason,
+    secret_rotated_at: iso(e.secretRotatedAt),
+    previous_secret_expires_at: iso(e.previousSecretExpiresAt),
+  };
+}
+
+export function deliveryJson(d: Delivery): components["schemas"]["WebhookDelivery"] {
+  return {
+    id: d.id,
+    event_id: d.eventId,
+    type: d.type as components["schemas"]["WebhookDelivery"]["type"],
+    lead_id: d.leadId,
+    state: d.state,
+    attempts: d.attempts,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    last_attempt_at: iso(d.lastAttemptAt),
+    next_attempt_at: iso(d.nextAttemptAt),
+    delivered_at: iso(d.deliveredAt),
+    created_at: d.createdAt.toISOString(),
+  };
+}
+
+export function webhookRoutes(webhooks: WebhookService, publicBaseUrl?: string): RestFeature {
+  const router = Router();
+  router.get(
+    `${PROVIDERS_PATH}:id/webhook/`,
+    operation("getWebhook", async (req, res) => {
+      res.json(endpointJson(await webhooks.get(actor(res), req.params.id)));
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/webhook/rotate_secret/`,
+    operation("rotateWebhookSecret", async (req, res) => {
+      const rotated = await webhooks.rotateSecret(actor(res), req.params.id, req.body?.overlap_seconds);
+      res.json({
+        secret: rotated.secret,
+        secret_rotated_at: rotated.secretRotatedAt.toISOString(),
+        previous_secret_expires_at: iso(rotated.previousSecretExpiresAt),
+      });
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/webhook/test/`,
+    operation("sendWebhookTest", async (req, res) => {
+      const result = await webhooks.sendTest(actor(res), req.params.id);
+      res.json({
+        event_id: result.eventId,
+        delivered: result.error === null,
+        status_code: result.statusCode,
+        latency_ms: result.latencyMs,
+        error: result.error,
+      });
+    }),
+  );
+  router.get(
+    `${PROVIDERS_PATH}:id/webhook_deliveries/`,
+    operation("listWebhookDeliveries", async (req, res) => {
+      const { page_size, page_token } = req.query;
+      const page = await webhooks.listDeliveries(req.params.id, { pageSize: page_size, pageToken: page_token });
+      res.json(cursorPageJson(req, page, deliveryJson, publicBaseUrl));
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/webhook_deliveries/:delivery_id/replay/`,
+    operation("replayWebhookDelivery", async (req, res) => {
+      res.status(202).json(deliveryJson(await webhooks.replay(actor(res), req.params.id, req.params.delivery_id)));
+    }),
+  );
+  return { router };
+}

@@ -1,0 +1,166 @@
+/**
+ * Webhook management for administrators: the endpoint and its secret (an audited view, like API
+ * keys), secret rotation with an overlap, a test event sent at once, the delivery list and
+ * replays. Sending itself: webhook.worker.ts.
+ */
+import type { Kysely } from "kysely";
+import type { KeyCrypto } from "../api-keys/api-key.ts";
+import type { Database } from "../db/schema.ts";
+import { DomainError, throwIfViolations } from "../errors.ts";
+import { newEventId } from "../events/event.ts";
+import { Fields, type RawId } from "../fields.ts";
+import { type Page, pageOf, readPageRequest } from "../paging.ts";
+import { audit, MAX_GRACE_SECONDS, notFound, providerId } from "../providers/provider.service.ts";
+import * as repo from "./webhook.repository.ts";
+import {
+  type AttemptOutcome,
+  type Delivery,
+  generateSecret,
+  type WebhookEndpoint,
+  type WebhookTransport,
+} from "./webhook.ts";
+
+export const DELIVERY_PAGE = { defaultSize: 20, maxSize: 100 } as const;
+export const TEST_EVENT_TYPE = "webhook.test";
+
+export interface WebhookServiceDeps {
+  readonly db: Kysely<Database>;
+  readonly crypto: KeyCrypto;
+  readonly transport: WebhookTransport;
+  readonly now?: () => Date;
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>;
+
+function noUrl(id: number): DomainError {
+  return new DomainError("failed_precondition", `provider ${id} has no webhook_url; set one with PATCH first`, {
+    code: "webhook_not_configured",
+  });
+}
+
+export function createWebhookService(deps: WebhookServiceDeps) {
+  const { db, crypto, transport } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  const endpointOf = async (id: number): Promise<repo.EndpointRow> => {
+    const row = await repo.findEndpoint(db, id);
+    if (!row) throw notFound(id);
+    return row;
+  };
+
+  /** The secrets that sign right now: the current one, and the previous one during an overlap. */
+  const signingSecrets = (row: repo.EndpointRow): string[] => {
+    const secrets = row.secretCiphertext === null ? [] : [crypto.decrypt(row.secretCiphertext)];
+    const overlapping = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now();
+    if (overlapping && row.previousSecretCiphertext !== null)
+      secrets.push(crypto.decrypt(row.previousSecretCiphertext));
+    return secrets;
+  };
+
+  return {
+    /** The endpoint with its secret in plain text: audited, like viewing an API key. */
+    async get(actor: string, rawId: RawId): Promise<WebhookEndpoint> {
+      const id = providerId(rawId);
+      const row = await endpointOf(id);
+      const secret = row.secretCiphertext === null ? null : crypto.decrypt(row.secretCiphertext);
+      if (secret !== null) await audit(db, actor, "webhook_secret.viewed", id);
+      const overlapEnds = row.previousSecretExpiresAt;
+      return {
+        providerId: id,
+        url: row.url,
+        secret,
+        enabled: row.enabled,
+        disabledReason: row.disabledReason,
+        secretRotatedAt: row.secretRotatedAt,
+        previousSecretExpiresAt: overlapEnds !== null && overlapEnds > now() ? overlapEnds : null,
+      };
+    },
+
+    /**
+     * A new secret; the old one stops signing at once, or after `overlapSeconds` during which
+     * every delivery carries both signatures. Creates the first secret if there is none.
+     */
+    async rotateSecret(actor: string, rawId: RawId, overlapSeconds: number | undefined) {
+      const id = providerId(rawId);
+      const f = new Fields();
+      const overlap = f.integer({ overlap_seconds: overlapSeconds ?? 0 }, "overlap_seconds", 0, MAX_GRACE_SECONDS) ?? 0;
+      throwIfViolations(f.violations);
+      const secret = generateSecret();
+      const ciphertext = crypto.encrypt(secret);
+      const previousExpiresAt = overlap > 0 ? new Date(now().getTime() + overlap * 1000) : null;
+      const rotatedAt = await db.transaction().execute(async (trx) => {
+        if (!(await repo.findEndpoint(trx, id))) throw notFound(id);
+        if (await repo.ensureEndpoint(trx, id, ciphertext)) {
+          await audit(trx, actor, "webhook_secret.created", id);
+          return (await repo.findEndpoint(trx, id))?.secretRotatedAt ?? now();
+        }
+        const at = await repo.rotateSecret(trx, id, ciphertext, previousExpiresAt);
+        await audit(trx, actor, "webhook_secret.rotated", id, { overlap_seconds: overlap });
+        return at;
+      });
+      return { secret, secretRotatedAt: rotatedAt, previousSecretExpiresAt: previousExpiresAt };
+    },
+
+    /** Sends a `webhook.test` event now (even to a disabled endpoint) and reports the attempt. */
+    async sendTest(actor: string, rawId: RawId): Promise<AttemptOutcome & { eventId: string }> {
+      const id = providerId(rawId);
+      const row = await endpointOf(id);
+      if (row.url === null) throw noUrl(id);
+      const eventId = newEventId();
+      const outcome = await transport.send(row.url, signingSecrets(row), {
+        id: eventId,
+        type: TEST_EVENT_TYPE,
+        occurredAt: now(),
+      });
+      await audit(db, actor, "webhook.tested", id, { event_id: eventId, status_code: outcome.statusCode });
+      return { ...outcome, eventId };
+    },
+
+    /** The provider's deliveries, newest first, one cursor page at a time. */
+    async listDeliveries(
+      rawId: RawId,
+      q: { pageSize?: number | undefined; pageToken?: string | undefined },
+    ): Promise<Page<Delivery>> {
+      const f = new Fields();
+      const id = f.id({ id: rawId }, "id") ?? 0;
+      const page = readPageRequest(f, q, DELIVERY_PAGE);
+      throwIfViolations(f.violations);
+      await endpointOf(id);
+      return pageOf(await repo.listDeliveries(db, id, page.afterId, page.size + 1), page.size, (d) => d.id);
+    },
+
+    /** Queues a delivered, failed or disabled delivery again (attempts start over). */
+    async replay(actor: string, rawId: RawId, rawDeliveryId: RawId): Promise<Delivery> {
+      const f = new Fields();
+      const id = f.id({ id: rawId }, "id") ?? 0;
+      const deliveryId = f.id({ delivery_id: rawDeliveryId }, "delivery_id") ?? 0;
+      throwIfViolations(f.violations);
+      return db.transaction().execute(async (trx) => {
+        const row = await repo.findEndpoint(trx, id);
+        if (!row) throw notFound(id);
+        const found = await repo.findDelivery(trx, id, deliveryId);
+        if (!found) {
+          throw new DomainError("not_found", `provider ${id} has no delivery ${deliveryId}`, {
+            code: "delivery_not_found",
+          });
+        }
+        if (row.url === null) throw noUrl(id);
+        if (!row.enabled) {
+          throw new DomainError(
+            "failed_precondition",
+            `provider ${id}'s endpoint is disabled (${row.disabledReason ?? "by an administrator"}); PATCH webhook_url to enable it again`,
+            { code: "webhook_disabled" },
+          );
+        }
+        if (found.state !== "pending") {
+          await repo.requeue(trx, deliveryId);
+          await audit(trx, actor, "webhook_delivery.replayed", id, {
+            delivery_id: deliveryId,
+            event_id: found.eventId,
+          });
+        }
+        return (await repo.findDelivery(trx, id, deliveryId)) ?? found;
+      });
+    },
+  };
+}
