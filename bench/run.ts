@@ -7,11 +7,13 @@
  *    at each client count; the rows pgbench inserted are deleted afterwards.
  * 3. REST (autocannon) and gRPC (connect-node loop) create/get at each connection count.
  * 4. Scale check: 1,000,000 leads across 100 providers seeded in SQL, REST get/create again.
+ * 4b. Webhooks: REST create with and without a webhook_url configured (a receiver process answering
+ *    204), in one service, and how long the deliveries take to drain after the load.
  * 5. CPU profiles (node --cpu-prof) of each operation, start-up on an existing embedded database.
  * 6. The table, printed and written to bench/results/latest.md (and latest.json).
  *
  * Environment: BENCH_DATABASE_URL, BENCH_DURATION (s per scenario), BENCH_WARMUP (s),
- * BENCH_CONNECTIONS ("16,64"), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SCALE_LEADS,
+ * BENCH_CONNECTIONS ("16,64"), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SKIP_WEBHOOKS=1, BENCH_SCALE_LEADS,
  * BENCH_POOL_SIZE, BENCH_GRPC_STREAMS (calls per HTTP/2 connection), BENCH_PROFILE_DURATION,
  * BENCH_OUTPUT, BENCH_STRICT=1 (exit 1 when a target fails), BENCH_SERVICE_DIR (run the service
  * from another checkout), PGBENCH (the pgbench binary).
@@ -37,6 +39,7 @@ import { grpcRequest, makeLead, restBody } from "./lib/leads.ts";
 import { findPgbench, runPgbench, type ScriptName } from "./lib/pgbench.ts";
 import { onInterrupt, run, wasInterrupted } from "./lib/processes.ts";
 import { monotonicUs, type ProfileSummary, summarizeFile } from "./lib/profile.ts";
+import { startBenchReceiver } from "./lib/receiver.ts";
 import { fmt, profileSection, type Row, resultsTable, type Target, targetsTable } from "./lib/report.ts";
 import { procCpu, procCpuSeconds, type Service, startService } from "./lib/service.ts";
 import type { LoadResult } from "./lib/stats.ts";
@@ -64,6 +67,7 @@ const config = {
   }),
   skipScale: env.BENCH_SKIP_SCALE === "1",
   skipProfile: env.BENCH_SKIP_PROFILE === "1",
+  skipWebhooks: env.BENCH_SKIP_WEBHOOKS === "1",
   scaleLeads: int("BENCH_SCALE_LEADS", 1_000_000),
   scaleProviders: 100,
   poolSize: int("BENCH_POOL_SIZE", 20),
@@ -106,7 +110,11 @@ async function adminToken(): Promise<string> {
     .sign(createSecretKey(Buffer.from(secrets.JWT_SECRET, "utf8")));
 }
 
-async function createTenants(service: Service, count: number): Promise<Tenant[]> {
+async function createTenants(
+  service: Service,
+  count: number,
+  extra: { readonly namePrefix?: string; readonly webhookUrl?: string } = {},
+): Promise<Tenant[]> {
   const admin = { authorization: `Bearer ${await adminToken()}`, "content-type": "application/json" };
   const tenants: Tenant[] = [];
   for (let i = 1; i <= count; i++) {
@@ -114,7 +122,8 @@ async function createTenants(service: Service, count: number): Promise<Tenant[]>
       method: "POST",
       headers: admin,
       body: JSON.stringify({
-        name: `Bench provider ${i}`,
+        name: `${extra.namePrefix ?? "Bench provider"} ${i}`,
+        ...(extra.webhookUrl !== undefined && { webhook_url: extra.webhookUrl }),
         contact_email: `bench${i}@provider.example`,
         // The maxima: rate limiting must not cut the load.
         rate_limit_per_minute: 100_000,
@@ -316,6 +325,64 @@ async function scalePhase(db: BenchDatabase, service: Service, w: Workload) {
   return { results, seeded, seedSeconds, counts };
 }
 
+/**
+ * Creating leads with a webhook configured against creating them without, in one service and one
+ * run. The service runs with NODE_ENV=development here, the one difference from the other phases:
+ * production refuses to send to the loopback receiver.
+ */
+async function webhookPhase(db: BenchDatabase) {
+  const receiver = await startBenchReceiver();
+  const service = await startService({
+    env: { ...secrets, DATABASE_URL: db.url, DATABASE_POOL_SIZE: String(config.poolSize), NODE_ENV: "development" },
+  });
+  try {
+    const plain: Workload = {
+      tenants: await createTenants(service, config.providers, { namePrefix: "Unhooked provider" }),
+      targets: { prefix: "seed-", count: 0 },
+    };
+    const hooked: Workload = {
+      tenants: await createTenants(service, config.providers, {
+        namePrefix: "Hooked provider",
+        webhookUrl: receiver.url,
+      }),
+      targets: { prefix: "seed-", count: 0 },
+    };
+    await load(service, plain, "REST", "create", maxConnections, config.warmup);
+    await load(service, hooked, "REST", "create", maxConnections, config.warmup);
+    const drain = async (expected: number) => {
+      const t0 = performance.now();
+      while ((await receiver.count()) < expected && performance.now() - t0 < 300_000) await sleep(100);
+      return (performance.now() - t0) / 1000;
+    };
+    await drain(await pendingTotal(db));
+    await checkpoint(db);
+    await sleep(500);
+    const without = await measure(db, service, plain, "REST", "create", maxConnections);
+    log(`webhooks: REST create without a webhook ×${maxConnections}: ${describe(without)}`);
+    await checkpoint(db);
+    await sleep(500);
+    const before = await receiver.count();
+    const withHook = await measure(db, service, hooked, "REST", "create", maxConnections);
+    const duringLoad = (await receiver.count()) - before;
+    const drainSeconds = await drain(before + withHook.result.ok);
+    const delivered = (await receiver.count()) - before;
+    log(
+      `webhooks: REST create with a webhook ×${maxConnections}: ${describe(withHook)}; ` +
+        `${duringLoad} of ${withHook.result.ok} delivered during the load, all ${delivered} ${drainSeconds.toFixed(1)} s after it`,
+    );
+    return { without, withHook, duringLoad, delivered, drainSeconds };
+  } finally {
+    await service.stop();
+    await receiver.stop();
+  }
+}
+
+/** Deliveries the receiver should have seen so far (every delivered one). */
+async function pendingTotal(db: BenchDatabase): Promise<number> {
+  const [row] = await db.query<{ n: string }>("select count(*) as n from webhook_deliveries");
+  return Number(row?.n ?? 0);
+}
+
 async function profilePhase(db: BenchDatabase, w: Workload) {
   const dir = mkdtempSync(join(tmpdir(), "lp-cpuprof-"));
   const keep = join(dirname(config.output), "profiles");
@@ -452,6 +519,7 @@ async function main(): Promise<void> {
     await service.stop();
     service = undefined;
 
+    const webhooks = config.skipWebhooks ? undefined : await webhookPhase(db);
     const profiles = config.skipProfile ? [] : await profilePhase(db, workload);
     const startup = await startupPhase();
 
@@ -512,7 +580,21 @@ async function main(): Promise<void> {
         pass: r.p99 < 25,
       });
     }
-    const allErrors = [...measured.values()].reduce((n, m) => n + m.result.errors, 0);
+    if (webhooks) {
+      const ratio = webhooks.withHook.result.rps / webhooks.without.result.rps;
+      targets.push({
+        name: `REST create with a webhook configured ≥ 0.9 × without, ${maxConnections} conns`,
+        measured: `${fmt.rps(webhooks.withHook.result.rps)} vs ${fmt.rps(webhooks.without.result.rps)} req/s = ${fmt.ratio(ratio)}`,
+        pass: ratio >= 0.9,
+      });
+      targets.push({
+        name: "every webhook of the run delivered",
+        measured: `${webhooks.delivered} deliveries for ${webhooks.withHook.result.ok} acknowledged creates, the last ${webhooks.drainSeconds.toFixed(1)} s after the load`,
+        pass: webhooks.delivered >= webhooks.withHook.result.ok,
+      });
+    }
+    const webhookErrors = webhooks ? webhooks.without.result.errors + webhooks.withHook.result.errors : 0;
+    const allErrors = [...measured.values()].reduce((n, m) => n + m.result.errors, webhookErrors);
     const scaleErrors = scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0;
     targets.push({
       name: "errors = 0 (every service scenario)",
@@ -595,6 +677,32 @@ async function main(): Promise<void> {
         "",
       );
     }
+    if (webhooks) {
+      md.push(
+        "## Webhooks",
+        "",
+        "REST create at the highest connection count, in one service started with NODE_ENV=development (so it" +
+          " may send to the loopback receiver, a separate process answering 204), first by providers without a" +
+          " webhook_url, then by providers whose webhook_url is the receiver: each lead then also queues a" +
+          ` delivery and the service's workers sign and POST it. ${webhooks.duringLoad} of the` +
+          ` ${webhooks.withHook.result.ok} deliveries arrived during the load; all ${webhooks.delivered} had` +
+          ` arrived ${webhooks.drainSeconds.toFixed(1)} s after it ended.`,
+        "",
+        resultsTable(
+          [
+            { label: "REST create, no webhook", connections: maxConnections, ...webhooks.without },
+            {
+              label: "REST create, webhook configured",
+              connections: maxConnections,
+              ...webhooks.withHook,
+              baseline: webhooks.without.result,
+            },
+          ],
+          "no webhook",
+        ),
+        "",
+      );
+    }
     md.push(
       "## Start-up on an existing embedded database (PGlite)",
       "",
@@ -629,7 +737,7 @@ async function main(): Promise<void> {
     writeFileSync(config.output, text);
     writeFileSync(
       config.output.replace(/\.md$/, ".json"),
-      `${JSON.stringify({ machine, config: { ...config, adminUrl: undefined, output: undefined }, rows, targets, scale, startup }, null, 2)}\n`,
+      `${JSON.stringify({ machine, config: { ...config, adminUrl: undefined, output: undefined }, rows, targets, scale, webhooks, startup }, null, 2)}\n`,
     );
     process.stdout.write(`\n${text}\n`);
     log(`written to ${config.output}`);
