@@ -72,17 +72,22 @@ describe.each(BACKENDS)("webhooks ($name)", (backend) => {
     const lead = await createLead(p.key);
     await move(lead.id, LeadState.QUOTE);
     await move(lead.id, LeadState.QUOTE); // a safe retry: no change, no event
+    await workflow().transitionLead(
+      { leadId: BigInt(lead.id), toState: LeadState.QUOTE, leadStatus: "NEGOTIATING" },
+      bearer(admin),
+    ); // only the status changes
     await move(lead.id, LeadState.ORDER);
-    await receiver.waitFor((all) => all.length >= 3, 10_000, "three events");
+    await receiver.waitFor((all) => all.length >= 4, 10_000, "four events");
     await new Promise((r) => setTimeout(r, 300)); // nothing more arrives
-    expect(receiver.received).toHaveLength(3);
+    expect(receiver.received).toHaveLength(4);
 
     const bodies = receiver.received.map((r) => verified(r, p.secret));
-    expect(bodies.map((b) => b.type)).toEqual(["lead.created", "lead.quoted", "lead.ordered"]);
+    expect(bodies.map((b) => b.type)).toEqual(["lead.created", "lead.quoted", "lead.status_changed", "lead.ordered"]);
     const current = (await (await t.call("GET", `${LEADS}${lead.external_id}/`, { auth: p.key })).json()) as Json;
-    expect(bodies[2]?.data.lead).toEqual(current);
+    expect(bodies[3]?.data.lead).toEqual(current);
     expect(bodies[0]?.data.lead).toMatchObject({ id: lead.id, state: "LEAD" });
-    expect(bodies[1]?.data.lead).toMatchObject({ state: "QUOTE" });
+    expect(bodies[1]?.data.lead).toMatchObject({ state: "QUOTE", lead_status: "QUOTE" });
+    expect(bodies[2]?.data.lead).toMatchObject({ state: "QUOTE", lead_status: "NEGOTIATING" });
 
     // webhook-id is the event's id, the one the provider's event list shows.
     const events = (await (await t.call("GET", "/api/v1/public/events/", { auth: p.key })).json()) as Json;
@@ -105,6 +110,7 @@ describe.each(BACKENDS)("webhooks ($name)", (backend) => {
     const list = await deliveries(p.id);
     expect(list.results.map((d: Json) => [d.type, d.state, d.attempts])).toEqual([
       ["lead.ordered", "delivered", 1],
+      ["lead.status_changed", "delivered", 1],
       ["lead.quoted", "delivered", 1],
       ["lead.created", "delivered", 1],
     ]);

@@ -110,6 +110,39 @@ describe.each(BACKENDS)("lead workflow LEAD → QUOTE → ORDER ($name)", (backe
     expect(history.map((h) => h.to_state)).toEqual(["LEAD", "QUOTE"]);
   });
 
+  it("changes only the lead_status when the state stays and the status differs; the same call again changes nothing", async () => {
+    const lead = await newLead();
+    const quoted = await client().transitionLead(
+      { leadId: BigInt(lead.id), toState: LeadState.QUOTE, leadStatus: "QUOTED" },
+      bearer(internal),
+    );
+    const movedAt = (await read(lead.external_id)).state_changed_at;
+    const status = await client().transitionLead(
+      { leadId: BigInt(lead.id), toState: LeadState.QUOTE, leadStatus: "NEGOTIATING" },
+      bearer(internal),
+    );
+    expect(quoted.changed).toBe(true);
+    expect(status.changed).toBe(true);
+    expect(status.record?.lead?.leadStatus).toBe("NEGOTIATING");
+    const again = await client().transitionLead(
+      { leadId: BigInt(lead.id), toState: LeadState.QUOTE, leadStatus: "NEGOTIATING" },
+      bearer(internal),
+    );
+    expect(again.changed).toBe(false);
+    const plain = await client().transitionLead(
+      { leadId: BigInt(lead.id), toState: LeadState.QUOTE },
+      bearer(internal),
+    );
+    expect(plain.changed).toBe(false);
+    const stored = await read(lead.external_id);
+    expect(stored).toMatchObject({ state: "QUOTE", lead_status: "NEGOTIATING", state_changed_at: movedAt });
+    expect((stored.history as Json[]).map((h) => [h.from_state, h.to_state, h.lead_status])).toEqual([
+      [null, "LEAD", "LEAD"],
+      ["LEAD", "QUOTE", "QUOTED"],
+      ["QUOTE", "QUOTE", "NEGOTIATING"],
+    ]);
+  });
+
   it("finds a lead by id, by order number and by provider and external_id", async () => {
     const lead = await newLead();
     const c = client();

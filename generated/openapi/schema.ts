@@ -111,7 +111,7 @@ export interface paths {
      * @description The calling provider's own lead events, newest first, so an integration that missed
      *     notifications can catch up without polling every lead. Every change of a lead is recorded
      *     in the same database transaction as the change itself: `lead.created`, `lead.quoted`,
-     *     `lead.ordered` (and `lead.status_changed`), each with a stable `id` (`evt_…`) and the lead
+     *     `lead.ordered` and `lead.status_changed` (only `lead_status` changed), each with a stable `id` (`evt_…`) and the lead
      *     as GET showed it at that moment in `data.lead`. A change that was rolled back has no event.
      *     Pages by cursor like the lead list (`page_size`, `page_token` → `next_page_token`);
      *     filters `type` and `created_after`.
@@ -528,10 +528,10 @@ export interface webhooks {
     put?: never;
     /**
      * Only a lead's lead_status changed
-     * @description Reserved for a change of `lead_status` without a change of `state`. No operation of this
-     *     version changes only the status (a move to the state a lead is already in changes
-     *     nothing), so this event is not sent yet; receivers should accept and ignore event types
-     *     they do not know.
+     * @description Sent when only a lead's `lead_status` changed (the lead processing system set a new
+     *     status without moving the lead to another state). Signing, retries and ordering as for
+     *     `lead.quoted`. Receivers should also accept, and may ignore, event types they do not know:
+     *     new ones can be added.
      */
     post: operations["leadStatusChangedWebhook"];
     delete?: never;

@@ -21,7 +21,8 @@ export function newEventId(): string {
   return `evt_${randomUUID().replaceAll("-", "")}`;
 }
 
-/** The event a move to `to` announces. */
-export function eventTypeOfMove(to: LeadState): EventType {
-  return to === "ORDER" ? "lead.ordered" : to === "QUOTE" ? "lead.quoted" : "lead.status_changed";
+/** The event a change from `from` to `to` announces: a status-only change when the state stays. */
+export function eventTypeOfChange(from: LeadState, to: LeadState): EventType {
+  if (from === to) return "lead.status_changed";
+  return to === "ORDER" ? "lead.ordered" : "lead.quoted";
 }

@@ -8,7 +8,7 @@ import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { insertLeadEvent } from "../events/event.repository.ts";
-import { type EventType, eventTypeOfMove, newEventId } from "../events/event.ts";
+import { type EventType, eventTypeOfChange, newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { pageOf, readPageRequest } from "../paging.ts";
 import { applyTransition, findLead, type LeadKey, listLeadsInState, lockLeadState } from "./lead.repository.ts";
@@ -92,8 +92,9 @@ export function createLeadWorkflowService(deps: WorkflowDeps) {
 
   return {
     /**
-     * Moves a lead to `to`. Returns `changed: false` when it already is there (a safe retry);
-     * throws FAILED_PRECONDITION, naming the current state, for any other move.
+     * Moves a lead to `to`. When it already is there, only a different `leadStatus` changes
+     * anything (a status-only change); otherwise returns `changed: false` (a safe retry).
+     * Throws FAILED_PRECONDITION, naming the current state, for any other move.
      */
     async transition(
       actor: string,
@@ -107,12 +108,14 @@ export function createLeadWorkflowService(deps: WorkflowDeps) {
       const status = f.text({ lead_status: leadStatus }, "lead_status", { max: 50, noControl: true });
       throwIfViolations(f.violations);
       const toState = target as LeadState;
-      const moved = await db.transaction().execute(async (trx): Promise<Lead | undefined> => {
+      const moved = await db.transaction().execute(async (trx) => {
         const current = await lockLeadState(trx, leadId);
         if (!current) throw notFound({ id: leadId });
         const from = current.state as LeadState;
         const check = checkTransition(from, toState);
-        if (check.kind === "noop") return undefined;
+        // The current state again: a safe retry changes nothing, unless it brings a different
+        // lead_status, which is then the only change (announced as lead.status_changed).
+        if (check.kind === "noop" && (status === undefined || status === current.lead_status)) return undefined;
         if (check.kind === "refuse") {
           const next = nextState(from);
           const allowed = next ? `it can move only to ${next}` : "it cannot move any further";
@@ -142,14 +145,15 @@ export function createLeadWorkflowService(deps: WorkflowDeps) {
               actor,
             } satisfies Omit<LeadChange, "changedAt"> & { changedAt: string }),
         });
-        // The event carries the lead as it is after the move, written in the same transaction.
-        const moved = await findLead(trx, { id: leadId });
-        if (!moved) throw notFound({ id: leadId });
-        await insertLeadEvent(trx, { eventId: newEventId(), type: eventTypeOfMove(toState), lead: moved });
-        return moved;
+        // The event carries the lead as it is after the change, written in the same transaction.
+        const lead = await findLead(trx, { id: leadId });
+        if (!lead) throw notFound({ id: leadId });
+        const type = eventTypeOfChange(from, toState);
+        await insertLeadEvent(trx, { eventId: newEventId(), type, lead });
+        return { lead, type };
       });
-      if (moved) deps.onEvent?.(eventTypeOfMove(moved.state));
-      const lead = moved ?? (await findLead(db, { id: leadId }));
+      if (moved) deps.onEvent?.(moved.type);
+      const lead = moved?.lead ?? (await findLead(db, { id: leadId }));
       if (!lead) throw notFound({ id: leadId });
       return { lead, changed: moved !== undefined };
     },

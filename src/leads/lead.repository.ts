@@ -224,7 +224,7 @@ export function toLead(row: LeadRow): Lead {
 export async function lockLeadState(db: Db, leadId: number) {
   return db
     .selectFrom("leads")
-    .select(["id", "state", "provider_id", "external_id", "order_number"])
+    .select(["id", "state", "lead_status", "provider_id", "external_id", "order_number"])
     .where("id", "=", leadId)
     .forUpdate()
     .executeTakeFirst();
@@ -241,13 +241,21 @@ export interface Transition {
   readonly payload: (changedAt: Date) => string;
 }
 
-/** Moves the lead, records the history entry and queues the notification, in the caller's transaction. */
+/**
+ * Moves the lead (or, when `from` equals `to`, changes only its lead_status), records the history
+ * entry and queues the notification, in the caller's transaction.
+ */
 export async function applyTransition(db: Db, t: Transition): Promise<Date> {
   const row = await db
     .updateTable("leads")
-    .set({ state: t.to, lead_status: t.leadStatus, state_changed_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .set({
+      state: t.to,
+      lead_status: t.leadStatus,
+      updated_at: sql<Date>`now()`,
+      ...(t.from !== t.to && { state_changed_at: sql<Date>`now()` }),
+    })
     .where("id", "=", t.leadId)
-    .returning("state_changed_at")
+    .returning("updated_at as changed_at")
     .executeTakeFirstOrThrow();
   await db
     .insertInto("lead_state_history")
@@ -256,12 +264,12 @@ export async function applyTransition(db: Db, t: Transition): Promise<Date> {
       from_state: t.from,
       to_state: t.to,
       lead_status: t.leadStatus,
-      changed_at: row.state_changed_at,
+      changed_at: row.changed_at,
       actor: t.actor,
     })
     .execute();
-  await sql`select pg_notify(${t.channel}, ${t.payload(row.state_changed_at)})`.execute(db);
-  return row.state_changed_at;
+  await sql`select pg_notify(${t.channel}, ${t.payload(row.changed_at)})`.execute(db);
+  return row.changed_at;
 }
 
 /** One page of leads in `state` with ids above `afterId`, oldest first. */

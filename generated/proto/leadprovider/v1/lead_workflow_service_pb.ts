@@ -91,7 +91,8 @@ export type TransitionLeadResponse = Message<"leadprovider.v1.TransitionLeadResp
   record?: LeadRecord | undefined;
 
   /**
-   * False when the lead already was in the target state.
+   * False when nothing changed (the lead already was in the target state, with
+   * that lead_status).
    *
    * @generated from field: bool changed = 2;
    */
@@ -341,7 +342,9 @@ export const WatchLeadChangesResponseSchema: GenMessage<WatchLeadChangesResponse
 export const LeadWorkflowService: GenService<{
   /**
    * Moves a lead one step forward (LEAD→QUOTE or QUOTE→ORDER). Moving to the
-   * current state again is a no-op; any other move is FAILED_PRECONDITION.
+   * current state again is a no-op, unless it brings a different lead_status: then
+   * only the status changes (recorded in the history, announced as
+   * lead.status_changed). Any other move is FAILED_PRECONDITION.
    *
    * @generated from rpc leadprovider.v1.LeadWorkflowService.TransitionLead
    */
