@@ -37,6 +37,8 @@ import { createRestApp } from "./rest/app.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
+import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
+import { sandboxRefusal } from "./sandbox/sandbox.ts";
 import { createOnePortServer, type Handler } from "./server.ts";
 import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
@@ -62,6 +64,8 @@ export interface App {
   readonly logger: Logger;
   readonly database: DatabaseHandle;
   readonly metrics: Metrics;
+  /** The sandbox's moves and clean-up (its loop runs by itself; exposed for operations and tests). */
+  readonly sandbox: Sandbox;
   /** Starts listening; resolves to the bound port (useful with PORT=0). */
   listen(): Promise<number>;
   stop(): Promise<void>;
@@ -127,9 +131,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     db,
     zips,
     now,
-    onCreated: () => {
-      metrics.leadCreated();
-      metrics.eventWritten("lead.created");
+    sandboxRefusal,
+    onCreated: (lead) => {
+      if (lead.livemode) {
+        metrics.leadCreated();
+        metrics.eventWritten("lead.created");
+      } else metrics.testLeadCreated();
       webhookWorker.eventWritten();
     },
   });
@@ -145,11 +152,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const events = createEventService(db);
   const workflow = createLeadWorkflowService({
     database,
-    onEvent: (type) => {
-      metrics.eventWritten(type);
+    onEvent: (type, livemode) => {
+      if (livemode) metrics.eventWritten(type);
       webhookWorker.eventWritten();
     },
   });
+  const sandbox = createSandbox({ db, workflow, logger, retentionDays: config.sandboxRetentionDays, now });
   const transport = createWebhookTransport({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
@@ -177,7 +185,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     features: [
       leadRoutes(leads, config.publicBaseUrl),
       eventRoutes(events, config.publicBaseUrl),
-      providerRoutes(providers, config.publicBaseUrl),
+      providerRoutes(providers, sandbox, config.publicBaseUrl),
       webhookRoutes(webhooks, config.publicBaseUrl),
       stateRoutes(states),
     ],
@@ -190,7 +198,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     gate,
     logger,
     publicLeads: { ...createPublicLeadRpc(leads), ...createEventRpc(events) },
-    providers: { ...createProviderRpc(providers), ...createWebhookRpc(webhooks) },
+    providers: { ...createProviderRpc(providers, sandbox), ...createWebhookRpc(webhooks) },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
   });
@@ -220,18 +228,21 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     database,
     metrics,
+    sandbox,
     async listen() {
       if (metricsServer && config.metricsPort !== undefined) {
         await new Promise<void>((resolve) => metricsServer.listen(config.metricsPort, config.metricsHost, resolve));
       }
       const port = await server.listen(config.port, config.host);
       await webhookWorker.start();
+      sandbox.start();
       return port;
     },
     async stop() {
       shutdown.abort();
       metricsServer?.close();
       await server.close(config.shutdownTimeoutMs);
+      await sandbox.stop();
       // Deliveries in flight get the same grace; any left unanswered are sent again later.
       await webhookWorker.stop(config.shutdownTimeoutMs);
       transport.close();

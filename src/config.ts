@@ -63,6 +63,8 @@ export interface Config {
   readonly trustProxy: false | number | readonly string[];
   /** Origin for absolute links (pagination); undefined: links are relative. */
   readonly publicBaseUrl: string | undefined;
+  /** Test (sandbox) leads older than this many days are deleted. */
+  readonly sandboxRetentionDays: number;
   readonly webhooks: {
     /** Deliveries this instance sends at once; 0: this instance sends none. */
     readonly concurrency: number;
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int("SHUTDOWN_TIMEOUT_MS", 8000, 100, 120_000),
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
+    sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
     webhooks: {
       concurrency: int("WEBHOOK_CONCURRENCY", 16, 0, 256),
       timeoutMs: int("WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),

@@ -71,9 +71,14 @@ export function createMetrics(sources: MetricsSources) {
     },
   });
 
+  const testLeadsCreated = new Counter({
+    name: "lead_provider_test_leads_created_total",
+    help: "Test (sandbox) leads stored; never counted in lead_provider_leads_created_total.",
+    registers: [registry],
+  });
   const eventsWritten = new Counter({
     name: "lead_provider_events_written_total",
-    help: "Lead events written to the outbox, by type.",
+    help: "Lead events of live leads written to the outbox, by type (test leads' events are not counted).",
     labelNames: ["type"] as const,
     registers: [registry],
   });
@@ -114,6 +119,7 @@ export function createMetrics(sources: MetricsSources) {
   return {
     registry,
     eventWritten: (type: string) => eventsWritten.inc({ type }),
+    testLeadCreated: () => testLeadsCreated.inc(),
     webhookOutcome: (outcome: string) => deliveries.inc({ outcome }),
     observe(route: string, method: string, status: number, protocol: string, seconds: number): void {
       const s = String(status);

@@ -217,7 +217,9 @@ export interface paths {
     /**
      * Generate an API key for a provider
      * @description Issues a new key for the provider and returns it in plaintext (it can be viewed again with
-     *     GET provider). The previous key stops working at once, or, when
+     *     GET provider). `{"mode": "test"}` issues the provider's test key (`lp_test_…`, the
+     *     sandbox) instead; live and test keys are rotated separately. The previous key of the same
+     *     mode stops working at once, or, when
      *     `previous_key_grace_seconds` is given, after that many seconds (a "roll key"). An optional
      *     `expires_at` (in the future) limits the new key's life. The body is optional.
      *
@@ -226,6 +228,58 @@ export interface paths {
      *     leaked key. Requires the admin-only position.
      */
     post: operations["generateApiKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/revoke_api_key/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Revoke a provider's live or test key
+     * @description Stops the provider's key of the given `mode` (`live` or `test`) at once, including a
+     *     previous key still in its grace period, without issuing a new one; the other mode's key is
+     *     untouched. Issue a new key with `generate_api_key`. Audited. Requires the admin-only
+     *     position.
+     */
+    post: operations["revokeApiKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/purge_test_data/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Delete a provider's test data
+     * @description Deletes every test lead of the provider (created with its `lp_test_` key), with the leads'
+     *     events and webhook deliveries, at once. Live leads are never touched. (Test leads are also
+     *     deleted by the service when they are older than `SANDBOX_RETENTION_DAYS`, 30 by default.)
+     *     No body. Audited. Requires the admin-only position.
+     */
+    post: operations["purgeTestData"];
     delete?: never;
     options?: never;
     head?: never;
@@ -875,6 +929,12 @@ export interface components {
        */
       id: number;
       /**
+       * @description True for a live lead; false for a test lead, created with an `lp_test_` key and kept
+       *     apart from live data (see "Test mode" above).
+       * @example true
+       */
+      livemode: boolean;
+      /**
        * @description "LP-" + at least 8 digits from a database sequence.
        * @example LP-00000042
        */
@@ -1129,16 +1189,23 @@ export interface components {
        * @example 2026-11-02T10:15:30.214Z
        */
       updated_at: string;
-      /** @description Status of the current key; null when no key has been generated. */
+      /** @description Status of the current live key; null when no key has been generated. */
       api_key: components["schemas"]["ApiKeySummary"] | null;
+      /** @description Status of the current test key (`lp_test_…`, the sandbox); null when none has been generated. */
+      test_api_key: components["schemas"]["ApiKeySummary"] | null;
     };
     /** @description A provider with its current plaintext API key. */
     ProviderDetail: components["schemas"]["Provider"] & {
       /**
-       * @description The current plaintext API key (an administrator can view it again); null when no key has been generated.
+       * @description The current plaintext live API key (an administrator can view it again); null when no key has been generated.
        * @example lp_live_3kTq9ZbW1xP0vR7mN2cL8sD4fG6hJ5yK9uE1oA3iQ7w4LSUy0
        */
       api_key_value: string | null;
+      /**
+       * @description The current plaintext test key (`lp_test_…`); null when none has been generated.
+       * @example lp_test_9fWb2LmQ7xR4vN8cT1sD5gH3jK6yP0uE2oA9iZ7w1c4Xt4Xa
+       */
+      test_api_key_value: string | null;
     };
     /** @description One page of providers. */
     ProviderList: {
@@ -1232,6 +1299,13 @@ export interface components {
     };
     /** @description Options for the new key. Unknown fields are an error. */
     GenerateApiKeyRequest: {
+      /**
+       * @description `live` (the default): an `lp_live_` key for real leads. `test`: an `lp_test_` key for the
+       *     sandbox, rotated, revoked and viewed separately from the live key.
+       * @example test
+       * @enum {string}
+       */
+      mode?: "live" | "test";
       /**
        * Format: date-time
        * @description When the new key expires; must be in the future. Omit for no expiry.
@@ -1379,8 +1453,13 @@ export interface components {
        */
       next: string | null;
     };
-    /** @description The body of a lead event's webhook (Standard Webhooks' `{type, timestamp, data}`). */
+    /** @description The body of a lead event's webhook (Standard Webhooks' `{type, timestamp, data}`, plus `livemode`). */
     WebhookLeadEvent: {
+      /**
+       * @description False when the lead is a test lead (test mode); the same as `data.lead.livemode`.
+       * @example true
+       */
+      livemode: boolean;
       /**
        * @example lead.quoted
        * @enum {string}
@@ -1403,13 +1482,33 @@ export interface components {
       timestamp: string;
       data: Record<string, never>;
     };
+    /** @description Which key to revoke. Unknown fields are an error. */
+    RevokeApiKeyRequest: {
+      /**
+       * @example test
+       * @enum {string}
+       */
+      mode: "live" | "test";
+    };
+    PurgedTestData: {
+      /**
+       * @description Test leads deleted, with their events and webhook deliveries.
+       * @example 37
+       */
+      deleted_leads: number;
+    };
     /** @description A newly generated key, in plaintext. */
     GeneratedApiKey: {
       /**
-       * @description `lp_live_` + 43 base62 characters + a 6-character base62 checksum.
+       * @description `lp_live_` (or `lp_test_`) + 43 base62 characters + a 6-character base62 checksum.
        * @example lp_live_3kTq9ZbW1xP0vR7mN2cL8sD4fG6hJ5yK9uE1oA3iQ7w4LSUy0
        */
       api_key: string;
+      /**
+       * @example live
+       * @enum {string}
+       */
+      mode: "live" | "test";
       /**
        * Format: date-time
        * @example 2026-11-02T10:15:30.214Z
@@ -1468,6 +1567,16 @@ export interface components {
     };
   };
   responses: {
+    /** @description The request is invalid (`mode` missing or not `live`/`test`, or an unknown field). */
+    RevokeApiKeyValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description The rotation options are invalid (for example `overlap_seconds` out of range, or an unknown field). */
     WebhookOptionsValidationFailed: {
       headers: {
@@ -2084,6 +2193,74 @@ export interface operations {
       404: components["responses"]["ProviderNotFound"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  revokeApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["RevokeApiKeyRequest"];
+      };
+    };
+    responses: {
+      /** @description The provider after the revocation. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Provider"];
+        };
+      };
+      400: components["responses"]["RevokeApiKeyValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  purgeTestData: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description What was deleted. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PurgedTestData"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

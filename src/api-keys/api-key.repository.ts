@@ -1,15 +1,17 @@
 /** All SQL about API keys: issue, retire, find by digest, record use. */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
+import type { KeyMode } from "./api-key.ts";
 
 type Db = Kysely<Database>;
 
-/** Ends every live key of the provider at `at` (now, or later for a grace period). */
-export async function retireKeys(db: Db, providerId: number, at: Date): Promise<number> {
+/** Ends every working key of the provider in `mode` at `at` (now, or later for a grace period). */
+export async function retireKeys(db: Db, providerId: number, mode: KeyMode, at: Date): Promise<number> {
   const result = await db
     .updateTable("api_keys")
     .set({ revoked_at: sql<Date>`least(coalesce(revoked_at, 'infinity'::timestamptz), ${at}::timestamptz)` })
     .where("provider_id", "=", providerId)
+    .where("mode", "=", mode)
     .where((eb) => eb.or([eb("revoked_at", "is", null), eb("revoked_at", ">", at)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
@@ -17,12 +19,13 @@ export async function retireKeys(db: Db, providerId: number, at: Date): Promise<
 
 export async function insertKey(
   db: Db,
-  k: { providerId: number; digest: string; ciphertext: string; masked: string; expiresAt: Date | null },
+  k: { providerId: number; mode: KeyMode; digest: string; ciphertext: string; masked: string; expiresAt: Date | null },
 ) {
   return db
     .insertInto("api_keys")
     .values({
       provider_id: k.providerId,
+      mode: k.mode,
       digest: k.digest,
       ciphertext: k.ciphertext,
       masked: k.masked,
@@ -32,12 +35,13 @@ export async function insertKey(
     .executeTakeFirstOrThrow();
 }
 
-/** The ciphertext of the provider's current key, if any. */
-export async function currentKeyCiphertext(db: Db, providerId: number): Promise<string | undefined> {
+/** The ciphertext of the provider's current key in `mode`, if any. */
+export async function currentKeyCiphertext(db: Db, providerId: number, mode: KeyMode): Promise<string | undefined> {
   const row = await db
     .selectFrom("api_keys")
     .select("ciphertext")
     .where("provider_id", "=", providerId)
+    .where("mode", "=", mode)
     .where("revoked_at", "is", null)
     .orderBy("id", "desc")
     .limit(1)
@@ -55,6 +59,7 @@ export async function findKeyByDigest(db: Db, digest: string) {
       "k.provider_id as providerId",
       "k.expires_at as expiresAt",
       "k.revoked_at as revokedAt",
+      "k.mode as mode",
       "p.is_active as isActive",
       "p.rate_limit_per_minute as perMinute",
       "p.rate_limit_per_day as perDay",

@@ -15,6 +15,8 @@ import { isWellFormedKey, type KeyCrypto } from "./api-key.ts";
 
 export interface ProviderPrincipal {
   readonly providerId: number;
+  /** False for a test key (`lp_test_`): the caller works in the sandbox. */
+  readonly livemode: boolean;
   readonly keyId: number;
   readonly perMinute: number;
   readonly perDay: number;
@@ -86,7 +88,13 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
         throw new DomainError("unauthenticated", "the API key has expired", { code: "expired_api_key" });
       }
       touch(record.keyId);
-      return { providerId: record.providerId, keyId: record.keyId, perMinute: record.perMinute, perDay: record.perDay };
+      return {
+        providerId: record.providerId,
+        livemode: record.mode === "live",
+        keyId: record.keyId,
+        perMinute: record.perMinute,
+        perDay: record.perDay,
+      };
     },
 
     /** Forgets cached lookups of a provider's keys (after rotation or a provider change). */

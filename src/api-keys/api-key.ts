@@ -1,5 +1,5 @@
 /**
- * Provider API keys: `lp_live_` + 43 base62 characters (32 random bytes) + a 6-character base62
+ * Provider API keys: `lp_live_` (or `lp_test_` for the sandbox) + 43 base62 characters (32 random bytes) + a 6-character base62
  * CRC32 checksum, GitHub-style, so a typo is caught before any lookup and secret scanners can
  * recognise leaked keys. Keys are stored as an HMAC digest (lookup) and AES-256-GCM ciphertext
  * (so an administrator can view a key again, spec §5 rule 2).
@@ -7,11 +7,15 @@
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
 
-export const KEY_PREFIX = "lp_live_";
+export const KEY_MODES = ["live", "test"] as const;
+export type KeyMode = (typeof KEY_MODES)[number];
+/** `lp_live_` or `lp_test_`: the same length, so the format rules are the same for both. */
+export const KEY_PREFIXES: Record<KeyMode, string> = { live: "lp_live_", test: "lp_test_" };
+const PREFIX_LENGTH = 8;
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const BODY_LENGTH = 43; // 62^43 > 2^256
 const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
-const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
+const KEY_PATTERN = new RegExp(`^lp_(live|test)_[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
 
 function base62(value: bigint, length: number): string {
   let out = "";
@@ -27,21 +31,21 @@ function checksum(body: string): string {
   return base62(BigInt(crc32(body)), CHECKSUM_LENGTH);
 }
 
-export function generateKey(): string {
+export function generateKey(mode: KeyMode = "live"): string {
   const body = base62(BigInt(`0x${randomBytes(32).toString("hex")}`), BODY_LENGTH);
-  return `${KEY_PREFIX}${body}${checksum(body)}`;
+  return `${KEY_PREFIXES[mode]}${body}${checksum(body)}`;
 }
 
 /** True when `key` has the shape and a matching checksum: no database needed to say no. */
 export function isWellFormedKey(key: string): boolean {
   if (!KEY_PATTERN.test(key)) return false;
-  const body = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
-  return checksum(body) === key.slice(KEY_PREFIX.length + BODY_LENGTH);
+  const body = key.slice(PREFIX_LENGTH, PREFIX_LENGTH + BODY_LENGTH);
+  return checksum(body) === key.slice(PREFIX_LENGTH + BODY_LENGTH);
 }
 
 /** `lp_live_3kTq…0t2R`: enough to recognise a key, useless to use it. */
 export function maskKey(key: string): string {
-  return `${key.slice(0, KEY_PREFIX.length + 4)}…${key.slice(-4)}`;
+  return `${key.slice(0, PREFIX_LENGTH + 4)}…${key.slice(-4)}`;
 }
 
 export interface KeyCrypto {

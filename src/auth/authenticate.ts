@@ -3,7 +3,7 @@
  * or a DomainError. Provider keys and JWTs are never interchangeable.
  */
 import { type ApiKeyVerifier, invalidKey, type ProviderPrincipal } from "../api-keys/api-key.service.ts";
-import { KEY_PREFIX } from "../api-keys/api-key.ts";
+import { KEY_PREFIXES } from "../api-keys/api-key.ts";
 import { DomainError } from "../errors.ts";
 import { invalidToken, type JwtPrincipal, type JwtVerifier } from "./jwt.ts";
 
@@ -38,7 +38,8 @@ export function createAuthenticator(
     guard(clientIp, bearerToken(authorization) !== undefined, async () => {
       const token = bearerToken(authorization);
       if (token === undefined) throw invalidToken();
-      if (token.startsWith(KEY_PREFIX)) throw invalidToken("a provider API key is not accepted here; use a JWT");
+      if (Object.values(KEY_PREFIXES).some((p) => token.startsWith(p)))
+        throw invalidToken("a provider API key is not accepted here; use a JWT");
       return verifyJwt(token);
     });
   return {

@@ -35,6 +35,7 @@ export interface ApiKeysTable {
   /** The key stops working at this instant (rotation); null while current. */
   revoked_at: Date | null;
   last_used_at: Date | null;
+  mode: Generated<string>;
 }
 
 export interface LeadsTable {
@@ -42,6 +43,8 @@ export interface LeadsTable {
   provider_id: number;
   external_id: string;
   order_number: Generated<string>;
+  /** False for leads created with a test key (sandbox). */
+  livemode: Generated<boolean>;
   state: string;
   lead_status: string;
   first_name: string;
@@ -101,6 +104,7 @@ export interface AuditLogTable {
 
 export interface LeadEventsTable {
   id: Generated<number>;
+  livemode: Generated<boolean>;
   event_id: string;
   provider_id: number;
   lead_id: number;

@@ -98,7 +98,7 @@ export function createGate(auth: Authenticator, admission: Admission): Gate {
     },
     async limit(surface, caller) {
       if (!surface.rateLimited || caller.kind !== "provider") return undefined;
-      return admission.provider(caller.provider.providerId, caller.provider);
+      return admission.provider(caller.provider.providerId, caller.provider, caller.provider.livemode);
     },
   };
 }

@@ -1,7 +1,7 @@
 /** All SQL about the lead_events outbox. */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import type { Lead } from "../leads/lead.ts";
+import type { Lead, LeadOwner } from "../leads/lead.ts";
 import type { EventType, LeadEvent } from "./event.ts";
 
 type Db = Kysely<Database>;
@@ -16,6 +16,7 @@ export async function insertLeadEvent(
     .values({
       event_id: e.eventId,
       provider_id: e.lead.providerId,
+      livemode: e.lead.livemode,
       lead_id: e.lead.id,
       type: e.type,
       data: JSON.stringify({ lead: e.lead }),
@@ -30,17 +31,18 @@ export interface EventFilter {
   readonly beforeSequence?: number | undefined;
 }
 
-/** One page of a provider's own events, newest first. */
+/** One page of a provider's own events of one mode, newest first. */
 export async function listProviderEvents(
   db: Db,
-  providerId: number,
+  owner: LeadOwner,
   filter: EventFilter,
   limit: number,
 ): Promise<LeadEvent[]> {
   let query = db
     .selectFrom("lead_events")
     .select(["id", "event_id", "provider_id", "type", "created_at", "data"])
-    .where("provider_id", "=", providerId);
+    .where("provider_id", "=", owner.providerId)
+    .where("livemode", "=", owner.livemode);
   if (filter.type !== undefined) query = query.where("type", "=", filter.type);
   if (filter.createdAfter !== undefined) query = query.where("created_at", ">", filter.createdAfter);
   if (filter.beforeSequence !== undefined) query = query.where("id", "<", filter.beforeSequence);
@@ -56,17 +58,19 @@ export async function listProviderEvents(
 }
 
 /** A lead as stored in an event's JSON (times as ISO strings). */
-export type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "history"> & {
+export type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "history" | "livemode"> & {
+  livemode?: boolean;
   createdAt: string;
   updatedAt: string;
   stateChangedAt: string;
   history: (Omit<Lead["history"][number], "changedAt"> & { changedAt: string })[];
 };
 
-/** A lead stored as JSON in an event, with its times as Dates again. */
+/** A lead stored as JSON in an event, with its times as Dates again (older snapshots: live). */
 export function leadFromSnapshot(s: SnapshotLead): Lead {
   return {
     ...s,
+    livemode: s.livemode ?? true,
     createdAt: new Date(s.createdAt),
     updatedAt: new Date(s.updatedAt),
     stateChangedAt: new Date(s.stateChangedAt),

@@ -20,7 +20,7 @@ export function eventRoutes(events: EventService, publicBaseUrl?: string): RestF
     EVENTS_PATH,
     operation("listEvents", async (req, res) => {
       const { page_size, page_token, type, created_after } = req.query;
-      const page = await events.list(providerOf(res).providerId, {
+      const page = await events.list(providerOf(res), {
         pageSize: page_size,
         pageToken: page_token,
         type,

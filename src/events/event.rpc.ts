@@ -9,7 +9,7 @@ import type { EventService } from "./event.service.ts";
 export function createEventRpc(events: EventService): Pick<ServiceImpl<typeof PublicLeadService>, "listEvents"> {
   return {
     async listEvents(req, ctx) {
-      const page = await events.list(providerOf(ctx).providerId, {
+      const page = await events.list(providerOf(ctx), {
         pageSize: req.pageSize || undefined,
         pageToken: req.pageToken || undefined,
         type: optionalText(req.type),

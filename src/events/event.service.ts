@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { throwIfViolations } from "../errors.ts";
 import { Fields } from "../fields.ts";
+import type { LeadOwner } from "../leads/lead.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import { listProviderEvents } from "./event.repository.ts";
 import { EVENT_TYPES, type EventType, type LeadEvent } from "./event.ts";
@@ -20,15 +21,15 @@ export type EventService = ReturnType<typeof createEventService>;
 
 export function createEventService(db: Kysely<Database>) {
   return {
-    /** The provider's own events, newest first, one cursor page at a time. */
-    async list(providerId: number, q: EventListQuery): Promise<Page<LeadEvent>> {
+    /** The provider's own events of the caller's mode, newest first, one cursor page at a time. */
+    async list(owner: LeadOwner, q: EventListQuery): Promise<Page<LeadEvent>> {
       const f = new Fields();
       const page = readPageRequest(f, q, EVENT_PAGE);
       const type = f.oneOf({ type: q.type }, "type", EVENT_TYPES, false) as EventType | undefined;
       const createdAfter = f.instant(q.createdAfter, "created_after");
       throwIfViolations(f.violations);
       const filter = { type, createdAfter, beforeSequence: page.afterId };
-      return pageOf(await listProviderEvents(db, providerId, filter, page.size + 1), page.size, (e) => e.sequence);
+      return pageOf(await listProviderEvents(db, owner, filter, page.size + 1), page.size, (e) => e.sequence);
     },
   };
 }

@@ -24,6 +24,7 @@ function changeMessage(c: LeadChange): MessageInitShape<typeof WatchLeadChangesR
     orderNumber: c.orderNumber,
     providerId: BigInt(c.providerId),
     externalId: c.externalId,
+    livemode: c.livemode,
     change: {
       fromState: enumValue(LeadStateEnum, c.fromState),
       toState: enumValue(LeadStateEnum, c.toState),
@@ -47,11 +48,12 @@ export function createLeadWorkflowRpc(
     },
     async findLead(req) {
       const key = req.key;
-      if (key.case === "id") return { record: record(await workflow.find({ id: key.value })) };
-      if (key.case === "orderNumber") return { record: record(await workflow.find({ orderNumber: key.value })) };
+      const test = req.includeTest;
+      if (key.case === "id") return { record: record(await workflow.find({ id: key.value }, test)) };
+      if (key.case === "orderNumber") return { record: record(await workflow.find({ orderNumber: key.value }, test)) };
       if (key.case === "providerExternalId") {
         const { providerId, externalId } = key.value;
-        return { record: record(await workflow.find({ providerId, externalId })) };
+        return { record: record(await workflow.find({ providerId, externalId }, test)) };
       }
       throw new DomainError("invalid_argument", "set one of id, order_number or provider_external_id", {
         code: "validation_error",
@@ -62,7 +64,7 @@ export function createLeadWorkflowRpc(
     },
     async listLeads(req) {
       const state = enumName(LeadStateEnum, req.state) ?? "";
-      const page = await workflow.list(state, req.pageSize || undefined, req.pageToken || undefined);
+      const page = await workflow.list(state, req.pageSize || undefined, req.pageToken || undefined, req.includeTest);
       return { records: page.leads.map(record), nextPageToken: page.nextPageToken };
     },
     async *watchLeadChanges(req, ctx) {
@@ -71,6 +73,7 @@ export function createLeadWorkflowRpc(
       let overflow = false;
       const unsubscribe = await workflow.watch((change) => {
         if (req.providerId !== undefined && BigInt(change.providerId) !== req.providerId) return;
+        if (!change.livemode && !req.includeTest) return;
         if (queue.length >= MAX_BACKLOG) overflow = true;
         else queue.push(change);
         wake?.();

@@ -20,6 +20,7 @@ export const LIST_PAGE = { defaultSize: 50, maxSize: 500 } as const;
 /** A move of one lead, as the change feed announces it. */
 export interface LeadChange extends StateChange {
   readonly leadId: number;
+  readonly livemode: boolean;
   readonly orderNumber: string;
   readonly providerId: number;
   readonly externalId: string;
@@ -72,8 +73,8 @@ function notFound(key: LeadKey): DomainError {
 
 export interface WorkflowDeps {
   readonly database: DatabaseHandle;
-  /** Called after a move's event was committed (metrics). */
-  readonly onEvent?: (type: EventType) => void;
+  /** Called after a change's event was committed (metrics, webhook wake-up). */
+  readonly onEvent?: (type: EventType, livemode: boolean) => void;
 }
 
 export function createLeadWorkflowService(deps: WorkflowDeps) {
@@ -135,6 +136,7 @@ export function createLeadWorkflowService(deps: WorkflowDeps) {
           payload: (changedAt) =>
             JSON.stringify({
               leadId,
+              livemode: current.livemode,
               orderNumber: current.order_number,
               providerId: current.provider_id,
               externalId: current.external_id,
@@ -152,26 +154,27 @@ export function createLeadWorkflowService(deps: WorkflowDeps) {
         await insertLeadEvent(trx, { eventId: newEventId(), type, lead });
         return { lead, type };
       });
-      if (moved) deps.onEvent?.(moved.type);
+      if (moved) deps.onEvent?.(moved.type, moved.lead.livemode);
       const lead = moved?.lead ?? (await findLead(db, { id: leadId }));
       if (!lead) throw notFound({ id: leadId });
       return { lead, changed: moved !== undefined };
     },
 
-    async find(raw: RawLeadKey): Promise<Lead> {
+    /** One lead by any of its keys; a test lead only with `includeTest`. */
+    async find(raw: RawLeadKey, includeTest = false): Promise<Lead> {
       const key = leadKey(raw);
-      const lead = await findLead(db, key);
-      if (!lead) throw notFound(key);
+      const lead = await findLead(db, "providerId" in key && !includeTest ? { ...key, livemode: true } : key);
+      if (!lead || (!lead.livemode && !includeTest)) throw notFound(key);
       return lead;
     },
 
     /** Leads in `state`, oldest first; `pageToken` is the opaque cursor of the previous page. */
-    async list(state: string, pageSize: number | undefined, pageToken: string | undefined) {
+    async list(state: string, pageSize: number | undefined, pageToken: string | undefined, includeTest = false) {
       const f = new Fields();
       const s = f.oneOf({ state }, "state", LEAD_STATES, true);
       const page = readPageRequest(f, { pageSize, pageToken }, LIST_PAGE);
       throwIfViolations(f.violations);
-      const rows = await listLeadsInState(db, s as LeadState, page.afterId ?? 0, page.size + 1);
+      const rows = await listLeadsInState(db, s as LeadState, page.afterId ?? 0, page.size + 1, includeTest);
       const { items, nextPageToken } = pageOf(rows, page.size, (l) => l.id);
       return { leads: items, nextPageToken };
     },

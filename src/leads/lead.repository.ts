@@ -2,7 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { jsonArrayFrom } from "kysely/helpers/postgres";
 import type { Database } from "../db/schema.ts";
-import type { Lead, LeadState, NewLead, OverseasType, ShipVia, StateChange, VehicleType } from "./lead.ts";
+import type { Lead, LeadOwner, LeadState, NewLead, OverseasType, ShipVia, StateChange, VehicleType } from "./lead.ts";
 
 type Db = Kysely<Database>;
 
@@ -13,12 +13,12 @@ export type InsertResult =
 /**
  * Stores a lead, its vehicles, its first history entry and its `lead.created` event (the lead as
  * GET shows it, in the outbox) in ONE statement (atomic, one round trip). The unique index on
- * (provider_id, external_id) decides a race: the loser inserts nothing and learns the winner's id
- * and order number.
+ * (provider_id, livemode, external_id) decides a race: the loser inserts nothing and learns the
+ * winner's id and order number.
  */
 export async function insertLead(
   db: Db,
-  providerId: number,
+  owner: LeadOwner,
   lead: NewLead,
   actor: string,
   eventId: string,
@@ -31,19 +31,20 @@ export async function insertLead(
   );
   const o = lead.origin;
   const d = lead.destination;
+  const { providerId, livemode } = owner;
   const result = await sql<{ id: number; order_number: string; created_at: Date }>`
     with l as (
       insert into leads (
-        provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
+        provider_id, livemode, external_id, state, lead_status, first_name, last_name, email, phone_number,
         company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
         origin_zip, origin_city, origin_state_id, origin_state_code,
         destination_zip, destination_city, destination_state_id, destination_state_code)
       values (
-        ${providerId}, ${lead.externalId}, 'LEAD', 'LEAD', ${lead.firstName}, ${lead.lastName}, ${lead.email},
+        ${providerId}, ${livemode}, ${lead.externalId}, 'LEAD', 'LEAD', ${lead.firstName}, ${lead.lastName}, ${lead.email},
         ${lead.phoneNumber}, ${lead.companyName}, ${lead.noteFromShipper}, ${lead.estimatedShipDate}::date,
         ${lead.overseasType}, ${lead.shipVia}, ${o.zip}, ${o.city}, ${o.stateId}, ${o.stateCode},
         ${d?.zip ?? null}, ${d?.city ?? null}, ${d?.stateId ?? null}::integer, ${d?.stateCode ?? null})
-      on conflict (provider_id, external_id) do nothing
+      on conflict (provider_id, livemode, external_id) do nothing
       returning id, order_number, created_at
     ),
     v as (
@@ -55,10 +56,10 @@ export async function insertLead(
       select l.id, null, 'LEAD', 'LEAD', l.created_at, ${actor} from l
     ),
     e as (
-      insert into lead_events (event_id, provider_id, lead_id, type, created_at, data)
-      select ${eventId}, ${providerId}, l.id, 'lead.created', l.created_at, jsonb_build_object('lead',
+      insert into lead_events (event_id, provider_id, lead_id, type, created_at, livemode, data)
+      select ${eventId}, ${providerId}, l.id, 'lead.created', l.created_at, ${livemode}, jsonb_build_object('lead',
         ${JSON.stringify(lead)}::jsonb || jsonb_build_object(
-          'id', l.id, 'providerId', ${providerId}::bigint, 'orderNumber', l.order_number,
+          'id', l.id, 'providerId', ${providerId}::bigint, 'livemode', ${livemode}::boolean, 'orderNumber', l.order_number,
           'state', 'LEAD', 'leadStatus', 'LEAD',
           'createdAt', l.created_at, 'updatedAt', l.created_at, 'stateChangedAt', l.created_at,
           'history', jsonb_build_array(jsonb_build_object(
@@ -73,6 +74,7 @@ export async function insertLead(
       .selectFrom("leads")
       .select(["id", "order_number"])
       .where("provider_id", "=", providerId)
+      .where("livemode", "=", livemode)
       .where("external_id", "=", lead.externalId)
       .executeTakeFirstOrThrow();
     return { kind: "duplicate", existing: { id: existing.id, orderNumber: existing.order_number } };
@@ -83,6 +85,7 @@ export async function insertLead(
     ...lead,
     id: row.id,
     providerId,
+    livemode,
     orderNumber: row.order_number,
     state: "LEAD",
     leadStatus: "LEAD",
@@ -98,7 +101,8 @@ export async function insertLead(
 export type LeadKey =
   | { readonly id: number }
   | { readonly orderNumber: string }
-  | { readonly providerId: number; readonly externalId: string };
+  /** `livemode` undefined: either mode, the live lead first when both exist. */
+  | { readonly providerId: number; readonly externalId: string; readonly livemode?: boolean | undefined };
 
 // Named, not `*`: prepared statements must not change shape when a migration adds a column.
 const LEAD_COLUMNS = [
@@ -106,6 +110,7 @@ const LEAD_COLUMNS = [
   "leads.provider_id",
   "leads.external_id",
   "leads.order_number",
+  "leads.livemode",
   "leads.state",
   "leads.lead_status",
   "leads.first_name",
@@ -157,7 +162,13 @@ export async function findLead(db: Db, key: LeadKey): Promise<Lead | undefined> 
   let query = selectLeads(db);
   if ("id" in key) query = query.where("leads.id", "=", key.id);
   else if ("orderNumber" in key) query = query.where("leads.order_number", "=", key.orderNumber);
-  else query = query.where("leads.provider_id", "=", key.providerId).where("leads.external_id", "=", key.externalId);
+  else {
+    query = query.where("leads.provider_id", "=", key.providerId).where("leads.external_id", "=", key.externalId);
+    query =
+      key.livemode === undefined
+        ? query.orderBy("leads.livemode", "desc").limit(1)
+        : query.where("leads.livemode", "=", key.livemode);
+  }
   const row = await query.executeTakeFirst();
   return row ? toLead(row) : undefined;
 }
@@ -168,6 +179,7 @@ export function toLead(row: LeadRow): Lead {
   return {
     id: row.id,
     providerId: row.provider_id,
+    livemode: row.livemode,
     externalId: row.external_id,
     orderNumber: row.order_number,
     state: row.state as LeadState,
@@ -224,7 +236,7 @@ export function toLead(row: LeadRow): Lead {
 export async function lockLeadState(db: Db, leadId: number) {
   return db
     .selectFrom("leads")
-    .select(["id", "state", "lead_status", "provider_id", "external_id", "order_number"])
+    .select(["id", "state", "lead_status", "livemode", "provider_id", "external_id", "order_number"])
     .where("id", "=", leadId)
     .forUpdate()
     .executeTakeFirst();
@@ -272,14 +284,17 @@ export async function applyTransition(db: Db, t: Transition): Promise<Date> {
   return row.changed_at;
 }
 
-/** One page of leads in `state` with ids above `afterId`, oldest first. */
-export async function listLeadsInState(db: Db, state: LeadState, afterId: number, limit: number): Promise<Lead[]> {
-  const rows = await selectLeads(db)
-    .where("leads.state", "=", state)
-    .where("leads.id", ">", afterId)
-    .orderBy("leads.id")
-    .limit(limit)
-    .execute();
+/** One page of leads in `state` with ids above `afterId`, oldest first; test leads only if asked. */
+export async function listLeadsInState(
+  db: Db,
+  state: LeadState,
+  afterId: number,
+  limit: number,
+  includeTest = false,
+): Promise<Lead[]> {
+  let query = selectLeads(db).where("leads.state", "=", state).where("leads.id", ">", afterId);
+  if (!includeTest) query = query.where("leads.livemode", "=", true);
+  const rows = await query.orderBy("leads.id").limit(limit).execute();
   return rows.map(toLead);
 }
 
@@ -290,14 +305,16 @@ export interface ProviderLeadFilter {
   readonly beforeId?: number | undefined;
 }
 
-/** One page of a provider's own leads, newest first. */
+/** One page of a provider's own leads of one mode, newest first. */
 export async function listProviderLeads(
   db: Db,
-  providerId: number,
+  owner: LeadOwner,
   filter: ProviderLeadFilter,
   limit: number,
 ): Promise<Lead[]> {
-  let query = selectLeads(db).where("leads.provider_id", "=", providerId);
+  let query = selectLeads(db)
+    .where("leads.provider_id", "=", owner.providerId)
+    .where("leads.livemode", "=", owner.livemode);
   if (filter.state !== undefined) query = query.where("leads.state", "=", filter.state);
   if (filter.updatedAfter !== undefined) query = query.where("leads.updated_at", ">", filter.updatedAfter);
   if (filter.beforeId !== undefined) query = query.where("leads.id", "<", filter.beforeId);

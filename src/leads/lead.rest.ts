@@ -19,6 +19,7 @@ const placeJson = (p: Place): components["schemas"]["Location"] => ({
 export function leadJson(lead: Lead): components["schemas"]["Lead"] {
   return {
     id: lead.id,
+    livemode: lead.livemode,
     order_number: lead.orderNumber,
     state: lead.state,
     lead_status: lead.leadStatus,
@@ -65,7 +66,7 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
   router.post(
     LEADS_PATH,
     operation("createLead", async (req, res) => {
-      const { lead, warnings } = await leads.create(providerOf(res).providerId, req.body);
+      const { lead, warnings } = await leads.create(providerOf(res), req.body);
       res
         .status(201)
         .location(leadLocation(lead.externalId))
@@ -75,14 +76,14 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
   router.get(
     `${LEADS_PATH}:external_id/`,
     operation("getLead", async (req, res) => {
-      res.json(leadJson(await leads.get(providerOf(res).providerId, req.params.external_id)));
+      res.json(leadJson(await leads.get(providerOf(res), req.params.external_id)));
     }),
   );
   router.get(
     LEADS_PATH,
     operation("listLeads", async (req, res) => {
       const { page_size, page_token, state, updated_after } = req.query;
-      const page = await leads.list(providerOf(res).providerId, {
+      const page = await leads.list(providerOf(res), {
         pageSize: page_size,
         pageToken: page_token,
         state,

@@ -51,6 +51,7 @@ export function leadMessage(lead: Lead): LeadMessage {
   const place = (p: Lead["origin"]) => ({ zip: p.zip, city: p.city, state: p.stateCode, stateId: p.stateId });
   return create(LeadSchema, {
     id: BigInt(lead.id),
+    livemode: lead.livemode,
     orderNumber: lead.orderNumber,
     state: enumValue(LeadStateEnum, lead.state),
     leadStatus: lead.leadStatus,
@@ -92,14 +93,14 @@ export function leadMessage(lead: Lead): LeadMessage {
 export function createPublicLeadRpc(leads: LeadService): Omit<ServiceImpl<typeof PublicLeadService>, "listEvents"> {
   return {
     async createLead(req, ctx) {
-      const { lead } = await leads.create(providerOf(ctx).providerId, createLeadInput(req));
+      const { lead } = await leads.create(providerOf(ctx), createLeadInput(req));
       return { lead: leadMessage(lead) };
     },
     async getLead(req, ctx) {
-      return { lead: leadMessage(await leads.get(providerOf(ctx).providerId, req.externalId)) };
+      return { lead: leadMessage(await leads.get(providerOf(ctx), req.externalId)) };
     },
     async listLeads(req, ctx) {
-      const page = await leads.list(providerOf(ctx).providerId, {
+      const page = await leads.list(providerOf(ctx), {
         pageSize: req.pageSize || undefined,
         pageToken: req.pageToken || undefined,
         state: enumName(LeadStateEnum, req.state),

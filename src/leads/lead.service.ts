@@ -7,7 +7,7 @@ import { Fields, isPossibleExternalId } from "../fields.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
 import { findLead, insertLead, listProviderLeads } from "./lead.repository.ts";
-import { LEAD_STATES, type Lead, type LeadState, type Warning } from "./lead.ts";
+import { LEAD_STATES, type Lead, type LeadOwner, type LeadState, type NewLead, type Warning } from "./lead.ts";
 import { validateLead } from "./lead.validation.ts";
 
 export interface CreatedLead {
@@ -21,6 +21,11 @@ export interface LeadServiceDeps {
   readonly now?: () => Date;
   /** Called after a lead is stored (metrics). */
   readonly onCreated?: (lead: Lead) => void;
+  /**
+   * Test mode only: the sandbox's answer to a reserved value before anything is stored (e.g. a
+   * rate_limited error the integrator asked for), or nothing (sandbox/sandbox.ts).
+   */
+  readonly sandboxRefusal?: (lead: NewLead) => DomainError | undefined;
 }
 
 export type LeadService = ReturnType<typeof createLeadService>;
@@ -39,14 +44,18 @@ export function createLeadService(deps: LeadServiceDeps) {
   const now = deps.now ?? (() => new Date());
   return {
     /**
-     * Validates and stores a lead for `providerId`. Throws `invalid_argument` listing every bad
-     * field, or `duplicate` naming the provider's existing lead with the same external_id.
+     * Validates and stores a lead for its owner (a provider, live or test). Throws
+     * `invalid_argument` listing every bad field, or `duplicate` naming the provider's existing
+     * lead of the same mode with the same external_id.
      */
-    async create(providerId: number, input: unknown): Promise<CreatedLead> {
+    async create(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
       const { lead, violations, warnings } = validateLead(input, deps.zips, now());
       throwIfViolations(violations);
       if (!lead) throw new Error("validation returned no lead and no violations");
-      const result = await insertLead(deps.db, providerId, lead, `provider:${providerId}`, newEventId());
+      const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead);
+      if (refusal) throw refusal;
+      const actor = `provider:${owner.providerId}`;
+      const result = await insertLead(deps.db, owner, lead, actor, newEventId());
       if (result.kind === "duplicate") {
         const { id, orderNumber } = result.existing;
         const message = `external_id ${lead.externalId} was already used for lead ${orderNumber} (id ${id})`;
@@ -60,25 +69,31 @@ export function createLeadService(deps: LeadServiceDeps) {
       return { lead: result.lead, warnings };
     },
 
-    /** The provider's lead with this external_id; another provider's lead is not found alike. */
-    async get(providerId: number, externalId: string): Promise<Lead> {
+    /**
+     * The provider's lead with this external_id, in the caller's mode; another provider's lead,
+     * or a lead of the other mode, is not found alike.
+     */
+    async get(owner: LeadOwner, externalId: string): Promise<Lead> {
+      const { providerId, livemode } = owner;
       // An id that could never have been stored is not looked up (NUL would also upset Postgres).
-      const lead = isPossibleExternalId(externalId) ? await findLead(deps.db, { providerId, externalId }) : undefined;
+      const lead = isPossibleExternalId(externalId)
+        ? await findLead(deps.db, { providerId, externalId, livemode })
+        : undefined;
       if (!lead) {
         throw new DomainError("not_found", `no lead with external_id ${externalId}`, { code: "lead_not_found" });
       }
       return lead;
     },
 
-    /** The provider's own leads, newest first, one cursor page at a time. */
-    async list(providerId: number, q: LeadListQuery): Promise<Page<Lead>> {
+    /** The provider's own leads of the caller's mode, newest first, one cursor page at a time. */
+    async list(owner: LeadOwner, q: LeadListQuery): Promise<Page<Lead>> {
       const f = new Fields();
       const page = readPageRequest(f, q, PROVIDER_LEAD_PAGE);
       const state = f.oneOf({ state: q.state }, "state", LEAD_STATES, false) as LeadState | undefined;
       const updatedAfter = f.instant(q.updatedAfter, "updated_after");
       throwIfViolations(f.violations);
       const filter = { state, updatedAfter, beforeId: page.afterId };
-      return pageOf(await listProviderLeads(deps.db, providerId, filter, page.size + 1), page.size, (l) => l.id);
+      return pageOf(await listProviderLeads(deps.db, owner, filter, page.size + 1), page.size, (l) => l.id);
     },
 
     /** The violations of a submission without storing it (an edge words schema rejections with them). */

@@ -70,9 +70,17 @@ export interface StateChange {
   readonly actor: string;
 }
 
+/** Whose lead: a provider, in live or test mode (the key's mode; test leads are the sandbox's). */
+export interface LeadOwner {
+  readonly providerId: number;
+  readonly livemode: boolean;
+}
+
 export interface Lead extends NewLead {
   readonly id: number;
   readonly providerId: number;
+  /** False for a test lead (created with an `lp_test_` key). */
+  readonly livemode: boolean;
   readonly orderNumber: string;
   readonly state: LeadState;
   readonly leadStatus: string;

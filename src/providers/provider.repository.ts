@@ -2,7 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { jsonObjectFrom } from "kysely/helpers/postgres";
 import type { Database } from "../db/schema.ts";
-import type { Provider, ProviderChanges } from "./provider.ts";
+import type { ApiKeySummary, Provider, ProviderChanges } from "./provider.ts";
 
 type Db = Kysely<Database>;
 
@@ -10,31 +10,49 @@ function selectProviders(db: Db) {
   return db
     .selectFrom("providers as p")
     .selectAll("p")
-    .select((eb) => [
-      jsonObjectFrom(
+    .select((eb) =>
+      (["live", "test"] as const).flatMap((mode) => [
+        jsonObjectFrom(
+          eb
+            .selectFrom("api_keys as k")
+            .select(["k.masked", "k.created_at", "k.expires_at", "k.last_used_at"])
+            .whereRef("k.provider_id", "=", "p.id")
+            .where("k.mode", "=", mode)
+            .where("k.revoked_at", "is", null)
+            .orderBy("k.id", "desc")
+            .limit(1),
+        ).as(`current_${mode}_key`),
         eb
           .selectFrom("api_keys as k")
-          .select(["k.masked", "k.created_at", "k.expires_at", "k.last_used_at"])
+          .select((e) => e.fn.max("k.revoked_at").as("m"))
           .whereRef("k.provider_id", "=", "p.id")
-          .where("k.revoked_at", "is", null)
-          .orderBy("k.id", "desc")
-          .limit(1),
-      ).as("current_key"),
-      eb
-        .selectFrom("api_keys as k")
-        .select((e) => e.fn.max("k.revoked_at").as("m"))
-        .whereRef("k.provider_id", "=", "p.id")
-        .where("k.revoked_at", ">", sql<Date>`now()`)
-        .as("previous_key_expires_at"),
-    ]);
+          .where("k.mode", "=", mode)
+          .where("k.revoked_at", ">", sql<Date>`now()`)
+          .as(`previous_${mode}_key_expires_at`),
+      ]),
+    );
 }
 
 type ProviderRow = Awaited<ReturnType<ReturnType<typeof selectProviders>["executeTakeFirstOrThrow"]>>;
 
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
 
+type KeyJson = { masked: string; created_at: unknown; expires_at: unknown; last_used_at: unknown } | null;
+
+function keySummary(key: KeyJson, previousExpiresAt: unknown): ApiKeySummary | null {
+  return key
+    ? {
+        masked: key.masked,
+        createdAt: new Date(key.created_at as string),
+        expiresAt: date(key.expires_at),
+        lastUsedAt: date(key.last_used_at),
+        previousKeyExpiresAt: date(previousExpiresAt),
+      }
+    : null;
+}
+
 function toProvider(row: ProviderRow): Provider {
-  const key = row.current_key;
+  const r = row as ProviderRow & Record<string, unknown>;
   return {
     id: row.id,
     name: row.name,
@@ -46,15 +64,8 @@ function toProvider(row: ProviderRow): Provider {
     notes: row.notes,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    apiKey: key
-      ? {
-          masked: key.masked,
-          createdAt: new Date(key.created_at as unknown as string),
-          expiresAt: date(key.expires_at),
-          lastUsedAt: date(key.last_used_at),
-          previousKeyExpiresAt: date(row.previous_key_expires_at),
-        }
-      : null,
+    apiKey: keySummary(r.current_live_key as KeyJson, r.previous_live_key_expires_at),
+    testApiKey: keySummary(r.current_test_key as KeyJson, r.previous_test_key_expires_at),
   };
 }
 

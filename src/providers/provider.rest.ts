@@ -4,12 +4,25 @@ import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { pageLink } from "../rest/links.ts";
 import { actorOf as actor, operation } from "../rest/typed.ts";
+import type { Sandbox } from "../sandbox/sandbox.service.ts";
 import type { ProviderService } from "./provider.service.ts";
-import { type Provider, parseProviderInput } from "./provider.ts";
+import { type ApiKeySummary, type Provider, parseProviderInput } from "./provider.ts";
 
 export const PROVIDERS_PATH = "/api/v1/lead_providers/";
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+function keyJson(k: ApiKeySummary | null): components["schemas"]["Provider"]["api_key"] {
+  return (
+    k && {
+      masked: k.masked,
+      created_at: k.createdAt.toISOString(),
+      expires_at: iso(k.expiresAt),
+      last_used_at: iso(k.lastUsedAt),
+      previous_key_expires_at: iso(k.previousKeyExpiresAt),
+    }
+  );
+}
 
 export function providerJson(p: Provider): components["schemas"]["Provider"] {
   return {
@@ -23,17 +36,12 @@ export function providerJson(p: Provider): components["schemas"]["Provider"] {
     notes: p.notes,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),
-    api_key: p.apiKey && {
-      masked: p.apiKey.masked,
-      created_at: p.apiKey.createdAt.toISOString(),
-      expires_at: iso(p.apiKey.expiresAt),
-      last_used_at: iso(p.apiKey.lastUsedAt),
-      previous_key_expires_at: iso(p.apiKey.previousKeyExpiresAt),
-    },
+    api_key: keyJson(p.apiKey),
+    test_api_key: keyJson(p.testApiKey),
   };
 }
 
-export function providerRoutes(providers: ProviderService, publicBaseUrl?: string): RestFeature {
+export function providerRoutes(providers: ProviderService, sandbox: Sandbox, publicBaseUrl?: string): RestFeature {
   const router = Router();
   const link = (req: { originalUrl: string }, page: number) => pageLink(req, { page: String(page) }, publicBaseUrl);
   router.get(
@@ -58,8 +66,8 @@ export function providerRoutes(providers: ProviderService, publicBaseUrl?: strin
   router.get(
     `${PROVIDERS_PATH}:id/`,
     operation("getProvider", async (req, res) => {
-      const { provider, apiKey } = await providers.get(actor(res), req.params.id);
-      res.json({ ...providerJson(provider), api_key_value: apiKey });
+      const { provider, apiKey, testApiKey } = await providers.get(actor(res), req.params.id);
+      res.json({ ...providerJson(provider), api_key_value: apiKey, test_api_key_value: testApiKey });
     }),
   );
   router.patch(
@@ -73,15 +81,30 @@ export function providerRoutes(providers: ProviderService, publicBaseUrl?: strin
     operation("generateApiKey", async (req, res) => {
       const body = req.body ?? {};
       const key = await providers.generateKey(actor(res), req.params.id, {
+        mode: body.mode,
         expiresAt: body.expires_at === undefined ? undefined : new Date(body.expires_at),
         previousKeyGraceSeconds: body.previous_key_grace_seconds,
       });
       res.status(201).json({
         api_key: key.apiKey,
+        mode: key.mode,
         created_at: key.createdAt.toISOString(),
         expires_at: iso(key.expiresAt),
         previous_key_expires_at: iso(key.previousKeyExpiresAt),
       });
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/revoke_api_key/`,
+    operation("revokeApiKey", async (req, res) => {
+      res.json(providerJson(await providers.revokeKey(actor(res), req.params.id, req.body?.mode)));
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/purge_test_data/`,
+    operation("purgeTestData", async (req, res) => {
+      const { deletedLeads } = await sandbox.purge(actor(res), req.params.id);
+      res.json({ deleted_leads: deletedLeads });
     }),
   );
   return {

@@ -2,14 +2,35 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  ApiKeyMode,
+  type ApiKeySummary as ApiKeySummaryMessage,
   type Provider as ProviderMessage,
   ProviderSchema,
   type ProviderService as ProviderServiceDesc,
 } from "../../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import { actorOf as actor } from "../rpc/context.ts";
 import { dateOf, optionalText, ts, tsOpt } from "../rpc/convert.ts";
+import type { Sandbox } from "../sandbox/sandbox.service.ts";
 import type { ProviderService } from "./provider.service.ts";
-import type { Provider } from "./provider.ts";
+import type { ApiKeySummary, Provider } from "./provider.ts";
+
+function keyMessage(k: ApiKeySummary): Omit<ApiKeySummaryMessage, "$typeName"> {
+  return {
+    masked: k.masked,
+    createdAt: ts(k.createdAt),
+    expiresAt: tsOpt(k.expiresAt),
+    lastUsedAt: tsOpt(k.lastUsedAt),
+    previousKeyExpiresAt: tsOpt(k.previousKeyExpiresAt),
+  };
+}
+
+/** The domain's key mode for a proto ApiKeyMode: unset → undefined; an unknown number → its text. */
+function modeName(mode: ApiKeyMode): string | undefined {
+  if (mode === ApiKeyMode.UNSPECIFIED) return undefined;
+  if (mode === ApiKeyMode.LIVE) return "live";
+  if (mode === ApiKeyMode.TEST) return "test";
+  return String(mode);
+}
 
 export function providerMessage(p: Provider): ProviderMessage {
   return create(ProviderSchema, {
@@ -23,15 +44,8 @@ export function providerMessage(p: Provider): ProviderMessage {
     ...(p.notes !== null && { notes: p.notes }),
     createdAt: ts(p.createdAt),
     updatedAt: ts(p.updatedAt),
-    ...(p.apiKey && {
-      apiKey: {
-        masked: p.apiKey.masked,
-        createdAt: ts(p.apiKey.createdAt),
-        expiresAt: tsOpt(p.apiKey.expiresAt),
-        lastUsedAt: tsOpt(p.apiKey.lastUsedAt),
-        previousKeyExpiresAt: tsOpt(p.apiKey.previousKeyExpiresAt),
-      },
-    }),
+    ...(p.apiKey && { apiKey: keyMessage(p.apiKey) }),
+    ...(p.testApiKey && { testApiKey: keyMessage(p.testApiKey) }),
   });
 }
 
@@ -43,10 +57,18 @@ function providerInput(fields: Record<string, unknown>): Record<string, unknown>
 /** Proto3 has no null: for the clearable text fields an empty string clears. */
 const clearable = (s: string | undefined) => (s === undefined ? undefined : s === "" ? null : s);
 
-type ProviderMethods = "listProviders" | "createProvider" | "getProvider" | "updateProvider" | "generateApiKey";
+type ProviderMethods =
+  | "listProviders"
+  | "createProvider"
+  | "getProvider"
+  | "updateProvider"
+  | "generateApiKey"
+  | "revokeApiKey"
+  | "purgeTestData";
 
 export function createProviderRpc(
   providers: ProviderService,
+  sandbox: Sandbox,
 ): Pick<ServiceImpl<typeof ProviderServiceDesc>, ProviderMethods> {
   return {
     async listProviders(req) {
@@ -71,8 +93,12 @@ export function createProviderRpc(
       return { provider: providerMessage(await providers.create(actor(ctx), input)) };
     },
     async getProvider(req, ctx) {
-      const { provider, apiKey } = await providers.get(actor(ctx), req.id);
-      return { provider: providerMessage(provider), ...(apiKey !== null && { apiKeyValue: apiKey }) };
+      const { provider, apiKey, testApiKey } = await providers.get(actor(ctx), req.id);
+      return {
+        provider: providerMessage(provider),
+        ...(apiKey !== null && { apiKeyValue: apiKey }),
+        ...(testApiKey !== null && { testApiKeyValue: testApiKey }),
+      };
     },
     async updateProvider(req, ctx) {
       const input = providerInput({
@@ -88,15 +114,24 @@ export function createProviderRpc(
     },
     async generateApiKey(req, ctx) {
       const key = await providers.generateKey(actor(ctx), req.id, {
+        mode: modeName(req.mode),
         expiresAt: dateOf(req.expiresAt),
         previousKeyGraceSeconds: req.previousKeyGraceSeconds,
       });
       return {
         apiKey: key.apiKey,
+        mode: key.mode === "test" ? ApiKeyMode.TEST : ApiKeyMode.LIVE,
         createdAt: ts(key.createdAt),
         expiresAt: tsOpt(key.expiresAt),
         previousKeyExpiresAt: tsOpt(key.previousKeyExpiresAt),
       };
+    },
+    async revokeApiKey(req, ctx) {
+      return { provider: providerMessage(await providers.revokeKey(actor(ctx), req.id, modeName(req.mode))) };
+    },
+    async purgeTestData(req, ctx) {
+      const { deletedLeads } = await sandbox.purge(actor(ctx), req.id);
+      return { deletedLeads: BigInt(deletedLeads) };
     },
   };
 }

@@ -1,7 +1,7 @@
 /** Provider management use cases: list, create, read (with the key), update, issue keys. Audited. */
 import type { Kysely } from "kysely";
 import * as keys from "../api-keys/api-key.repository.ts";
-import { generateKey, type KeyCrypto, maskKey } from "../api-keys/api-key.ts";
+import { generateKey, KEY_MODES, type KeyCrypto, type KeyMode, maskKey } from "../api-keys/api-key.ts";
 import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
@@ -36,6 +36,8 @@ export interface ListQuery {
 }
 
 export interface KeyOptions {
+  /** `live` (default) or `test` (an `lp_test_` key for the sandbox); checked. */
+  readonly mode?: string | undefined;
   readonly expiresAt?: Date | undefined;
   readonly previousKeyGraceSeconds?: number | undefined;
 }
@@ -122,15 +124,23 @@ export function createProviderService(deps: ProviderServiceDeps) {
       return provider;
     },
 
-    /** The provider and its current key in plain text (an audited view, spec §5 rule 2). */
-    async get(actor: string, rawId: RawId): Promise<{ provider: Provider; apiKey: string | null }> {
+    /**
+     * The provider and its current keys in plain text, live and test (an audited view, spec §5
+     * rule 2).
+     */
+    async get(
+      actor: string,
+      rawId: RawId,
+    ): Promise<{ provider: Provider; apiKey: string | null; testApiKey: string | null }> {
       const id = providerId(rawId);
       const provider = await repo.findProvider(db, id);
       if (!provider) throw notFound(id);
-      const ciphertext = await keys.currentKeyCiphertext(db, id);
-      if (ciphertext === undefined) return { provider, apiKey: null };
-      await audit(db, actor, "api_key.viewed", id);
-      return { provider, apiKey: crypto.decrypt(ciphertext) };
+      const [live, test] = await Promise.all(KEY_MODES.map((mode) => keys.currentKeyCiphertext(db, id, mode)));
+      if (live !== undefined || test !== undefined) {
+        await audit(db, actor, "api_key.viewed", id, { modes: KEY_MODES.filter((_, i) => [live, test][i]) });
+      }
+      const plain = (c: string | undefined) => (c === undefined ? null : crypto.decrypt(c));
+      return { provider, apiKey: plain(live), testApiKey: plain(test) };
     },
 
     async update(actor: string, rawId: RawId, input: unknown): Promise<Provider> {
@@ -164,24 +174,27 @@ export function createProviderService(deps: ProviderServiceDeps) {
       const at = now();
       const grace = options.previousKeyGraceSeconds ?? 0;
       const f = new Fields();
+      const mode = (f.oneOf({ mode: options.mode }, "mode", KEY_MODES, false) ?? "live") as KeyMode;
       if (options.expiresAt !== undefined && !(options.expiresAt.getTime() > at.getTime())) {
         f.add("expires_at", "out_of_range", "expires_at must be in the future");
       }
       f.integer({ previous_key_grace_seconds: grace }, "previous_key_grace_seconds", 0, MAX_GRACE_SECONDS);
       throwIfViolations(f.violations);
-      const key = generateKey();
+      const key = generateKey(mode);
       const retireAt = new Date(at.getTime() + grace * 1000);
       const result = await db.transaction().execute(async (trx) => {
         if (!(await repo.lockProvider(trx, id))) throw notFound(id);
-        const retired = await keys.retireKeys(trx, id, retireAt);
+        const retired = await keys.retireKeys(trx, id, mode, retireAt);
         const row = await keys.insertKey(trx, {
           providerId: id,
+          mode,
           digest: crypto.digest(key),
           ciphertext: crypto.encrypt(key),
           masked: maskKey(key),
           expiresAt: options.expiresAt ?? null,
         });
         await audit(trx, actor, "api_key.generated", id, {
+          mode,
           key_id: row.id,
           masked: maskKey(key),
           previous_key_grace_seconds: grace,
@@ -192,10 +205,28 @@ export function createProviderService(deps: ProviderServiceDeps) {
       changed(id);
       return {
         apiKey: key,
+        mode,
         createdAt: result.createdAt,
         expiresAt: options.expiresAt ?? null,
         previousKeyExpiresAt: grace > 0 && result.retired > 0 ? retireAt : null,
       };
+    },
+
+    /** Stops the provider's key of `mode` at once (no new key is issued). */
+    async revokeKey(actor: string, rawId: RawId, rawMode: string | undefined): Promise<Provider> {
+      const id = providerId(rawId);
+      const f = new Fields();
+      const mode = f.oneOf({ mode: rawMode }, "mode", KEY_MODES, true) as KeyMode;
+      throwIfViolations(f.violations);
+      const provider = await db.transaction().execute(async (trx) => {
+        if (!(await repo.lockProvider(trx, id))) throw notFound(id);
+        const revoked = await keys.retireKeys(trx, id, mode, now());
+        await audit(trx, actor, "api_key.revoked", id, { mode, keys: revoked });
+        return repo.findProvider(trx, id);
+      });
+      changed(id);
+      if (!provider) throw notFound(id);
+      return provider;
     },
   };
 }

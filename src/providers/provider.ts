@@ -22,7 +22,10 @@ export interface Provider {
   readonly notes: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** The current live key (`lp_live_`). */
   readonly apiKey: ApiKeySummary | null;
+  /** The current test key (`lp_test_`, the sandbox). */
+  readonly testApiKey: ApiKeySummary | null;
 }
 
 /** Fields an administrator may set; `null` clears a nullable field. */

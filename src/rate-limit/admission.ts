@@ -6,8 +6,11 @@ import { DomainError } from "../errors.ts";
 import type { Limits, Quota, RateLimiter, WindowName } from "./rate-limiter.ts";
 
 export interface Admission {
-  /** Admits one Public API request of the provider; returns its quota, or throws rate_limited. */
-  provider(providerId: number, limits: Limits): Promise<Quota>;
+  /**
+   * Admits one Public API request of the provider; returns its quota, or throws rate_limited.
+   * Test-mode requests are counted in their own bucket (same limits), never against live quota.
+   */
+  provider(providerId: number, limits: Limits, livemode?: boolean): Promise<Quota>;
   /**
    * Runs an authentication attempt. A success is never refused. A failed attempt with a
    * `presented` credential counts against `clientIp`, and once the address has failed too often
@@ -24,8 +27,9 @@ export interface AdmissionOptions {
 
 export function createAdmission(limiter: RateLimiter, options: AdmissionOptions): Admission {
   return {
-    async provider(providerId, limits) {
-      const { admitted, quota } = await limiter.admit(`provider:${providerId}`, limits);
+    async provider(providerId, limits, livemode = true) {
+      const bucket = livemode ? `provider:${providerId}` : `provider:${providerId}:test`;
+      const { admitted, quota } = await limiter.admit(bucket, limits);
       if (admitted) return quota;
       const window = quota.window ?? "minute";
       const retryAfterSeconds = quota.resetSeconds ?? 60;

@@ -24,11 +24,12 @@ export interface TransportOptions {
   readonly production: boolean;
 }
 
-/** The JSON body: Standard Webhooks' `{type, timestamp, data}`. */
+/** The JSON body: Standard Webhooks' `{type, timestamp, data}`, and `livemode` for a lead's event. */
 export function eventBody(event: OutgoingEvent): string {
   return JSON.stringify({
     type: event.type,
     timestamp: event.occurredAt.toISOString(),
+    ...(event.lead !== undefined && { livemode: event.lead.livemode }),
     data: event.lead === undefined ? {} : { lead: leadJson(event.lead) },
   });
 }

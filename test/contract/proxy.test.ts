@@ -345,6 +345,61 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
       expect(withKey.api_key.masked).toMatch(/^lp_live_/);
     });
 
+    it("test mode: a test key, its leads (livemode false), the reserved 429, revokeApiKey and purgeTestData", async () => {
+      const created = await expectAnswer(
+        "createProvider",
+        await call("POST", `${PROVIDERS}create/`, {
+          auth: admin,
+          body: { name: `Sandboxed ${Date.now()}`, rate_limit_per_minute: 1000 },
+        }),
+        201,
+      );
+      const path = `${PROVIDERS}${created.id}/`;
+      const issued = await expectAnswer(
+        "generateApiKey",
+        await call("POST", `${path}generate_api_key/`, { auth: admin, body: { mode: "test" } }),
+        201,
+      );
+      expect(issued).toMatchObject({ mode: "test", api_key: expect.stringMatching(/^lp_test_/) });
+      const lead = await expectAnswer(
+        "createLead",
+        await call("POST", "/api/v1/public/leads/", {
+          auth: issued.api_key,
+          body: { ...leadBody(), note_from_shipper: "sandbox:quote" },
+        }),
+        201,
+      );
+      expect(lead.livemode).toBe(false);
+      await expectAnswer(
+        "getLead",
+        await call("GET", `/api/v1/public/leads/${lead.external_id}/`, { auth: issued.api_key }),
+        200,
+      );
+      await expectAnswer(
+        "createLead",
+        await call("POST", "/api/v1/public/leads/", {
+          auth: issued.api_key,
+          body: { ...leadBody(), note_from_shipper: "sandbox:rate_limited" },
+        }),
+        429,
+        "rate_limited",
+      );
+      const detail = await expectAnswer("getProvider", await call("GET", path, { auth: admin }), 200);
+      expect(detail.test_api_key_value).toBe(issued.api_key);
+      await expectAnswer("purgeTestData", await call("POST", `${path}purge_test_data/`, { auth: admin }), 200);
+      await expectAnswer(
+        "revokeApiKey",
+        await call("POST", `${path}revoke_api_key/`, { auth: admin, body: { mode: "test" } }),
+        200,
+      );
+      await expectAnswer(
+        "revokeApiKey",
+        await call("POST", `${path}revoke_api_key/`, { auth: admin, body: {} }),
+        400,
+        "validation_error",
+      );
+    });
+
     it("the webhook operations answer what the contract describes", async () => {
       const receiver = await startReceiver();
       try {

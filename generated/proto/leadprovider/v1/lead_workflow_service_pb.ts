@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/lead_workflow_service.proto.
  */
 export const file_leadprovider_v1_lead_workflow_service: GenFile = /*@__PURE__*/
-  fileDesc("CitsZWFkcHJvdmlkZXIvdjEvbGVhZF93b3JrZmxvd19zZXJ2aWNlLnByb3RvEg9sZWFkcHJvdmlkZXIudjEiRgoKTGVhZFJlY29yZBIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSEwoLcHJvdmlkZXJfaWQYAiABKAMigAEKFVRyYW5zaXRpb25MZWFkUmVxdWVzdBIPCgdsZWFkX2lkGAEgASgDEiwKCHRvX3N0YXRlGAIgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIYCgtsZWFkX3N0YXR1cxgDIAEoCUgAiAEBQg4KDF9sZWFkX3N0YXR1cyJWChZUcmFuc2l0aW9uTGVhZFJlc3BvbnNlEisKBnJlY29yZBgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5MZWFkUmVjb3JkEg8KB2NoYW5nZWQYAiABKAgiPgoSUHJvdmlkZXJFeHRlcm5hbElkEhMKC3Byb3ZpZGVyX2lkGAEgASgDEhMKC2V4dGVybmFsX2lkGAIgASgJIoMBCg9GaW5kTGVhZFJlcXVlc3QSDAoCaWQYASABKANIABIWCgxvcmRlcl9udW1iZXIYAiABKAlIABJDChRwcm92aWRlcl9leHRlcm5hbF9pZBgDIAEoCzIjLmxlYWRwcm92aWRlci52MS5Qcm92aWRlckV4dGVybmFsSWRIAEIFCgNrZXkiPwoQRmluZExlYWRSZXNwb25zZRIrCgZyZWNvcmQYASABKAsyGy5sZWFkcHJvdmlkZXIudjEuTGVhZFJlY29yZCJkChBMaXN0TGVhZHNSZXF1ZXN0EikKBXN0YXRlGAEgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJaChFMaXN0TGVhZHNSZXNwb25zZRIsCgdyZWNvcmRzGAEgAygLMhsubGVhZHByb3ZpZGVyLnYxLkxlYWRSZWNvcmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkMKF1dhdGNoTGVhZENoYW5nZXNSZXF1ZXN0EhgKC3Byb3ZpZGVyX2lkGAEgASgDSACIAQFCDgoMX3Byb3ZpZGVyX2lkIpkBChhXYXRjaExlYWRDaGFuZ2VzUmVzcG9uc2USDwoHbGVhZF9pZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAMSEwoLZXh0ZXJuYWxfaWQYBCABKAkSLAoGY2hhbmdlGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLlN0YXRlQ2hhbmdlMogDChNMZWFkV29ya2Zsb3dTZXJ2aWNlEmEKDlRyYW5zaXRpb25MZWFkEiYubGVhZHByb3ZpZGVyLnYxLlRyYW5zaXRpb25MZWFkUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5UcmFuc2l0aW9uTGVhZFJlc3BvbnNlEk8KCEZpbmRMZWFkEiAubGVhZHByb3ZpZGVyLnYxLkZpbmRMZWFkUmVxdWVzdBohLmxlYWRwcm92aWRlci52MS5GaW5kTGVhZFJlc3BvbnNlElIKCUxpc3RMZWFkcxIhLmxlYWRwcm92aWRlci52MS5MaXN0TGVhZHNSZXF1ZXN0GiIubGVhZHByb3ZpZGVyLnYxLkxpc3RMZWFkc1Jlc3BvbnNlEmkKEFdhdGNoTGVhZENoYW5nZXMSKC5sZWFkcHJvdmlkZXIudjEuV2F0Y2hMZWFkQ2hhbmdlc1JlcXVlc3QaKS5sZWFkcHJvdmlkZXIudjEuV2F0Y2hMZWFkQ2hhbmdlc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_leadprovider_v1_lead]);
+  fileDesc("CitsZWFkcHJvdmlkZXIvdjEvbGVhZF93b3JrZmxvd19zZXJ2aWNlLnByb3RvEg9sZWFkcHJvdmlkZXIudjEiRgoKTGVhZFJlY29yZBIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSEwoLcHJvdmlkZXJfaWQYAiABKAMigAEKFVRyYW5zaXRpb25MZWFkUmVxdWVzdBIPCgdsZWFkX2lkGAEgASgDEiwKCHRvX3N0YXRlGAIgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIYCgtsZWFkX3N0YXR1cxgDIAEoCUgAiAEBQg4KDF9sZWFkX3N0YXR1cyJWChZUcmFuc2l0aW9uTGVhZFJlc3BvbnNlEisKBnJlY29yZBgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5MZWFkUmVjb3JkEg8KB2NoYW5nZWQYAiABKAgiPgoSUHJvdmlkZXJFeHRlcm5hbElkEhMKC3Byb3ZpZGVyX2lkGAEgASgDEhMKC2V4dGVybmFsX2lkGAIgASgJIpkBCg9GaW5kTGVhZFJlcXVlc3QSDAoCaWQYASABKANIABIWCgxvcmRlcl9udW1iZXIYAiABKAlIABJDChRwcm92aWRlcl9leHRlcm5hbF9pZBgDIAEoCzIjLmxlYWRwcm92aWRlci52MS5Qcm92aWRlckV4dGVybmFsSWRIABIUCgxpbmNsdWRlX3Rlc3QYBCABKAhCBQoDa2V5Ij8KEEZpbmRMZWFkUmVzcG9uc2USKwoGcmVjb3JkGAEgASgLMhsubGVhZHByb3ZpZGVyLnYxLkxlYWRSZWNvcmQiegoQTGlzdExlYWRzUmVxdWVzdBIpCgVzdGF0ZRgBIAEoDjIaLmxlYWRwcm92aWRlci52MS5MZWFkU3RhdGUSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSFAoMaW5jbHVkZV90ZXN0GAQgASgIIloKEUxpc3RMZWFkc1Jlc3BvbnNlEiwKB3JlY29yZHMYASADKAsyGy5sZWFkcHJvdmlkZXIudjEuTGVhZFJlY29yZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWQoXV2F0Y2hMZWFkQ2hhbmdlc1JlcXVlc3QSGAoLcHJvdmlkZXJfaWQYASABKANIAIgBARIUCgxpbmNsdWRlX3Rlc3QYAiABKAhCDgoMX3Byb3ZpZGVyX2lkIqsBChhXYXRjaExlYWRDaGFuZ2VzUmVzcG9uc2USDwoHbGVhZF9pZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAMSEwoLZXh0ZXJuYWxfaWQYBCABKAkSLAoGY2hhbmdlGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLlN0YXRlQ2hhbmdlEhAKCGxpdmVtb2RlGAYgASgIMogDChNMZWFkV29ya2Zsb3dTZXJ2aWNlEmEKDlRyYW5zaXRpb25MZWFkEiYubGVhZHByb3ZpZGVyLnYxLlRyYW5zaXRpb25MZWFkUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5UcmFuc2l0aW9uTGVhZFJlc3BvbnNlEk8KCEZpbmRMZWFkEiAubGVhZHByb3ZpZGVyLnYxLkZpbmRMZWFkUmVxdWVzdBohLmxlYWRwcm92aWRlci52MS5GaW5kTGVhZFJlc3BvbnNlElIKCUxpc3RMZWFkcxIhLmxlYWRwcm92aWRlci52MS5MaXN0TGVhZHNSZXF1ZXN0GiIubGVhZHByb3ZpZGVyLnYxLkxpc3RMZWFkc1Jlc3BvbnNlEmkKEFdhdGNoTGVhZENoYW5nZXMSKC5sZWFkcHJvdmlkZXIudjEuV2F0Y2hMZWFkQ2hhbmdlc1JlcXVlc3QaKS5sZWFkcHJvdmlkZXIudjEuV2F0Y2hMZWFkQ2hhbmdlc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_leadprovider_v1_lead]);
 
 /**
  * A lead together with its owner, for internal callers.
@@ -170,6 +170,14 @@ export type FindLeadRequest = Message<"leadprovider.v1.FindLeadRequest"> & {
     value: ProviderExternalId;
     case: "providerExternalId";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Also find test (sandbox) leads; without it a test lead is NOT_FOUND. With a
+   * provider_external_id that exists live and in test, the live lead is found.
+   *
+   * @generated from field: bool include_test = 4;
+   */
+  includeTest: boolean;
 };
 
 /**
@@ -226,6 +234,13 @@ export type ListLeadsRequest = Message<"leadprovider.v1.ListLeadsRequest"> & {
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * Also list test (sandbox) leads; by default only live leads are listed.
+   *
+   * @generated from field: bool include_test = 4;
+   */
+  includeTest: boolean;
 };
 
 /**
@@ -275,6 +290,13 @@ export type WatchLeadChangesRequest = Message<"leadprovider.v1.WatchLeadChangesR
    * @generated from field: optional int64 provider_id = 1;
    */
   providerId?: bigint | undefined;
+
+  /**
+   * Also stream changes of test (sandbox) leads; by default only live leads'.
+   *
+   * @generated from field: bool include_test = 2;
+   */
+  includeTest: boolean;
 };
 
 /**
@@ -324,6 +346,13 @@ export type WatchLeadChangesResponse = Message<"leadprovider.v1.WatchLeadChanges
    * @generated from field: leadprovider.v1.StateChange change = 5;
    */
   change?: StateChange | undefined;
+
+  /**
+   * False for a test (sandbox) lead.
+   *
+   * @generated from field: bool livemode = 6;
+   */
+  livemode: boolean;
 };
 
 /**

@@ -2,17 +2,17 @@
 // @generated from file leadprovider/v1/provider_service.proto (package leadprovider.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { Message, UnknownEnum } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/provider_service.proto.
  */
 export const file_leadprovider_v1_provider_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCKKAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBQhAKDl9jb250YWN0X2VtYWlsQg4KDF93ZWJob29rX3VybEIICgZfbm90ZXNCCgoIX2FwaV9rZXkifQoUTGlzdFByb3ZpZGVyc1JlcXVlc3QSDAoEcGFnZRgBIAEoBRIRCglwYWdlX3NpemUYAiABKAUSEwoGc2VhcmNoGAMgASgJSACIAQESFgoJaXNfYWN0aXZlGAQgASgISAGIAQFCCQoHX3NlYXJjaEIMCgpfaXNfYWN0aXZlImQKFUxpc3RQcm92aWRlcnNSZXNwb25zZRINCgVjb3VudBgBIAEoAxIqCgdyZXN1bHRzGAIgAygLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhAKCGhhc19uZXh0GAMgASgIIrcCChVDcmVhdGVQcm92aWRlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRIaCg1jb250YWN0X2VtYWlsGAIgASgJSACIAQESFgoJaXNfYWN0aXZlGAMgASgISAGIAQESIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAQgASgFSAKIAQESHwoScmF0ZV9saW1pdF9wZXJfZGF5GAUgASgFSAOIAQESGAoLd2ViaG9va191cmwYBiABKAlIBIgBARISCgVub3RlcxgHIAEoCUgFiAEBQhAKDl9jb250YWN0X2VtYWlsQgwKCl9pc19hY3RpdmVCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIVChNfcmF0ZV9saW1pdF9wZXJfZGF5Qg4KDF93ZWJob29rX3VybEIICgZfbm90ZXMiRQoWQ3JlYXRlUHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIgChJHZXRQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMicAoTR2V0UHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIaCg1hcGlfa2V5X3ZhbHVlGAIgASgJSACIAQFCEAoOX2FwaV9rZXlfdmFsdWUi0QIKFVVwZGF0ZVByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoAxIRCgRuYW1lGAIgASgJSACIAQESGgoNY29udGFjdF9lbWFpbBgDIAEoCUgBiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgCiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBUgDiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgGIAEoBUgEiAEBEhgKC3dlYmhvb2tfdXJsGAcgASgJSAWIAQESEgoFbm90ZXMYCCABKAlIBogBAUIHCgVfbmFtZUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIirwEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQFCDQoLX2V4cGlyZXNfYXRCHQobX3ByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzIvsBChZHZW5lcmF0ZUFwaUtleVJlc3BvbnNlEg8KB2FwaV9rZXkYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUINCgtfZXhwaXJlc19hdEIaChhfcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQixAIKD1dlYmhvb2tFbmRwb2ludBIQCgN1cmwYASABKAlIAIgBARITCgZzZWNyZXQYAiABKAlIAYgBARIPCgdlbmFibGVkGAMgASgIEhwKD2Rpc2FibGVkX3JlYXNvbhgEIAEoCUgCiAEBEjoKEXNlY3JldF9yb3RhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBQgYKBF91cmxCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiHwoRR2V0V2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAMiSAoSR2V0V2ViaG9va1Jlc3BvbnNlEjIKCGVuZHBvaW50GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tFbmRwb2ludCJaChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoAxIcCg9vdmVybGFwX3NlY29uZHMYAiABKAVIAIgBAUISChBfb3ZlcmxhcF9zZWNvbmRzIsgBChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjUKEXNlY3JldF9yb3RhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiJAoWU2VuZFdlYmhvb2tUZXN0UmVxdWVzdBIKCgJpZBgBIAEoAyKaAQoXU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAkSEQoJZGVsaXZlcmVkGAIgASgIEhgKC3N0YXR1c19jb2RlGAMgASgFSACIAQESEgoKbGF0ZW5jeV9tcxgEIAEoBRISCgVlcnJvchgFIAEoCUgBiAEBQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3Ii3wMKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoAxIQCghldmVudF9pZBgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2xlYWRfaWQYBCABKAMSDQoFc3RhdGUYBSABKAkSEAoIYXR0ZW1wdHMYBiABKAUSHQoQbGFzdF9zdGF0dXNfY29kZRgHIAEoBUgAiAEBEhcKCmxhc3RfZXJyb3IYCCABKAlIAYgBARI4Cg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPbmV4dF9hdHRlbXB0X2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEjUKDGRlbGl2ZXJlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIBIgBARIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfbGFzdF9zdGF0dXNfY29kZUINCgtfbGFzdF9lcnJvckISChBfbGFzdF9hdHRlbXB0X2F0QhIKEF9uZXh0X2F0dGVtcHRfYXRCDwoNX2RlbGl2ZXJlZF9hdCJRChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EgoKAmlkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIm4KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjQKCmRlbGl2ZXJpZXMYASADKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI/ChxSZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0EgoKAmlkGAEgASgDEhMKC2RlbGl2ZXJ5X2lkGAIgASgDIlMKHVJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjIKCGRlbGl2ZXJ5GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tEZWxpdmVyeTKTCAoPUHJvdmlkZXJTZXJ2aWNlEl4KDUxpc3RQcm92aWRlcnMSJS5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyc1JlcXVlc3QaJi5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyc1Jlc3BvbnNlEmEKDkNyZWF0ZVByb3ZpZGVyEiYubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5DcmVhdGVQcm92aWRlclJlc3BvbnNlElgKC0dldFByb3ZpZGVyEiMubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVxdWVzdBokLmxlYWRwcm92aWRlci52MS5HZXRQcm92aWRlclJlc3BvbnNlEmEKDlVwZGF0ZVByb3ZpZGVyEiYubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5VcGRhdGVQcm92aWRlclJlc3BvbnNlEmEKDkdlbmVyYXRlQXBpS2V5EiYubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5HZW5lcmF0ZUFwaUtleVJlc3BvbnNlElUKCkdldFdlYmhvb2sSIi5sZWFkcHJvdmlkZXIudjEuR2V0V2ViaG9va1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuR2V0V2ViaG9va1Jlc3BvbnNlEnAKE1JvdGF0ZVdlYmhvb2tTZWNyZXQSKy5sZWFkcHJvdmlkZXIudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaLC5sZWFkcHJvdmlkZXIudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmQKD1NlbmRXZWJob29rVGVzdBInLmxlYWRwcm92aWRlci52MS5TZW5kV2ViaG9va1Rlc3RSZXF1ZXN0GigubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlc3BvbnNlEnYKFUxpc3RXZWJob29rRGVsaXZlcmllcxItLmxlYWRwcm92aWRlci52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Gi4ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEnYKFVJlcGxheVdlYmhvb2tEZWxpdmVyeRItLmxlYWRwcm92aWRlci52MS5SZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0Gi4ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCLWAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBEjkKDHRlc3RfYXBpX2tleRgMIAEoCzIeLmxlYWRwcm92aWRlci52MS5BcGlLZXlTdW1tYXJ5SASIAQFCEAoOX2NvbnRhY3RfZW1haWxCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3Rlc0IKCghfYXBpX2tleUIPCg1fdGVzdF9hcGlfa2V5In0KFExpc3RQcm92aWRlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhMKBnNlYXJjaBgDIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgBiAEBQgkKB19zZWFyY2hCDAoKX2lzX2FjdGl2ZSJkChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USDQoFY291bnQYASABKAMSKgoHcmVzdWx0cxgCIAMoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIQCghoYXNfbmV4dBgDIAEoCCK3AgoVQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSGgoNY29udGFjdF9lbWFpbBgCIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgDIAEoCEgBiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgFIAEoBUgDiAEBEhgKC3dlYmhvb2tfdXJsGAYgASgJSASIAQESEgoFbm90ZXMYByABKAlIBYgBAUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIAoSR2V0UHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDIqgBChNHZXRQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhoKDWFwaV9rZXlfdmFsdWUYAiABKAlIAIgBARIfChJ0ZXN0X2FwaV9rZXlfdmFsdWUYAyABKAlIAYgBAUIQCg5fYXBpX2tleV92YWx1ZUIVChNfdGVzdF9hcGlfa2V5X3ZhbHVlItECChVVcGRhdGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMSEQoEbmFtZRgCIAEoCUgAiAEBEhoKDWNvbnRhY3RfZW1haWwYAyABKAlIAYgBARIWCglpc19hY3RpdmUYBCABKAhIAogBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAVIA4gBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAVIBIgBARIYCgt3ZWJob29rX3VybBgHIAEoCUgFiAEBEhIKBW5vdGVzGAggASgJSAaIAQFCBwoFX25hbWVCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZVcGRhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyItoBChVHZW5lcmF0ZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSMwoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARInChpwcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcxgDIAEoBUgBiAEBEikKBG1vZGUYBCABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZUINCgtfZXhwaXJlc19hdEIdChtfcHJldmlvdXNfa2V5X2dyYWNlX3NlY29uZHMipgIKFkdlbmVyYXRlQXBpS2V5UmVzcG9uc2USDwoHYXBpX2tleRgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEkAKF3ByZXZpb3VzX2tleV9leHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEikKBG1vZGUYBSABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZUINCgtfZXhwaXJlc19hdEIaChhfcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQiTAoTUmV2b2tlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIpCgRtb2RlGAIgASgOMhsubGVhZHByb3ZpZGVyLnYxLkFwaUtleU1vZGUiQwoUUmV2b2tlQXBpS2V5UmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIgoUUHVyZ2VUZXN0RGF0YVJlcXVlc3QSCgoCaWQYASABKAMiLgoVUHVyZ2VUZXN0RGF0YVJlc3BvbnNlEhUKDWRlbGV0ZWRfbGVhZHMYASABKAMixAIKD1dlYmhvb2tFbmRwb2ludBIQCgN1cmwYASABKAlIAIgBARITCgZzZWNyZXQYAiABKAlIAYgBARIPCgdlbmFibGVkGAMgASgIEhwKD2Rpc2FibGVkX3JlYXNvbhgEIAEoCUgCiAEBEjoKEXNlY3JldF9yb3RhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBQgYKBF91cmxCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiHwoRR2V0V2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAMiSAoSR2V0V2ViaG9va1Jlc3BvbnNlEjIKCGVuZHBvaW50GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tFbmRwb2ludCJaChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoAxIcCg9vdmVybGFwX3NlY29uZHMYAiABKAVIAIgBAUISChBfb3ZlcmxhcF9zZWNvbmRzIsgBChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjUKEXNlY3JldF9yb3RhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiJAoWU2VuZFdlYmhvb2tUZXN0UmVxdWVzdBIKCgJpZBgBIAEoAyKaAQoXU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAkSEQoJZGVsaXZlcmVkGAIgASgIEhgKC3N0YXR1c19jb2RlGAMgASgFSACIAQESEgoKbGF0ZW5jeV9tcxgEIAEoBRISCgVlcnJvchgFIAEoCUgBiAEBQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3Ii3wMKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoAxIQCghldmVudF9pZBgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2xlYWRfaWQYBCABKAMSDQoFc3RhdGUYBSABKAkSEAoIYXR0ZW1wdHMYBiABKAUSHQoQbGFzdF9zdGF0dXNfY29kZRgHIAEoBUgAiAEBEhcKCmxhc3RfZXJyb3IYCCABKAlIAYgBARI4Cg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPbmV4dF9hdHRlbXB0X2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEjUKDGRlbGl2ZXJlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIBIgBARIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfbGFzdF9zdGF0dXNfY29kZUINCgtfbGFzdF9lcnJvckISChBfbGFzdF9hdHRlbXB0X2F0QhIKEF9uZXh0X2F0dGVtcHRfYXRCDwoNX2RlbGl2ZXJlZF9hdCJRChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EgoKAmlkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIm4KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjQKCmRlbGl2ZXJpZXMYASADKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI/ChxSZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0EgoKAmlkGAEgASgDEhMKC2RlbGl2ZXJ5X2lkGAIgASgDIlMKHVJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjIKCGRlbGl2ZXJ5GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tEZWxpdmVyeSpYCgpBcGlLZXlNb2RlEhwKGEFQSV9LRVlfTU9ERV9VTlNQRUNJRklFRBAAEhUKEUFQSV9LRVlfTU9ERV9MSVZFEAESFQoRQVBJX0tFWV9NT0RFX1RFU1QQAjLQCQoPUHJvdmlkZXJTZXJ2aWNlEl4KDUxpc3RQcm92aWRlcnMSJS5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyc1JlcXVlc3QaJi5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyc1Jlc3BvbnNlEmEKDkNyZWF0ZVByb3ZpZGVyEiYubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5DcmVhdGVQcm92aWRlclJlc3BvbnNlElgKC0dldFByb3ZpZGVyEiMubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVxdWVzdBokLmxlYWRwcm92aWRlci52MS5HZXRQcm92aWRlclJlc3BvbnNlEmEKDlVwZGF0ZVByb3ZpZGVyEiYubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5VcGRhdGVQcm92aWRlclJlc3BvbnNlEmEKDkdlbmVyYXRlQXBpS2V5EiYubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5HZW5lcmF0ZUFwaUtleVJlc3BvbnNlElsKDFJldm9rZUFwaUtleRIkLmxlYWRwcm92aWRlci52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiUubGVhZHByb3ZpZGVyLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEl4KDVB1cmdlVGVzdERhdGESJS5sZWFkcHJvdmlkZXIudjEuUHVyZ2VUZXN0RGF0YVJlcXVlc3QaJi5sZWFkcHJvdmlkZXIudjEuUHVyZ2VUZXN0RGF0YVJlc3BvbnNlElUKCkdldFdlYmhvb2sSIi5sZWFkcHJvdmlkZXIudjEuR2V0V2ViaG9va1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuR2V0V2ViaG9va1Jlc3BvbnNlEnAKE1JvdGF0ZVdlYmhvb2tTZWNyZXQSKy5sZWFkcHJvdmlkZXIudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaLC5sZWFkcHJvdmlkZXIudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmQKD1NlbmRXZWJob29rVGVzdBInLmxlYWRwcm92aWRlci52MS5TZW5kV2ViaG9va1Rlc3RSZXF1ZXN0GigubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlc3BvbnNlEnYKFUxpc3RXZWJob29rRGVsaXZlcmllcxItLmxlYWRwcm92aWRlci52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Gi4ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEnYKFVJlcGxheVdlYmhvb2tEZWxpdmVyeRItLmxlYWRwcm92aWRlci52MS5SZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0Gi4ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Summary of a provider's current API key; never the key itself.
@@ -145,6 +145,13 @@ export type Provider = Message<"leadprovider.v1.Provider"> & {
    * @generated from field: optional leadprovider.v1.ApiKeySummary api_key = 11;
    */
   apiKey?: ApiKeySummary | undefined;
+
+  /**
+   * Current test key (lp_test_…, the sandbox), absent when none was issued.
+   *
+   * @generated from field: optional leadprovider.v1.ApiKeySummary test_api_key = 12;
+   */
+  testApiKey?: ApiKeySummary | undefined;
 };
 
 /**
@@ -355,6 +362,13 @@ export type GetProviderResponse = Message<"leadprovider.v1.GetProviderResponse">
    * @generated from field: optional string api_key_value = 2;
    */
   apiKeyValue?: string | undefined;
+
+  /**
+   * The current test key in plain text, absent when none was issued.
+   *
+   * @generated from field: optional string test_api_key_value = 3;
+   */
+  testApiKeyValue?: string | undefined;
 };
 
 /**
@@ -481,6 +495,13 @@ export type GenerateApiKeyRequest = Message<"leadprovider.v1.GenerateApiKeyReque
    * @generated from field: optional int32 previous_key_grace_seconds = 3;
    */
   previousKeyGraceSeconds?: number | undefined;
+
+  /**
+   * Live (the default) or test.
+   *
+   * @generated from field: leadprovider.v1.ApiKeyMode mode = 4;
+   */
+  mode: ApiKeyMode;
 };
 
 /**
@@ -523,6 +544,13 @@ export type GenerateApiKeyResponse = Message<"leadprovider.v1.GenerateApiKeyResp
    * @generated from field: optional google.protobuf.Timestamp previous_key_expires_at = 4;
    */
   previousKeyExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The key's mode.
+   *
+   * @generated from field: leadprovider.v1.ApiKeyMode mode = 5;
+   */
+  mode: ApiKeyMode;
 };
 
 /**
@@ -531,6 +559,97 @@ export type GenerateApiKeyResponse = Message<"leadprovider.v1.GenerateApiKeyResp
  */
 export const GenerateApiKeyResponseSchema: GenMessage<GenerateApiKeyResponse> = /*@__PURE__*/
   messageDesc(file_leadprovider_v1_provider_service, 11);
+
+/**
+ * Which key to revoke.
+ *
+ * @generated from message leadprovider.v1.RevokeApiKeyRequest
+ */
+export type RevokeApiKeyRequest = Message<"leadprovider.v1.RevokeApiKeyRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Live or test; required.
+   *
+   * @generated from field: leadprovider.v1.ApiKeyMode mode = 2;
+   */
+  mode: ApiKeyMode;
+};
+
+/**
+ * Describes the message leadprovider.v1.RevokeApiKeyRequest.
+ * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
+ */
+export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 12);
+
+/**
+ * The provider after the revocation.
+ *
+ * @generated from message leadprovider.v1.RevokeApiKeyResponse
+ */
+export type RevokeApiKeyResponse = Message<"leadprovider.v1.RevokeApiKeyResponse"> & {
+  /**
+   * The provider as stored.
+   *
+   * @generated from field: leadprovider.v1.Provider provider = 1;
+   */
+  provider?: Provider | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.RevokeApiKeyResponse.
+ * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
+ */
+export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 13);
+
+/**
+ * Whose test data to delete.
+ *
+ * @generated from message leadprovider.v1.PurgeTestDataRequest
+ */
+export type PurgeTestDataRequest = Message<"leadprovider.v1.PurgeTestDataRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.PurgeTestDataRequest.
+ * Use `create(PurgeTestDataRequestSchema)` to create a new message.
+ */
+export const PurgeTestDataRequestSchema: GenMessage<PurgeTestDataRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 14);
+
+/**
+ * What was deleted.
+ *
+ * @generated from message leadprovider.v1.PurgeTestDataResponse
+ */
+export type PurgeTestDataResponse = Message<"leadprovider.v1.PurgeTestDataResponse"> & {
+  /**
+   * Test leads deleted (with their events and deliveries).
+   *
+   * @generated from field: int64 deleted_leads = 1;
+   */
+  deletedLeads: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.PurgeTestDataResponse.
+ * Use `create(PurgeTestDataResponseSchema)` to create a new message.
+ */
+export const PurgeTestDataResponseSchema: GenMessage<PurgeTestDataResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 15);
 
 /**
  * A provider's webhook endpoint and its signing secret.
@@ -586,7 +705,7 @@ export type WebhookEndpoint = Message<"leadprovider.v1.WebhookEndpoint"> & {
  * Use `create(WebhookEndpointSchema)` to create a new message.
  */
 export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 12);
+  messageDesc(file_leadprovider_v1_provider_service, 16);
 
 /**
  * Which provider's endpoint.
@@ -607,7 +726,7 @@ export type GetWebhookRequest = Message<"leadprovider.v1.GetWebhookRequest"> & {
  * Use `create(GetWebhookRequestSchema)` to create a new message.
  */
 export const GetWebhookRequestSchema: GenMessage<GetWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 13);
+  messageDesc(file_leadprovider_v1_provider_service, 17);
 
 /**
  * The endpoint.
@@ -628,7 +747,7 @@ export type GetWebhookResponse = Message<"leadprovider.v1.GetWebhookResponse"> &
  * Use `create(GetWebhookResponseSchema)` to create a new message.
  */
 export const GetWebhookResponseSchema: GenMessage<GetWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 14);
+  messageDesc(file_leadprovider_v1_provider_service, 18);
 
 /**
  * Rotation options.
@@ -656,7 +775,7 @@ export type RotateWebhookSecretRequest = Message<"leadprovider.v1.RotateWebhookS
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 15);
+  messageDesc(file_leadprovider_v1_provider_service, 19);
 
 /**
  * The new secret.
@@ -691,7 +810,7 @@ export type RotateWebhookSecretResponse = Message<"leadprovider.v1.RotateWebhook
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 16);
+  messageDesc(file_leadprovider_v1_provider_service, 20);
 
 /**
  * Which provider's endpoint to test.
@@ -712,7 +831,7 @@ export type SendWebhookTestRequest = Message<"leadprovider.v1.SendWebhookTestReq
  * Use `create(SendWebhookTestRequestSchema)` to create a new message.
  */
 export const SendWebhookTestRequestSchema: GenMessage<SendWebhookTestRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 17);
+  messageDesc(file_leadprovider_v1_provider_service, 21);
 
 /**
  * What the test attempt produced.
@@ -761,7 +880,7 @@ export type SendWebhookTestResponse = Message<"leadprovider.v1.SendWebhookTestRe
  * Use `create(SendWebhookTestResponseSchema)` to create a new message.
  */
 export const SendWebhookTestResponseSchema: GenMessage<SendWebhookTestResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 18);
+  messageDesc(file_leadprovider_v1_provider_service, 22);
 
 /**
  * One event on its way to a provider's endpoint.
@@ -859,7 +978,7 @@ export type WebhookDelivery = Message<"leadprovider.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 19);
+  messageDesc(file_leadprovider_v1_provider_service, 23);
 
 /**
  * A page of a provider's deliveries.
@@ -894,7 +1013,7 @@ export type ListWebhookDeliveriesRequest = Message<"leadprovider.v1.ListWebhookD
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 20);
+  messageDesc(file_leadprovider_v1_provider_service, 24);
 
 /**
  * One page, newest first.
@@ -922,7 +1041,7 @@ export type ListWebhookDeliveriesResponse = Message<"leadprovider.v1.ListWebhook
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 21);
+  messageDesc(file_leadprovider_v1_provider_service, 25);
 
 /**
  * Which delivery to send again.
@@ -950,7 +1069,7 @@ export type ReplayWebhookDeliveryRequest = Message<"leadprovider.v1.ReplayWebhoo
  * Use `create(ReplayWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryRequestSchema: GenMessage<ReplayWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 22);
+  messageDesc(file_leadprovider_v1_provider_service, 26);
 
 /**
  * The queued delivery.
@@ -971,7 +1090,48 @@ export type ReplayWebhookDeliveryResponse = Message<"leadprovider.v1.ReplayWebho
  * Use `create(ReplayWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryResponseSchema: GenMessage<ReplayWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 23);
+  messageDesc(file_leadprovider_v1_provider_service, 27);
+
+/**
+ * Which kind of API key.
+ *
+ * @generated from enum leadprovider.v1.ApiKeyMode
+ */
+export const ApiKeyMode = {
+  /**
+   * Not set: live.
+   *
+   * @generated from enum value: API_KEY_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED: 0,
+
+  /**
+   * lp_live_…: real leads.
+   *
+   * @generated from enum value: API_KEY_MODE_LIVE = 1;
+   */
+  LIVE: 1,
+
+  /**
+   * lp_test_…: the sandbox; its leads are kept apart and moved by the service.
+   *
+   * @generated from enum value: API_KEY_MODE_TEST = 2;
+   */
+  TEST: 2,
+} as const;
+
+/**
+ * Which kind of API key.
+ *
+ * @generated from enum leadprovider.v1.ApiKeyMode
+ */
+export type ApiKeyMode = (typeof ApiKeyMode)[keyof typeof ApiKeyMode] | UnknownEnum;
+
+/**
+ * Describes the enum leadprovider.v1.ApiKeyMode.
+ */
+export const ApiKeyModeSchema: GenEnum<ApiKeyMode> = /*@__PURE__*/
+  enumDesc(file_leadprovider_v1_provider_service, 0);
 
 /**
  * Management of lead providers and their API keys. Requires a JWT whose
@@ -1021,7 +1181,8 @@ export const ProviderService: GenService<{
     output: typeof UpdateProviderResponseSchema;
   },
   /**
-   * Issues a new API key; the previous key stops at once or after a grace period.
+   * Issues a new API key (live, or test for the sandbox); the previous key of the
+   * same mode stops at once or after a grace period.
    *
    * @generated from rpc leadprovider.v1.ProviderService.GenerateApiKey
    */
@@ -1029,6 +1190,27 @@ export const ProviderService: GenService<{
     methodKind: "unary";
     input: typeof GenerateApiKeyRequestSchema;
     output: typeof GenerateApiKeyResponseSchema;
+  },
+  /**
+   * Stops the provider's live or test key at once, without issuing another.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.RevokeApiKey
+   */
+  revokeApiKey: {
+    methodKind: "unary";
+    input: typeof RevokeApiKeyRequestSchema;
+    output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * Deletes every test (sandbox) lead of the provider, with its events and
+   * deliveries; live data is never touched.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.PurgeTestData
+   */
+  purgeTestData: {
+    methodKind: "unary";
+    input: typeof PurgeTestDataRequestSchema;
+    output: typeof PurgeTestDataResponseSchema;
   },
   /**
    * Reads the provider's webhook endpoint, including its signing secret (an audited view).

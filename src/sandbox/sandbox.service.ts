@@ -1,0 +1,116 @@
+/**
+ * The sandbox: moves test leads as their reserved note asks (through the workflow service, so
+ * they produce the same history, change feed, events and webhooks as live moves), deletes test
+ * leads past their retention, and lets an administrator purge a provider's test data at once.
+ * Every instance runs the loop; moves are idempotent under the workflow's row lock, so two
+ * instances moving the same lead make one move.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import type { RawId } from "../fields.ts";
+import type { LeadWorkflowService } from "../leads/lead-workflow.service.ts";
+import { errorForLog, type Logger } from "../logger.ts";
+import { findProvider } from "../providers/provider.repository.ts";
+import { audit, notFound, providerId } from "../providers/provider.service.ts";
+import { deleteTestLeads, dueTestLeads } from "./sandbox.repository.ts";
+import { nextSandboxStep, SANDBOX_MARKERS, SANDBOX_STEP_SECONDS } from "./sandbox.ts";
+
+export const SANDBOX_ACTOR = "sandbox";
+const TICK_MS = 500;
+const RETENTION_EVERY_MS = 3600_000;
+const DELETE_BATCH = 500;
+
+export interface SandboxDeps {
+  readonly db: Kysely<Database>;
+  readonly workflow: LeadWorkflowService;
+  readonly logger: Logger;
+  /** Test leads older than this many days are deleted. */
+  readonly retentionDays: number;
+  readonly now?: () => Date;
+}
+
+export type Sandbox = ReturnType<typeof createSandbox>;
+
+export function createSandbox(deps: SandboxDeps) {
+  const { db, workflow, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+  let lastRetention = 0;
+
+  const deleteAll = async (which: { providerId?: number; createdBefore?: Date }) => {
+    let total = 0;
+    for (;;) {
+      const n = await deleteTestLeads(db, which, DELETE_BATCH);
+      total += n;
+      if (n < DELETE_BATCH) return total;
+    }
+  };
+
+  /** Makes every move that is due now. */
+  async function advance(): Promise<number> {
+    const due = await dueTestLeads(db, SANDBOX_MARKERS, SANDBOX_STEP_SECONDS * 1000, 100);
+    let moved = 0;
+    for (const lead of due) {
+      const step = nextSandboxStep(lead.marker, lead.state, lead.leadStatus);
+      if (!step) continue;
+      const { changed } = await workflow.transition(SANDBOX_ACTOR, lead.id, step.to, step.leadStatus);
+      if (changed) moved += 1;
+    }
+    return moved;
+  }
+
+  /** Deletes test leads past their retention. */
+  async function expire(): Promise<number> {
+    const cutoff = new Date(now().getTime() - deps.retentionDays * 86_400_000);
+    const deleted = await deleteAll({ createdBefore: cutoff });
+    if (deleted > 0) logger.info({ deleted, retention_days: deps.retentionDays }, "expired test leads deleted");
+    return deleted;
+  }
+
+  async function tick(): Promise<void> {
+    try {
+      await advance();
+      if (Date.now() - lastRetention >= RETENTION_EVERY_MS) {
+        lastRetention = Date.now();
+        await expire();
+      }
+    } catch (err) {
+      logger.warn({ err: errorForLog(err) }, "sandbox step failed; retrying");
+    }
+  }
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick().finally(schedule);
+    }, TICK_MS);
+  };
+
+  return {
+    advance,
+    expire,
+
+    /** Deletes every test lead of the provider (with its events and deliveries); live data stays. */
+    async purge(actor: string, rawId: RawId): Promise<{ deletedLeads: number }> {
+      const id = providerId(rawId);
+      if (!(await findProvider(db, id))) throw notFound(id);
+      const deletedLeads = await deleteAll({ providerId: id });
+      await audit(db, actor, "test_data.purged", id, { deleted_leads: deletedLeads });
+      return { deletedLeads };
+    },
+
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      schedule();
+    },
+
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
