@@ -301,6 +301,7 @@ describe("make mock (Prism mock of openapi.yaml)", () => {
     const outcomes = [
       [201, "created"],
       [201, "created_with_warnings"],
+      [201, "test_lead"],
       [400, "validation_error"],
       [400, "invalid_zip"],
       [400, "duplicate_external_id"],
@@ -308,6 +309,7 @@ describe("make mock (Prism mock of openapi.yaml)", () => {
       [401, "expired_api_key"],
       [429, "rate_limited"],
       [429, "auth_failures"],
+      [429, "sandbox_rate_limited"],
     ] as const;
 
     it.each(outcomes)("Prefer: code=%i, example=%s", async (code, example) => {
