@@ -11,6 +11,8 @@ import { createApiKeyVerifier } from "./api-keys/api-key.service.ts";
 import { createKeyCrypto } from "./api-keys/api-key.ts";
 import { createAuthenticator } from "./auth/authenticate.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
+import { backofficeRoutes } from "./backoffice/backoffice.rest.ts";
+import { createBackoffice } from "./backoffice/backoffice.service.ts";
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
@@ -187,6 +189,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       eventRoutes(events, config.publicBaseUrl),
       providerRoutes(providers, sandbox, config.publicBaseUrl),
       webhookRoutes(webhooks, config.publicBaseUrl),
+      backofficeRoutes(createBackoffice({ db, admission }), config.publicBaseUrl),
       stateRoutes(states),
     ],
     logger,

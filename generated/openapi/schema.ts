@@ -426,6 +426,79 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/lead_providers/{id}/usage/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * A provider's rate-limit usage now
+     * @description How many Public API requests the provider has made in the current UTC minute and UTC day,
+     *     against its limits, read from the rate limiter (nothing is counted by reading), for its
+     *     live key and, separately, its test key. `used` is null when the shared limiter store
+     *     cannot answer. Requires the admin-only position.
+     */
+    get: operations["getProviderUsage"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/leads/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Search leads across providers
+     * @description Leads of every provider, newest first, paged by cursor (`page_size`, `page_token` →
+     *     `next_page_token`), for the back office. Filters: `provider_id`, `state`, `created_after`,
+     *     `created_before`, and `q`, an exact `external_id` or order number. Live leads only unless
+     *     `include_test=true`. Each lead carries its `provider_id`. Requires the admin-only position.
+     */
+    get: operations["searchLeads"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/audit_log/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the audit log
+     * @description Who did what and when, newest first, paged by cursor: every management write, key view,
+     *     key issue and revocation, webhook secret view and rotation, test event, replay and test
+     *     data purge, with the administrator's JWT `sub` as `actor`. Filters: `provider_id` (entries
+     *     about that provider) and `actor`. `details` never holds a secret. Requires the admin-only
+     *     position.
+     */
+    get: operations["listAuditLog"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/common/states/": {
     parameters: {
       query?: never;
@@ -1482,6 +1555,84 @@ export interface components {
       timestamp: string;
       data: Record<string, never>;
     };
+    WindowUsage: {
+      /**
+       * @description Requests counted in this window so far; null when the limiter store cannot answer.
+       * @example 47
+       */
+      used: number | null;
+      /** @example 120 */
+      limit: number;
+      /** @example 73 */
+      remaining: number | null;
+      /**
+       * @description Seconds until the window resets.
+       * @example 18
+       */
+      reset_seconds: number;
+    };
+    ModeUsage: {
+      minute: components["schemas"]["WindowUsage"];
+      day: components["schemas"]["WindowUsage"];
+    };
+    /** @description A provider's rate-limit counters now, live and test. */
+    ProviderUsage: {
+      live: components["schemas"]["ModeUsage"];
+      test: components["schemas"]["ModeUsage"];
+    };
+    /** @description A lead with its provider. */
+    AdminLead: components["schemas"]["Lead"] & {
+      /** @example 7 */
+      provider_id: number;
+    };
+    /** @description One page of leads across providers, newest first. */
+    AdminLeadList: {
+      results: components["schemas"]["AdminLead"][];
+      /** @example NDI */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/admin/leads/?page_token=NDI
+       */
+      next: string | null;
+    };
+    AuditEntry: {
+      /** @example 912 */
+      id: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-02T10:15:30.214Z
+       */
+      at: string;
+      /**
+       * @description The administrator's JWT `sub`.
+       * @example maria.lopez@company.example
+       */
+      actor: string;
+      /**
+       * @description e.g. `provider.created`, `provider.updated`, `api_key.generated`, `api_key.viewed`, `api_key.revoked`, `webhook_secret.viewed`, `webhook_secret.rotated`, `webhook.tested`, `webhook_delivery.replayed`, `test_data.purged`.
+       * @example api_key.generated
+       */
+      action: string;
+      /** @example provider */
+      target_type: string;
+      /** @example 7 */
+      target_id: string;
+      /** @description Field names, ids and times; never a secret. */
+      details: {
+        [key: string]: unknown;
+      };
+    };
+    AuditList: {
+      results: components["schemas"]["AuditEntry"][];
+      /** @example OTEy */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/admin/audit_log/?page_token=OTEy
+       */
+      next: string | null;
+    };
     /** @description Which key to revoke. Unknown fields are an error. */
     RevokeApiKeyRequest: {
       /**
@@ -1833,6 +1984,20 @@ export interface components {
     WebhookTimestamp: string;
     /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
     WebhookSignature: string;
+    /** @description Entries per page. */
+    AdminPageSize: number;
+    /** @description Only this provider's entries. */
+    ProviderIdFilter: number;
+    /** @description Only entries created before this instant. */
+    CreatedBefore: string;
+    /** @description An exact external_id or order number. */
+    LeadQuery: string;
+    /** @description Also list test (sandbox) leads. */
+    IncludeTest: boolean;
+    /** @description Only this administrator's entries (their JWT `sub`). */
+    ActorFilter: string;
+    /** @description Only these providers (repeat the parameter, at most 100). */
+    ProviderIds: number[];
     /** @description Leads per page. */
     LeadPageSize: number;
     /** @description The `next_page_token` of the previous page; omit it for the first page. */
@@ -2034,6 +2199,8 @@ export interface operations {
         search?: components["parameters"]["Search"];
         /** @description Only active (`true`) or only inactive (`false`) providers. */
         is_active?: components["parameters"]["IsActive"];
+        /** @description Only these providers (repeat the parameter, at most 100). */
+        id?: components["parameters"]["ProviderIds"];
       };
       header?: never;
       path?: never;
@@ -2431,6 +2598,117 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["DeliveryNotFound"];
       409: components["responses"]["WebhookNotReady"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getProviderUsage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Usage of both modes. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderUsage"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  searchLeads: {
+    parameters: {
+      query?: {
+        /** @description Entries per page. */
+        page_size?: components["parameters"]["AdminPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only this provider's entries. */
+        provider_id?: components["parameters"]["ProviderIdFilter"];
+        /** @description Only leads in this state. */
+        state?: components["parameters"]["LeadStateFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+        /** @description An exact external_id or order number. */
+        q?: components["parameters"]["LeadQuery"];
+        /** @description Also list test (sandbox) leads. */
+        include_test?: components["parameters"]["IncludeTest"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of leads. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AdminLeadList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listAuditLog: {
+    parameters: {
+      query?: {
+        /** @description Entries per page. */
+        page_size?: components["parameters"]["AdminPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only this provider's entries. */
+        provider_id?: components["parameters"]["ProviderIdFilter"];
+        /** @description Only this administrator's entries (their JWT `sub`). */
+        actor?: components["parameters"]["ActorFilter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of audit entries. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AuditList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

@@ -25,3 +25,36 @@ export async function recordAudit(db: Kysely<Database>, entry: AuditEntry): Prom
     })
     .execute();
 }
+
+export interface AuditRecord extends AuditEntry {
+  readonly id: number;
+  readonly at: Date;
+}
+
+export interface AuditFilter {
+  /** Entries about this provider. */
+  readonly providerId?: number | undefined;
+  readonly actor?: string | undefined;
+  /** Entries before this one (the list runs newest first). */
+  readonly beforeId?: number | undefined;
+}
+
+/** One page of the audit trail, newest first. */
+export async function listAudit(db: Kysely<Database>, filter: AuditFilter, limit: number): Promise<AuditRecord[]> {
+  let query = db.selectFrom("audit_log").select(["id", "actor", "action", "target_type", "target_id", "details", "at"]);
+  if (filter.providerId !== undefined) {
+    query = query.where("target_type", "=", "provider").where("target_id", "=", String(filter.providerId));
+  }
+  if (filter.actor !== undefined) query = query.where("actor", "=", filter.actor);
+  if (filter.beforeId !== undefined) query = query.where("id", "<", filter.beforeId);
+  const rows = await query.orderBy("id", "desc").limit(limit).execute();
+  return rows.map((r) => ({
+    id: r.id,
+    actor: r.actor,
+    action: r.action,
+    targetType: r.target_type,
+    targetId: r.target_id,
+    details: (r.details ?? {}) as Record<string, unknown>,
+    at: r.at,
+  }));
+}

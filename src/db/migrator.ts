@@ -9,6 +9,7 @@ import * as m0001 from "./migrations/0001-initial.ts";
 import * as m0002 from "./migrations/0002-lead-events.ts";
 import * as m0003 from "./migrations/0003-webhooks.ts";
 import * as m0004 from "./migrations/0004-sandbox.ts";
+import * as m0005 from "./migrations/0005-backoffice.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0002-lead-events": m0002,
   "0003-webhooks": m0003,
   "0004-sandbox": m0004,
+  "0005-backoffice": m0005,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -43,6 +43,13 @@ export const SURFACES: readonly Surface[] = [
     rateLimited: false,
   },
   {
+    name: "admin",
+    restPrefix: "/api/v1/admin",
+    rpcServices: [],
+    caller: "admin_jwt",
+    rateLimited: false,
+  },
+  {
     name: "common",
     restPrefix: "/api/v1/common",
     rpcServices: ["leadprovider.v1.CommonService"],

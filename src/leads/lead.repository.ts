@@ -321,3 +321,35 @@ export async function listProviderLeads(
   const rows = await query.orderBy("leads.id", "desc").limit(limit).execute();
   return rows.map(toLead);
 }
+
+export interface LeadSearch {
+  readonly providerId?: number | undefined;
+  readonly state?: LeadState | undefined;
+  readonly createdAfter?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  /** An exact external_id or order number. */
+  readonly q?: string | undefined;
+  /** Test leads too (by default live ones only). */
+  readonly includeTest?: boolean | undefined;
+  /** Leads with ids below this one (the list runs newest first). */
+  readonly beforeId?: number | undefined;
+}
+
+/** One page of leads across providers, newest first (the back office). */
+export async function searchLeads(db: Db, s: LeadSearch, limit: number): Promise<Lead[]> {
+  let query = selectLeads(db);
+  if (s.providerId !== undefined) query = query.where("leads.provider_id", "=", s.providerId);
+  if (s.state !== undefined) query = query.where("leads.state", "=", s.state);
+  if (s.createdAfter !== undefined) query = query.where("leads.created_at", ">", s.createdAfter);
+  if (s.createdBefore !== undefined) query = query.where("leads.created_at", "<", s.createdBefore);
+  if (s.q !== undefined) {
+    const q = s.q;
+    query = query.where((eb) =>
+      eb.or([eb("leads.external_id", "=", q), eb("leads.order_number", "=", q.toUpperCase())]),
+    );
+  }
+  if (!s.includeTest) query = query.where("leads.livemode", "=", true);
+  if (s.beforeId !== undefined) query = query.where("leads.id", "<", s.beforeId);
+  const rows = await query.orderBy("leads.id", "desc").limit(limit).execute();
+  return rows.map(toLead);
+}

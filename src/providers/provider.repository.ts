@@ -74,6 +74,7 @@ export interface ListFilter {
   readonly pageSize: number;
   readonly search?: string | undefined;
   readonly isActive?: boolean | undefined;
+  readonly ids?: readonly number[] | undefined;
 }
 
 export async function listProviders(db: Db, filter: ListFilter): Promise<{ count: number; providers: Provider[] }> {
@@ -83,6 +84,8 @@ export async function listProviders(db: Db, filter: ListFilter): Promise<{ count
     base = base.where(sql<boolean>`p.name ilike ${pattern}`);
   }
   if (filter.isActive !== undefined) base = base.where("p.is_active", "=", filter.isActive);
+  if (filter.ids !== undefined)
+    base = filter.ids.length === 0 ? base.where(sql<boolean>`false`) : base.where("p.id", "in", filter.ids);
   const ids = base.select("p.id");
   const [countRow, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as("count")).executeTakeFirstOrThrow(),

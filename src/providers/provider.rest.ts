@@ -47,8 +47,8 @@ export function providerRoutes(providers: ProviderService, sandbox: Sandbox, pub
   router.get(
     PROVIDERS_PATH,
     operation("listProviders", async (req, res) => {
-      const { page, page_size, search, is_active } = req.query;
-      const result = await providers.list({ page, pageSize: page_size, search, isActive: is_active });
+      const { page, page_size, search, is_active, id } = req.query;
+      const result = await providers.list({ page, pageSize: page_size, search, isActive: is_active, ids: id });
       res.json({
         count: result.count,
         next: result.hasNext ? link(req, result.page + 1) : null,

@@ -33,6 +33,8 @@ export interface ListQuery {
   readonly pageSize?: number | undefined;
   readonly search?: string | undefined;
   readonly isActive?: boolean | undefined;
+  /** Only these providers (at most one page of them). */
+  readonly ids?: readonly RawId[] | undefined;
 }
 
 export interface KeyOptions {
@@ -99,12 +101,17 @@ export function createProviderService(deps: ProviderServiceDeps) {
       const page = f.integer({ page: q.page ?? 1 }, "page", 1, MAX_PAGE) ?? 1;
       const pageSize = f.integer({ page_size: q.pageSize ?? DEFAULT_PAGE_SIZE }, "page_size", 1, MAX_PAGE_SIZE) ?? 1;
       const search = f.text({ search: q.search }, "search", { max: 100, noControl: true });
+      if (q.ids !== undefined && q.ids.length > MAX_PAGE_SIZE) {
+        f.add("id", "too_many", `at most ${MAX_PAGE_SIZE} ids`);
+      }
+      const ids = q.ids?.map((raw, i) => f.id({ [`id[${i}]`]: raw }, `id[${i}]`) ?? 0);
       throwIfViolations(f.violations);
       const { count, providers } = await repo.listProviders(db, {
         page,
         pageSize,
         search,
         isActive: q.isActive,
+        ids,
       });
       return { count, providers, page, pageSize, hasNext: page * pageSize < count };
     },

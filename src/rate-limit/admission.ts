@@ -18,7 +18,12 @@ export interface Admission {
    * preflight, a health probe) costs nothing.
    */
   guardAuth<T>(clientIp: string | undefined, presented: boolean, attempt: () => Promise<T>): Promise<T>;
+  /** Where the provider's counters of one mode stand now (nothing is taken). */
+  usage(providerId: number, livemode: boolean): ReturnType<RateLimiter["usage"]>;
 }
+
+const bucketOf = (providerId: number, livemode: boolean) =>
+  livemode ? `provider:${providerId}` : `provider:${providerId}:test`;
 
 export interface AdmissionOptions {
   readonly authFailuresPerMinute: number;
@@ -28,8 +33,7 @@ export interface AdmissionOptions {
 export function createAdmission(limiter: RateLimiter, options: AdmissionOptions): Admission {
   return {
     async provider(providerId, limits, livemode = true) {
-      const bucket = livemode ? `provider:${providerId}` : `provider:${providerId}:test`;
-      const { admitted, quota } = await limiter.admit(bucket, limits);
+      const { admitted, quota } = await limiter.admit(bucketOf(providerId, livemode), limits);
       if (admitted) return quota;
       const window = quota.window ?? "minute";
       const retryAfterSeconds = quota.resetSeconds ?? 60;
@@ -40,6 +44,10 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
         `rate limit of ${limit} requests per ${window} exceeded; retry in ${retryAfterSeconds} s`,
         { code: "rate_limited", window, retryAfterSeconds, quota },
       );
+    },
+
+    usage(providerId, livemode) {
+      return limiter.usage(bucketOf(providerId, livemode));
     },
 
     async guardAuth(clientIp, presented, attempt) {

@@ -159,6 +159,28 @@ export async function createRateLimiter(options: RateLimiterOptions) {
       return { admitted: true, quota };
     },
 
+    /**
+     * How many requests `key` has made in the current minute and day, and the seconds until each
+     * resets; nothing is taken. Undefined counts when the shared store cannot answer.
+     */
+    async usage(key: string): Promise<Record<WindowName, { used: number | undefined; resetSeconds: number }>> {
+      const t = now().getTime();
+      const read = async (w: WindowName) => {
+        if (!healthy()) return undefined;
+        try {
+          const id = `${key}:${Math.floor(t / WINDOWS[w])}`;
+          return Number(await withTimeout(groups[w].key(id).currentReservoir()));
+        } catch {
+          return undefined;
+        }
+      };
+      const [minute, day] = await Promise.all([read("minute"), read("day")]);
+      return {
+        minute: { used: minute, resetSeconds: secondsLeft("minute", t) },
+        day: { used: day, resetSeconds: secondsLeft("day", t) },
+      };
+    },
+
     /** Counts one failed authentication from `key` (a client address) in the minute window. */
     async recordFailure(key: string): Promise<void> {
       if (!healthy()) return;

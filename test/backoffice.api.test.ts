@@ -1,0 +1,104 @@
+/** The Management API additions the back office reads: leads across providers, the audit log, usage. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { BACKENDS } from "./helpers/database.ts";
+
+const ADMIN = "/api/v1/admin/";
+const PROVIDERS = "/api/v1/lead_providers/";
+
+describe.each(BACKENDS)("back-office API ($name)", (backend) => {
+  let t: TestApp;
+  let admin: string;
+  const get = async (path: string, auth = admin) => {
+    const res = await t.call("GET", path, { auth });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" });
+    admin = await t.token({}, { sub: "ops@company.example" });
+  });
+  afterAll(() => t.stop());
+
+  it("searches leads across providers by provider, state, dates and external_id or order number, live unless asked", async () => {
+    const a = await t.provider();
+    const b = await t.provider();
+    const test = (await (
+      await t.call("POST", `${PROVIDERS}${a.id}/generate_api_key/`, { auth: admin, body: { mode: "test" } })
+    ).json()) as Json;
+    const before = new Date().toISOString();
+    const la = (await (
+      await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: a.key })
+    ).json()) as Json;
+    const lb = (await (
+      await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: b.key })
+    ).json()) as Json;
+    const lt = (await (
+      await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: test.api_key })
+    ).json()) as Json;
+
+    const ofA = await get(`${ADMIN}leads/?provider_id=${a.id}`);
+    expect(ofA.body.results.map((l: Json) => [l.id, l.provider_id])).toEqual([[la.id, a.id]]);
+    const withTest = await get(`${ADMIN}leads/?provider_id=${a.id}&include_test=true`);
+    expect(withTest.body.results.map((l: Json) => l.id)).toEqual([lt.id, la.id]);
+    expect((await get(`${ADMIN}leads/?q=${lb.external_id}`)).body.results.map((l: Json) => l.id)).toEqual([lb.id]);
+    expect((await get(`${ADMIN}leads/?q=${la.order_number.toLowerCase()}`)).body.results[0].id).toBe(la.id);
+    const recent = await get(`${ADMIN}leads/?created_after=${encodeURIComponent(before)}&state=LEAD&page_size=1`);
+    expect(recent.body.results.map((l: Json) => l.id)).toEqual([lb.id]);
+    expect(recent.body.next_page_token).not.toBeNull();
+    const next = await get(recent.body.next);
+    expect(next.body.results.map((l: Json) => l.id)).toEqual([la.id]);
+    expect(
+      (await get(`${ADMIN}leads/?created_before=${encodeURIComponent(before)}&provider_id=${a.id}`)).body.results,
+    ).toEqual([]);
+
+    const bad = await get(`${ADMIN}leads/?state=DONE`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0]).toMatchObject({ field: "state" });
+  });
+
+  it("lists the audit log newest first, by provider and by actor, without secrets", async () => {
+    const p = await t.provider();
+    await get(`${PROVIDERS}${p.id}/`); // a key view
+    const log = await get(`${ADMIN}audit_log/?provider_id=${p.id}`);
+    expect(log.body.results.map((e: Json) => e.action)).toEqual([
+      "api_key.viewed",
+      "api_key.generated",
+      "provider.created",
+    ]);
+    expect(log.body.results.every((e: Json) => e.target_id === String(p.id))).toBe(true);
+    expect(JSON.stringify(log.body)).not.toContain(p.key);
+    const other = await t.token({}, { sub: "someone.else@company.example" });
+    await t.call("GET", `${PROVIDERS}${p.id}/`, { auth: other });
+    const mine = await get(
+      `${ADMIN}audit_log/?provider_id=${p.id}&actor=${encodeURIComponent("someone.else@company.example")}`,
+    );
+    expect(mine.body.results).toEqual([
+      expect.objectContaining({ action: "api_key.viewed", actor: "someone.else@company.example" }),
+    ]);
+  });
+
+  it("reports a provider's usage this minute and today, live and test apart, without counting the read", async () => {
+    const p = await t.provider(undefined, { rate_limit_per_minute: 50, rate_limit_per_day: 900 });
+    for (let i = 0; i < 3; i++) await t.call("GET", "/api/v1/public/leads/nope/", { auth: p.key });
+    const usage = await get(`${PROVIDERS}${p.id}/usage/`);
+    expect(usage.status).toBe(200);
+    expect(usage.body.live.minute).toMatchObject({ used: 3, limit: 50, remaining: 47 });
+    expect(usage.body.live.day).toMatchObject({ used: 3, limit: 900, remaining: 897 });
+    expect(usage.body.test.minute).toMatchObject({ used: 0, limit: 50 });
+    expect((await get(`${PROVIDERS}${p.id}/usage/`)).body.live.minute.used).toBe(3);
+    expect((await get(`${PROVIDERS}999999999/usage/`)).status).toBe(404);
+  });
+
+  it("filters the provider list by id, and refuses every back-office read to a non-admin JWT", async () => {
+    const [x, y] = [await t.provider(), await t.provider()];
+    const list = await get(`${PROVIDERS}?id=${x.id}&id=${y.id}`);
+    expect(list.body.results.map((p: Json) => p.id)).toEqual([x.id, y.id]);
+    expect(list.body.results[0]).not.toHaveProperty("api_key_value");
+    const agent = await t.token({ position: "AGENT" });
+    for (const path of [`${ADMIN}leads/`, `${ADMIN}audit_log/`, `${PROVIDERS}${x.id}/usage/`]) {
+      expect((await get(path, agent)).status, path).toBe(403);
+      expect((await get(path, x.key)).status, path).toBe(401);
+    }
+  });
+});
