@@ -36,8 +36,19 @@ node_modules/.installed: package-lock.json | $(NODE_DEP)
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
+# The back office (admin/, Vite): rebuilt when its sources or the generated clients change.
+CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/null) \
+  src/dev-secrets.ts generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
+
+admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
+	vite build --config admin/vite.config.ts --logLevel warn
+
 .PHONY: install
-install: node_modules/.installed ## install Node 24 (if needed) and the pinned dependencies
+install: node_modules/.installed admin/dist/index.html ## install Node 24 (if needed) and the pinned dependencies, build the back office
+
+.PHONY: console-dev
+console-dev: install ## the back office on Vite's dev server with hot reload (:5173/admin/), API proxied to the service on :8080
+	vite --config admin/vite.config.ts
 
 .PHONY: run
 run: install ## start the service on :8080 (embedded database in ./.data unless DATABASE_URL is set)
@@ -77,6 +88,7 @@ check-generate: generate ## fail when generated/ does not match its sources
 lint: install ## biome, tsc, buf lint/format, redocly lint
 	biome check .
 	tsc -p .
+	tsc -p admin
 	buf lint
 	buf format --diff --exit-code
 	redocly lint openapi/openapi.yaml --format=stylish

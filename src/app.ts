@@ -36,6 +36,7 @@ import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createReadiness } from "./readiness.ts";
 import { createRestApp } from "./rest/app.ts";
+import { consoleRoutes } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
@@ -195,7 +196,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     validateResponses: config.validateResponses,
     readiness: createReadiness(db, limiter),
-    extraRoutes: docsRoutes(),
+    extraRoutes: [docsRoutes(), consoleRoutes()],
   });
   const routes = createRpcRoutes({
     gate,

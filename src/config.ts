@@ -77,9 +77,9 @@ export interface Config {
   };
 }
 
-/** Development-only secrets; the service refuses to use them with NODE_ENV=production. */
-export const DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789abcdef";
-export const DEV_API_KEY_SECRET = "dev-only-api-key-secret-change-me-0123456789";
+import { DEV_API_KEY_SECRET, DEV_JWT_SECRET } from "./dev-secrets.ts";
+
+export { DEV_API_KEY_SECRET, DEV_JWT_SECRET };
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];

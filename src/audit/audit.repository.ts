@@ -1,5 +1,5 @@
 /** The audit trail of management writes and key views/issuances. */
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
 
 export interface AuditEntry {
@@ -43,7 +43,14 @@ export interface AuditFilter {
 export async function listAudit(db: Kysely<Database>, filter: AuditFilter, limit: number): Promise<AuditRecord[]> {
   let query = db.selectFrom("audit_log").select(["id", "actor", "action", "target_type", "target_id", "details", "at"]);
   if (filter.providerId !== undefined) {
-    query = query.where("target_type", "=", "provider").where("target_id", "=", String(filter.providerId));
+    // Entries about the provider, and about its leads (which name it in their details).
+    const id = String(filter.providerId);
+    query = query.where((eb) =>
+      eb.or([
+        eb.and([eb("target_type", "=", "provider"), eb("target_id", "=", id)]),
+        eb.and([eb("target_type", "=", "lead"), eb(sql<string>`details->>'provider_id'`, "=", id)]),
+      ]),
+    );
   }
   if (filter.actor !== undefined) query = query.where("actor", "=", filter.actor);
   if (filter.beforeId !== undefined) query = query.where("id", "<", filter.beforeId);

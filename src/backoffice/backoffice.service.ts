@@ -72,7 +72,7 @@ export function createBackoffice(deps: { readonly db: Kysely<Database>; readonly
       return pageOf(await searchLeads(db, filter, page.size + 1), page.size, (l) => l.id);
     },
 
-    /** Who did what and when, newest first; by provider and by actor (JWT `sub`). */
+    /** Who did what and when, newest first; by provider (its own entries and its leads') and by actor (JWT `sub`). */
     async audit(q: AuditQuery): Promise<Page<AuditRecord>> {
       const f = new Fields();
       const page = readPageRequest(f, q, ADMIN_PAGE);

@@ -4,6 +4,7 @@
  * (Postgres NOTIFY, delivered on commit; PGlite supports the same within its process).
  */
 import type { Kysely } from "kysely";
+import { recordAudit } from "../audit/audit.repository.ts";
 import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
@@ -152,6 +153,14 @@ export function createLeadWorkflowService(deps: WorkflowDeps) {
         if (!lead) throw notFound({ id: leadId });
         const type = eventTypeOfChange(from, toState);
         await insertLeadEvent(trx, { eventId: newEventId(), type, lead });
+        // Who moved it, in the audit trail too (the back office shows moves beside management actions).
+        await recordAudit(trx, {
+          actor,
+          action: "lead.moved",
+          targetType: "lead",
+          targetId: String(leadId),
+          details: { provider_id: current.provider_id, from_state: from, to_state: toState, lead_status: finalStatus },
+        });
         return { lead, type };
       });
       if (moved) deps.onEvent?.(moved.type, moved.lead.livemode);

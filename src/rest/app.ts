@@ -26,7 +26,7 @@ export interface RestDeps {
   readonly validateResponses: boolean;
   readonly readiness: () => Promise<Readiness>;
   /** Extra routes mounted before the validator (e.g. /metrics, /docs). */
-  readonly extraRoutes?: express.Router;
+  readonly extraRoutes?: readonly express.Router[];
 }
 
 /** REST's own headers, on top of those every answer carries (observe.ts: no-store, nosniff, HSTS). */
@@ -70,7 +70,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   app.get("/openapi.yaml", (_req, res) => {
     res.type("application/yaml").send(deps.spec.text);
   });
-  if (deps.extraRoutes) app.use(deps.extraRoutes);
+  for (const routes of deps.extraRoutes ?? []) app.use(routes);
 
   app.use(express.json({ limit: "64kb", type: ["application/json", "application/*+json"] }));
   for (const surface of SURFACES)

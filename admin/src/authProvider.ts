@@ -1,0 +1,67 @@
+/**
+ * Sign-in with the administrator's JWT from the company's identity provider. The token is checked
+ * against the Management API before the console opens: a refused token is reported with the
+ * service's reason; a valid token without the admin position opens the "lacks the admin position"
+ * page instead of any data.
+ */
+import { SignJWT } from "jose";
+import type { AuthProvider } from "react-admin";
+import { DEV_JWT_SECRET } from "../../src/dev-secrets.ts";
+import { api } from "./api.ts";
+import { claimsOf, clearToken, getToken, setToken } from "./session.ts";
+
+export const FORBIDDEN_PATH = "/forbidden";
+
+/** A development admin token, signed here with the development secret; only a service running on that secret accepts it. */
+export async function developmentToken(): Promise<string> {
+  return new SignJWT({ position: "ADMIN" })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject("dev-admin")
+    .setIssuedAt()
+    .setExpirationTime("8h")
+    .sign(new TextEncoder().encode(DEV_JWT_SECRET));
+}
+
+/** What the service says about the token: ok, forbidden (valid, not admin), or refused with its reason. */
+async function probe(): Promise<{ kind: "ok" } | { kind: "forbidden" } | { kind: "refused"; reason: string }> {
+  const { response, error } = await api.GET("/api/v1/lead_providers/", { params: { query: { page_size: 1 } } });
+  if (response.ok) return { kind: "ok" };
+  if (response.status === 403) return { kind: "forbidden" };
+  const detail = (error as { detail?: string } | undefined)?.detail;
+  return { kind: "refused", reason: detail ?? `the service answered ${response.status}` };
+}
+
+export const authProvider: AuthProvider = {
+  async login({ token }: { token: string }) {
+    if (!token?.trim()) throw new Error("Paste a JWT first.");
+    setToken(token);
+    const result = await probe();
+    if (result.kind === "refused") {
+      clearToken();
+      throw new Error(`The service refused this token: ${result.reason}`);
+    }
+    if (result.kind === "forbidden") return { redirectTo: FORBIDDEN_PATH };
+    return { redirectTo: "/" };
+  },
+  async logout() {
+    clearToken();
+  },
+  async checkAuth() {
+    if (!getToken()) throw new Error("Sign in with your administrator token.");
+  },
+  async checkError(error: { status?: number; message?: string }) {
+    if (error?.status === 401) {
+      clearToken();
+      throw new Error(`Signed out: ${error.message ?? "the token was refused"}. Sign in again.`);
+    }
+    if (error?.status === 403) throw { redirectTo: FORBIDDEN_PATH, logoutUser: false };
+  },
+  async getIdentity() {
+    const claims = claimsOf(getToken());
+    const sub = String(claims.sub ?? "administrator");
+    return { id: sub, fullName: String(claims.name ?? sub) };
+  },
+  async getPermissions() {
+    return claimsOf(getToken());
+  },
+};

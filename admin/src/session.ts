@@ -1,0 +1,42 @@
+/**
+ * The administrator's JWT lives in sessionStorage only (never a cookie, never a URL): it is gone
+ * when the tab closes. A token handed over once in the URL fragment (`/admin/#token=<jwt>`) is
+ * moved here and removed from the address bar before anything else runs.
+ */
+const KEY = "lead-provider-admin-token";
+
+export function getToken(): string | null {
+  return sessionStorage.getItem(KEY);
+}
+
+export function setToken(token: string): void {
+  sessionStorage.setItem(KEY, token.trim());
+}
+
+export function clearToken(): void {
+  sessionStorage.removeItem(KEY);
+}
+
+/** Takes `#token=…` from the address bar, keeps it, and rewrites the URL without it. */
+export function adoptTokenFromFragment(): void {
+  const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
+  if (!match?.[1]) return;
+  setToken(decodeURIComponent(match[1]));
+  const rest = window.location.hash.replace(/(^#|&)token=[^&]+/, "").replace(/^#&?/, "");
+  window.history.replaceState(
+    null,
+    "",
+    `${window.location.pathname}${window.location.search}${rest ? `#${rest}` : ""}`,
+  );
+}
+
+/** The token's claims, read without verifying (the service verifies; this only labels the UI). */
+export function claimsOf(token: string | null): Record<string, unknown> {
+  try {
+    const payload = token?.split(".")[1];
+    if (!payload) return {};
+    return JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/"))) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The back office at /admin/: the static build of admin/ (Vite, `make install` builds it), served
+ * by this process. Every path under /admin/ that is not a file gets index.html, so a deep link
+ * such as /admin/providers/1 opens that screen. The Content-Security-Policy allows only this
+ * origin's scripts and API calls (no inline scripts; inline styles are MUI's emotion styles).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import express, { Router } from "express";
+import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
+
+export const CONSOLE_DIR = fileURLToPath(new URL("../../admin/dist", import.meta.url));
+
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+export function consoleRoutes(dir = CONSOLE_DIR): Router {
+  const router = Router();
+  const index = join(dir, "index.html");
+  router.use("/admin", (_req, res, next) => {
+    res.setHeader("Content-Security-Policy", CONSOLE_CSP);
+    res.setHeader("Referrer-Policy", "no-referrer");
+    res.setHeader("X-Frame-Options", "DENY");
+    next();
+  });
+  router.get("/admin", (req, res, next) => {
+    if (req.originalUrl.split("?")[0] === "/admin") res.redirect(301, "/admin/");
+    else next();
+  });
+  // Hashed file names never change: cache them for a year. index.html is never cached.
+  router.use("/admin/assets", express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }));
+  router.use("/admin/assets", (req, res) => {
+    res.status(404).type(PROBLEM_CONTENT_TYPE);
+    res.send(problemJson({ status: 404, code: "not_found", title: "Not found", detail: `no file ${req.originalUrl}` }));
+  });
+  router.use("/admin", express.static(dir, { index: false, maxAge: "1h" }));
+  router.get("/admin/{*path}", (_req, res) => {
+    if (!existsSync(index)) {
+      res.status(503).type(PROBLEM_CONTENT_TYPE);
+      res.send(
+        problemJson({
+          status: 503,
+          code: "console_not_built",
+          title: "Service unavailable",
+          detail: "the back office is not built; run `make install` (it builds admin/ into admin/dist)",
+        }),
+      );
+      return;
+    }
+    res.setHeader("Cache-Control", "no-store");
+    res.sendFile(index);
+  });
+  return router;
+}
