@@ -486,8 +486,9 @@ export interface paths {
      * List the audit log
      * @description Who did what and when, newest first, paged by cursor: every management write, key view,
      *     key issue and revocation, webhook secret view and rotation, test event, replay and test
-     *     data purge, with the administrator's JWT `sub` as `actor`. Filters: `provider_id` (entries
-     *     about that provider) and `actor`. `details` never holds a secret. Requires the admin-only
+     *     data purge, and every lead move (`lead.moved`, target the lead, by the lead processing
+     *     system or an administrator), with the caller's JWT `sub` as `actor`. Filters:
+     *     `provider_id` (entries about that provider and about its leads) and `actor`. `details` never holds a secret. Requires the admin-only
      *     position.
      */
     get: operations["listAuditLog"];
