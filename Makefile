@@ -41,7 +41,7 @@ CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/n
   src/dev-secrets.ts generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
 
 admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
-	vite build --config admin/vite.config.ts --logLevel warn
+	NODE_ENV=production vite build --config admin/vite.config.ts --logLevel warn
 
 .PHONY: install
 install: node_modules/.installed admin/dist/index.html ## install Node 24 (if needed) and the pinned dependencies, build the back office
@@ -55,11 +55,11 @@ run: install ## start the service on :8080 (embedded database in ./.data unless 
 	node src/main.ts
 
 .PHONY: migrate
-migrate: install ## apply database migrations and exit
+migrate: node_modules/.installed ## apply database migrations and exit
 	node scripts/migrate.ts
 
 .PHONY: token
-token: install ## print a development admin JWT (ARGS="--position AGENT" for a non-admin)
+token: node_modules/.installed ## print a development admin JWT (ARGS="--position AGENT" for a non-admin)
 	@node scripts/token.ts $(ARGS)
 
 # The mock's port and address come only from the command line (make mock PORT=4011 HOST=0.0.0.0),
@@ -68,12 +68,12 @@ MOCK_PORT = $(if $(filter command line,$(origin PORT)),$(PORT),4010)
 MOCK_HOST = $(if $(filter command line,$(origin HOST)),$(HOST),127.0.0.1)
 
 .PHONY: mock
-mock: install ## Prism mock of openapi/openapi.yaml on :4010 (PORT=…, HOST=…); pick outcomes with "Prefer: code=400, example=invalid_zip"
+mock: node_modules/.installed ## Prism mock of openapi/openapi.yaml on :4010 (PORT=…, HOST=…); pick outcomes with "Prefer: code=400, example=invalid_zip"
 	@echo "mock: http://$(MOCK_HOST):$(MOCK_PORT) serves the examples of openapi/openapi.yaml (Prism; Ctrl-C stops it)"
 	prism mock openapi/openapi.yaml --host $(MOCK_HOST) --port $(MOCK_PORT)
 
 .PHONY: generate
-generate: install ## regenerate code from proto/ and openapi/ into generated/
+generate: node_modules/.installed ## regenerate code from proto/ and openapi/ into generated/
 	buf generate
 	@# openapi-typescript re-checks examples with its own rules and prints noise; show it only on failure
 	@out=$$(openapi-typescript openapi/openapi.yaml --output generated/openapi/schema.ts 2>&1) || { echo "$$out"; exit 1; }
@@ -85,7 +85,7 @@ check-generate: generate ## fail when generated/ does not match its sources
 	  echo "generated code is stale; run 'make generate' and commit:"; git status --porcelain -- generated; exit 1; fi
 
 .PHONY: lint
-lint: install ## biome, tsc, buf lint/format, redocly lint
+lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint
 	biome check .
 	tsc -p .
 	tsc -p admin
@@ -95,17 +95,19 @@ lint: install ## biome, tsc, buf lint/format, redocly lint
 
 .PHONY: test
 test: install check-generate lint ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
+	@# check-generate rewrote generated/: rebuild the console now, not under a running test
+	$(MAKE) -s admin/dist/index.html
 	vitest run
 
 .PHONY: fuzz
-fuzz: install ## property-based fuzzing of the create/get paths, 20,000 cases (make test runs 1,000)
+fuzz: node_modules/.installed ## property-based fuzzing of the create/get paths, 20,000 cases (make test runs 1,000)
 	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts
 
 .PHONY: bench
-bench: install ## benchmark against Postgres and pgbench, ~5 min (BENCH_DATABASE_URL, BENCH_DURATION…; not part of test)
+bench: node_modules/.installed ## benchmark against Postgres and pgbench, ~5 min (BENCH_DATABASE_URL, BENCH_DURATION…; not part of test)
 	node bench/run.ts
 
 .PHONY: fmt
-fmt: install ## format the sources
+fmt: node_modules/.installed ## format the sources
 	biome check --write .
 	buf format -w

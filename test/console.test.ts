@@ -29,7 +29,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
 
   async function newContext(width: (typeof WIDTHS)[number] = WIDTHS[0]): Promise<BrowserContext> {
     const context = await browser.newContext({ viewport: { width: width.width, height: width.height } });
-    context.setDefaultTimeout(15_000);
+    context.setDefaultTimeout(30_000);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: t.url });
     const origin = new URL(t.url).origin;
     await context.route("**/*", (route) => {
