@@ -509,7 +509,8 @@ async function main(): Promise<void> {
     const baseline = await pgbenchPhase(db, tenants);
     // pgbench's inserts must not make the "small" database big: the scale check compares with it.
     const [{ n: removed } = { n: "0" }] = await db.query<{ n: string }>(
-      "with d as (delete from leads where external_id like 'pgb-%' returning 1) select count(*) as n from d",
+      `with ev as (delete from lead_events where lead_id in (select id from leads where external_id like 'pgb-%')),
+        d as (delete from leads where external_id like 'pgb-%' returning 1) select count(*) as n from d`,
     );
     await vacuumAnalyze(db);
     log(`removed the ${Number(removed).toLocaleString("en-US")} leads pgbench inserted`);

@@ -40,13 +40,16 @@ returning id, created_at;
 \\set k random(1, :nseed)
 select * from leads where provider_id = :p and external_id = 'seed-' || :k::text;
 `,
-  /** What the service sends for one create: one statement for the lead, its vehicles and history. */
+  /**
+   * What the service sends for one create: one statement for the lead, its vehicles, its history
+   * and its lead.created event (whose insert trigger also looks for the provider's webhook).
+   */
   insertAsService: `\\set p random(:pmin, :pmax)
 \\set n random(1, 10000)
 with l as (
-  insert into leads (${LEAD_COLUMNS})
-  values (${LEAD_VALUES})
-  on conflict (provider_id, external_id) do nothing
+  insert into leads (${LEAD_COLUMNS}, livemode)
+  values (${LEAD_VALUES}, true)
+  on conflict (provider_id, livemode, external_id) do nothing
   returning id, order_number, created_at),
 v as (
   insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
@@ -55,7 +58,13 @@ v as (
     as x(position, year, make, model, type, tariff, deposit, vehicle_run)),
 h as (
   insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
-  select l.id, null, 'LEAD', 'LEAD', l.created_at, 'provider:' || :p from l)
+  select l.id, null, 'LEAD', 'LEAD', l.created_at, 'provider:' || :p from l),
+e as (
+  insert into lead_events (event_id, provider_id, lead_id, type, created_at, livemode, data)
+  select 'evt_' || replace(gen_random_uuid()::text, '-', ''), :p, l.id, 'lead.created', l.created_at, true,
+    jsonb_build_object('lead', jsonb_build_object('id', l.id, 'orderNumber', l.order_number, 'state', 'LEAD',
+      'firstName', 'Maria', 'lastName', 'Gonzalez', 'createdAt', l.created_at))
+  from l)
 select id, order_number, created_at from l;
 `,
   /** What the service sends for one read. */

@@ -80,7 +80,9 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
           if (claimed.length < wanted) break;
         }
       } while (again && !stopped);
-      if (inFlight.size < deps.concurrency) await sleepUntilDue();
+      // With deliveries in flight, their completions wake the worker; only an idle worker needs
+      // to know when the next retry (or expired lease) comes due.
+      if (inFlight.size === 0) await sleepUntilDue();
     } catch (err) {
       logger.warn({ err: errorForLog(err) }, "webhook worker could not claim deliveries; retrying");
       schedule(CLAIM_RETRY_MS);
@@ -102,7 +104,9 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
     inFlight.add(p);
     void p.finally(() => {
       inFlight.delete(p);
-      wake();
+      // Claim again once half the slots are free (not after every completion: under load that
+      // was a claim query per delivery); new events wake the worker meanwhile anyway.
+      if (inFlight.size <= deps.concurrency / 2) wake();
     });
   }
 
