@@ -1,5 +1,6 @@
 /** All SQL about API keys: issue, retire, find by digest, record use. */
 import { type Kysely, sql } from "kysely";
+import { prepare } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
 import type { KeyMode } from "./api-key.ts";
 
@@ -49,9 +50,21 @@ export async function currentKeyCiphertext(db: Db, providerId: number, mode: Key
   return row?.ciphertext;
 }
 
-/** What authentication needs about a key, found by its digest. */
-export async function findKeyByDigest(db: Db, digest: string) {
-  return db
+/** What authentication needs about a key, found by its digest (compiled once: every cache miss runs it). */
+export const FIND_KEY_BY_DIGEST = prepare<
+  { digest: string },
+  {
+    keyId: number;
+    providerId: number;
+    expiresAt: Date | null;
+    revokedAt: Date | null;
+    mode: KeyMode;
+    isActive: boolean;
+    perMinute: number;
+    perDay: number;
+  }
+>(["digest"], (db, p) =>
+  db
     .selectFrom("api_keys as k")
     .innerJoin("providers as p", "p.id", "k.provider_id")
     .select([
@@ -64,8 +77,12 @@ export async function findKeyByDigest(db: Db, digest: string) {
       "p.rate_limit_per_minute as perMinute",
       "p.rate_limit_per_day as perDay",
     ])
-    .where("k.digest", "=", digest)
-    .executeTakeFirst();
+    .where("k.digest", "=", p.digest),
+);
+
+export async function findKeyByDigest(db: Db, digest: string) {
+  const [row] = await FIND_KEY_BY_DIGEST.execute(db, { digest });
+  return row;
 }
 
 export async function touchKeys(db: Db, keyIds: readonly number[], at: Date): Promise<void> {

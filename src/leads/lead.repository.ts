@@ -1,6 +1,7 @@
 /** All SQL about leads. Functions take the database (or a transaction) first; rows map to domain types here. */
 import { type Kysely, sql } from "kysely";
 import { jsonArrayFrom } from "kysely/helpers/postgres";
+import { prepare } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
 import type { Lead, LeadOwner, LeadState, NewLead, OverseasType, ShipVia, StateChange, VehicleType } from "./lead.ts";
 
@@ -10,29 +11,70 @@ export type InsertResult =
   | { readonly kind: "created"; readonly lead: Lead }
   | { readonly kind: "duplicate"; readonly existing: { readonly id: number; readonly orderNumber: string } };
 
+/** The parameters of INSERT_LEAD. */
+export interface InsertLeadParams extends Record<string, unknown> {
+  readonly providerId: number;
+  readonly livemode: boolean;
+  readonly externalId: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly phoneNumber: string;
+  readonly companyName: string | null;
+  readonly noteFromShipper: string | null;
+  readonly estimatedShipDate: string;
+  readonly overseasType: string;
+  readonly shipVia: string;
+  readonly originZip: string;
+  readonly originCity: string;
+  readonly originStateId: number;
+  readonly originStateCode: string;
+  readonly destinationZip: string | null;
+  readonly destinationCity: string | null;
+  readonly destinationStateId: number | null;
+  readonly destinationStateCode: string | null;
+  /** JSON array of {position, year, make, model, type, tariff, deposit, vehicle_run}. */
+  readonly vehicles: string;
+  readonly actor: string;
+  readonly eventId: string;
+  /** JSON of the NewLead: the event's lead before what the database assigns. */
+  readonly lead: string;
+}
+
 /**
  * Stores a lead, its vehicles, its first history entry and its `lead.created` event (the lead as
- * GET shows it, in the outbox) in ONE statement (atomic, one round trip). The unique index on
- * (provider_id, livemode, external_id) decides a race: the loser inserts nothing and learns the
- * winner's id and order number.
+ * GET shows it, in the outbox) in ONE statement (atomic, one round trip) of ONE text whatever the
+ * number of vehicles (they travel as a JSON array), so it is prepared once per connection. The
+ * unique index on (provider_id, livemode, external_id) decides a race: the loser inserts nothing.
  */
-export async function insertLead(
-  db: Db,
-  owner: LeadOwner,
-  lead: NewLead,
-  actor: string,
-  eventId: string,
-): Promise<InsertResult> {
-  const vehicleRows = sql.join(
-    lead.vehicles.map(
-      (v, i) =>
-        sql`(${i}::smallint, ${v.year}::integer, ${v.make}::text, ${v.model}::text, ${v.type}::text, ${v.tariff}::bigint, ${v.deposit}::bigint, ${v.vehicleRun}::boolean)`,
-    ),
-  );
-  const o = lead.origin;
-  const d = lead.destination;
-  const { providerId, livemode } = owner;
-  const result = await sql<{ id: number; order_number: string; created_at: Date }>`
+export const INSERT_LEAD = prepare<InsertLeadParams, { id: number; order_number: string; created_at: Date }>(
+  [
+    "providerId",
+    "livemode",
+    "externalId",
+    "firstName",
+    "lastName",
+    "email",
+    "phoneNumber",
+    "companyName",
+    "noteFromShipper",
+    "estimatedShipDate",
+    "overseasType",
+    "shipVia",
+    "originZip",
+    "originCity",
+    "originStateId",
+    "originStateCode",
+    "destinationZip",
+    "destinationCity",
+    "destinationStateId",
+    "destinationStateCode",
+    "vehicles",
+    "actor",
+    "eventId",
+    "lead",
+  ],
+  (_db, p) => sql<{ id: number; order_number: string; created_at: Date }>`
     with l as (
       insert into leads (
         provider_id, livemode, external_id, state, lead_status, first_name, last_name, email, phone_number,
@@ -40,35 +82,97 @@ export async function insertLead(
         origin_zip, origin_city, origin_state_id, origin_state_code,
         destination_zip, destination_city, destination_state_id, destination_state_code)
       values (
-        ${providerId}, ${livemode}, ${lead.externalId}, 'LEAD', 'LEAD', ${lead.firstName}, ${lead.lastName}, ${lead.email},
-        ${lead.phoneNumber}, ${lead.companyName}, ${lead.noteFromShipper}, ${lead.estimatedShipDate}::date,
-        ${lead.overseasType}, ${lead.shipVia}, ${o.zip}, ${o.city}, ${o.stateId}, ${o.stateCode},
-        ${d?.zip ?? null}, ${d?.city ?? null}, ${d?.stateId ?? null}::integer, ${d?.stateCode ?? null})
+        ${p.providerId}::bigint, ${p.livemode}::boolean, ${p.externalId}, 'LEAD', 'LEAD', ${p.firstName}, ${p.lastName},
+        ${p.email}, ${p.phoneNumber}, ${p.companyName}, ${p.noteFromShipper}, ${p.estimatedShipDate}::date,
+        ${p.overseasType}, ${p.shipVia}, ${p.originZip}, ${p.originCity}, ${p.originStateId}::integer, ${p.originStateCode},
+        ${p.destinationZip}, ${p.destinationCity}, ${p.destinationStateId}::integer, ${p.destinationStateCode})
       on conflict (provider_id, livemode, external_id) do nothing
       returning id, order_number, created_at
     ),
     v as (
       insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
-      select l.id, x.* from l, (values ${vehicleRows}) as x(position, year, make, model, type, tariff, deposit, vehicle_run)
+      select l.id, x.position, x.year, x.make, x.model, x.type, x.tariff, x.deposit, x.vehicle_run
+      from l, jsonb_to_recordset(${p.vehicles}::jsonb) as x(position smallint, year integer, make text,
+        model text, type text, tariff bigint, deposit bigint, vehicle_run boolean)
     ),
     h as (
       insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
-      select l.id, null, 'LEAD', 'LEAD', l.created_at, ${actor} from l
+      select l.id, null, 'LEAD', 'LEAD', l.created_at, ${p.actor}::text from l
     ),
     e as (
       insert into lead_events (event_id, provider_id, lead_id, type, created_at, livemode, data)
-      select ${eventId}, ${providerId}, l.id, 'lead.created', l.created_at, ${livemode}, jsonb_build_object('lead',
-        ${JSON.stringify(lead)}::jsonb || jsonb_build_object(
-          'id', l.id, 'providerId', ${providerId}::bigint, 'livemode', ${livemode}::boolean, 'orderNumber', l.order_number,
+      select ${p.eventId}::text, ${p.providerId}::bigint, l.id, 'lead.created', l.created_at, ${p.livemode}::boolean,
+        jsonb_build_object('lead', ${p.lead}::jsonb || jsonb_build_object(
+          'id', l.id, 'providerId', ${p.providerId}::bigint, 'livemode', ${p.livemode}::boolean, 'orderNumber', l.order_number,
           'state', 'LEAD', 'leadStatus', 'LEAD',
           'createdAt', l.created_at, 'updatedAt', l.created_at, 'stateChangedAt', l.created_at,
           'history', jsonb_build_array(jsonb_build_object(
-            'fromState', null, 'toState', 'LEAD', 'leadStatus', 'LEAD', 'changedAt', l.created_at, 'actor', ${actor}::text))))
+            'fromState', null, 'toState', 'LEAD', 'leadStatus', 'LEAD', 'changedAt', l.created_at, 'actor', ${p.actor}::text))))
       from l
     )
-    select id, order_number, created_at from l`.execute(db);
+    select id, order_number, created_at from l`,
+);
 
-  const row = result.rows[0];
+/** INSERT_LEAD's values for a validated lead. */
+export function insertLeadParams(owner: LeadOwner, lead: NewLead, actor: string, eventId: string): InsertLeadParams {
+  const o = lead.origin;
+  const d = lead.destination;
+  let vehicles = "[";
+  for (let i = 0; i < lead.vehicles.length; i++) {
+    const v = lead.vehicles[i] as NewLead["vehicles"][number];
+    if (i > 0) vehicles += ",";
+    vehicles += JSON.stringify({
+      position: i,
+      year: v.year,
+      make: v.make,
+      model: v.model,
+      type: v.type,
+      tariff: v.tariff,
+      deposit: v.deposit,
+      vehicle_run: v.vehicleRun,
+    });
+  }
+  vehicles += "]";
+  return {
+    providerId: owner.providerId,
+    livemode: owner.livemode,
+    externalId: lead.externalId,
+    firstName: lead.firstName,
+    lastName: lead.lastName,
+    email: lead.email,
+    phoneNumber: lead.phoneNumber,
+    companyName: lead.companyName,
+    noteFromShipper: lead.noteFromShipper,
+    estimatedShipDate: lead.estimatedShipDate,
+    overseasType: lead.overseasType,
+    shipVia: lead.shipVia,
+    originZip: o.zip,
+    originCity: o.city,
+    originStateId: o.stateId,
+    originStateCode: o.stateCode,
+    destinationZip: d?.zip ?? null,
+    destinationCity: d?.city ?? null,
+    destinationStateId: d?.stateId ?? null,
+    destinationStateCode: d?.stateCode ?? null,
+    vehicles,
+    actor,
+    eventId,
+    lead: JSON.stringify(lead),
+  };
+}
+
+/** Stores a lead (INSERT_LEAD); a lost race on the external id names the existing lead. */
+export async function insertLead(
+  db: Db,
+  owner: LeadOwner,
+  lead: NewLead,
+  actor: string,
+  eventId: string,
+): Promise<InsertResult> {
+  const { providerId, livemode } = owner;
+  const rows = await INSERT_LEAD.execute(db, insertLeadParams(owner, lead, actor, eventId));
+
+  const row = rows[0];
   if (!row) {
     const existing = await db
       .selectFrom("leads")
@@ -157,23 +261,45 @@ function selectLeads(db: Db) {
     ]);
 }
 
+type LeadRow = Awaited<ReturnType<ReturnType<typeof selectLeads>["executeTakeFirstOrThrow"]>>;
+
+/** The reads of one lead, one compiled query per way of naming it. */
+export const FIND_LEAD = {
+  byId: prepare<{ id: number }, LeadRow>(["id"], (db, p) => selectLeads(db).where("leads.id", "=", p.id)),
+  byOrderNumber: prepare<{ orderNumber: string }, LeadRow>(["orderNumber"], (db, p) =>
+    selectLeads(db).where("leads.order_number", "=", p.orderNumber),
+  ),
+  /** A provider's lead of one mode: what every GET of the Public API reads. */
+  byExternalId: prepare<{ providerId: number; externalId: string; livemode: boolean }, LeadRow>(
+    ["providerId", "externalId", "livemode"],
+    (db, p) =>
+      selectLeads(db)
+        .where("leads.provider_id", "=", p.providerId)
+        .where("leads.external_id", "=", p.externalId)
+        .where("leads.livemode", "=", p.livemode),
+  ),
+  /** Either mode, the live lead first when both exist. */
+  byExternalIdAnyMode: prepare<{ providerId: number; externalId: string }, LeadRow>(
+    ["providerId", "externalId"],
+    (db, p) =>
+      selectLeads(db)
+        .where("leads.provider_id", "=", p.providerId)
+        .where("leads.external_id", "=", p.externalId)
+        .orderBy("leads.livemode", "desc")
+        .limit(1),
+  ),
+};
+
 /** One lead with its vehicles and history, in one query. */
 export async function findLead(db: Db, key: LeadKey): Promise<Lead | undefined> {
-  let query = selectLeads(db);
-  if ("id" in key) query = query.where("leads.id", "=", key.id);
-  else if ("orderNumber" in key) query = query.where("leads.order_number", "=", key.orderNumber);
-  else {
-    query = query.where("leads.provider_id", "=", key.providerId).where("leads.external_id", "=", key.externalId);
-    query =
-      key.livemode === undefined
-        ? query.orderBy("leads.livemode", "desc").limit(1)
-        : query.where("leads.livemode", "=", key.livemode);
-  }
-  const row = await query.executeTakeFirst();
+  let rows: LeadRow[];
+  if ("id" in key) rows = await FIND_LEAD.byId.execute(db, key);
+  else if ("orderNumber" in key) rows = await FIND_LEAD.byOrderNumber.execute(db, key);
+  else if (key.livemode === undefined) rows = await FIND_LEAD.byExternalIdAnyMode.execute(db, key);
+  else rows = await FIND_LEAD.byExternalId.execute(db, { ...key, livemode: key.livemode });
+  const row = rows[0];
   return row ? toLead(row) : undefined;
 }
-
-type LeadRow = Awaited<ReturnType<ReturnType<typeof selectLeads>["executeTakeFirstOrThrow"]>>;
 
 export function toLead(row: LeadRow): Lead {
   return {
