@@ -50,6 +50,32 @@ export function resultsTable(rows: readonly Row[], versus = "pgbench"): string {
   return out.join("\n");
 }
 
+/** One scenario as the floor table shows it. */
+export interface FloorRow {
+  readonly label: string;
+  readonly connections: number;
+  readonly result: LoadResult;
+  readonly cpuMsPerRequest: number;
+  readonly peakMb: number;
+  readonly cpu: CpuShares;
+  /** The bare-Node floor's figures for the same operation; undefined for the floor's own rows. */
+  readonly floor?: { readonly result: LoadResult; readonly cpuMsPerRequest: number };
+}
+
+export function floorTable(rows: readonly FloorRow[]): string {
+  const out = [
+    "| Operation | Conns | req/s | ÷ floor | p50 ms | p99 ms | Errors | CPU ms/req | ÷ floor's | Peak RSS MiB | CPU % svc / pg / gen / other |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const r of rows) {
+    const f = r.floor;
+    out.push(
+      `| ${r.label} | ${r.connections} | ${fmt.rps(r.result.rps)} | ${f ? fmt.ratio(r.result.rps / f.result.rps) : ""} | ${fmt.ms(r.result.p50)} | ${fmt.ms(r.result.p99)} | ${r.result.errors} | ${r.cpuMsPerRequest.toFixed(3)} | ${f ? fmt.ratio(r.cpuMsPerRequest / f.cpuMsPerRequest) : ""} | ${fmt.mb(r.peakMb)} | ${cpuShares(r.cpu)} |`,
+    );
+  }
+  return out.join("\n");
+}
+
 export function targetsTable(targets: readonly Target[]): string {
   return [
     "| Target | Measured | Result |",

@@ -3,7 +3,7 @@
  * secrets) in a child process, waits for /healthz, and reads its memory from /proc.
  */
 import type { ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { spawnTracked, terminate } from "./processes.ts";
@@ -18,6 +18,8 @@ export interface ServiceOptions {
   readonly startTimeoutMs?: number;
   /** The checkout to run (default: this one); BENCH_SERVICE_DIR compares another one. */
   readonly root?: string;
+  /** The script to run instead of the service (bench/floor.ts), from this checkout. */
+  readonly script?: string;
 }
 
 export interface Service {
@@ -29,6 +31,8 @@ export interface Service {
   startupMs(): number | undefined;
   /** Current resident memory and its peak so far (VmRSS, VmHWM), in MiB. */
   memory(): { rssMb: number; peakMb: number };
+  /** Starts a new peak: VmHWM is set back to the current RSS (/proc/pid/clear_refs). */
+  resetPeak(): void;
   /** The last lines the service wrote (for failures). */
   tail(): string;
   stop(): Promise<number | string | null>;
@@ -54,19 +58,23 @@ export function procMemory(pid: number): { rssMb: number; peakMb: number } {
 export async function startService(options: ServiceOptions): Promise<Service> {
   const port = await freePort();
   const started = performance.now();
-  const child: ChildProcess = spawnTracked(process.execPath, [...(options.nodeArgs ?? []), "src/main.ts"], {
-    cwd: options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "/tmp",
-      NODE_ENV: "production",
-      LOG_LEVEL: "warn",
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      ...options.env,
+  const child: ChildProcess = spawnTracked(
+    process.execPath,
+    [...(options.nodeArgs ?? []), options.script ?? "src/main.ts"],
+    {
+      cwd: options.script ? ROOT : (options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT),
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        NODE_ENV: "production",
+        LOG_LEVEL: "warn",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        ...options.env,
+      },
     },
-  });
+  );
   const lines: string[] = [];
   let startupMs: number | undefined;
   const collect = (chunk: Buffer) => {
@@ -107,6 +115,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     readyMs,
     startupMs: () => startupMs,
     memory: () => procMemory(pid),
+    resetPeak: () => writeFileSync(`/proc/${pid}/clear_refs`, "5"),
     tail: () => lines.join("\n"),
     stop: () => terminate(child, 15_000),
   };

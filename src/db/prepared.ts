@@ -8,12 +8,12 @@
 import {
   type Compilable,
   CompiledQuery,
-  type RawBuilder,
   DummyDriver,
   Kysely,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type RawBuilder,
 } from "kysely";
 import type { Database } from "./schema.ts";
 
