@@ -3,14 +3,14 @@
  * and failed authentications per client address (so keys cannot be guessed at speed).
  */
 import { DomainError } from "../errors.ts";
-import type { Limits, Quota, RateLimiter, WindowName } from "./rate-limiter.ts";
+import type { Decision, Limits, Quota, RateLimiter, WindowName } from "./rate-limiter.ts";
 
 export interface Admission {
   /**
    * Admits one Public API request of the provider; returns its quota, or throws rate_limited.
    * Test-mode requests are counted in their own bucket (same limits), never against live quota.
    */
-  provider(providerId: number, limits: Limits, livemode?: boolean): Promise<Quota>;
+  provider(providerId: number, limits: Limits, livemode?: boolean): Quota | Promise<Quota>;
   /**
    * Runs an authentication attempt. A success is never refused. A failed attempt with a
    * `presented` credential counts against `clientIp`, and once the address has failed too often
@@ -32,18 +32,23 @@ export interface AdmissionOptions {
 
 export function createAdmission(limiter: RateLimiter, options: AdmissionOptions): Admission {
   return {
-    async provider(providerId, limits, livemode = true) {
-      const { admitted, quota } = await limiter.admit(bucketOf(providerId, livemode), limits);
-      if (admitted) return quota;
-      const window = quota.window ?? "minute";
-      const retryAfterSeconds = quota.resetSeconds ?? 60;
-      const limit = window === "minute" ? limits.perMinute : limits.perDay;
-      options.onRejected?.(window);
-      throw new DomainError(
-        "rate_limited",
-        `rate limit of ${limit} requests per ${window} exceeded; retry in ${retryAfterSeconds} s`,
-        { code: "rate_limited", window, retryAfterSeconds, quota },
-      );
+    provider(providerId, limits, livemode = true) {
+      const decision = limiter.admit(bucketOf(providerId, livemode), limits);
+      // In process the decision is at hand: no promise is made for it.
+      return decision instanceof Promise ? decision.then(settle) : settle(decision);
+
+      function settle({ admitted, quota }: Decision): Quota {
+        if (admitted) return quota;
+        const window = quota.window ?? "minute";
+        const retryAfterSeconds = quota.resetSeconds ?? 60;
+        const limit = window === "minute" ? limits.perMinute : limits.perDay;
+        options.onRejected?.(window);
+        throw new DomainError(
+          "rate_limited",
+          `rate limit of ${limit} requests per ${window} exceeded; retry in ${retryAfterSeconds} s`,
+          { code: "rate_limited", window, retryAfterSeconds, quota },
+        );
+      }
     },
 
     usage(providerId, livemode) {

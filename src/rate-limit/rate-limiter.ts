@@ -1,17 +1,21 @@
 /**
  * Per-provider rate limits (spec §8): a fixed per-minute and per-day window, aligned to the UTC
- * minute and the UTC day. Bottleneck holds the counters: one limiter per (key, window), its
- * reservoir used as the count of admitted requests, changed with `incrementReservoir` — atomic in
- * process and, with REDIS_URL, a Lua script on Redis shared by every instance. A request takes a
- * token from each window; a rejected one gives its tokens back, so it consumes no quota, and it
- * is never queued. Because the limit is compared at admission time, a changed limit applies at
- * once. The window index is part of the limiter key, so a new window starts from zero whatever
- * the clock of the last reset, and an idle provider's day count lives until the day ends.
+ * minute and the UTC day. A request takes one from each window's counter or, if either would go
+ * past its limit, takes nothing (a refused request consumes no quota) and is never queued.
+ * Because the limit is compared at admission time, a changed limit applies at once. The window
+ * index is part of the counter's key, so a new window starts from zero whatever the clock of the
+ * last reset, and an idle provider's day count lives until the day ends.
+ *
+ * Two stores, one rule:
+ * - in process (no REDIS_URL): a Map per window, read and written synchronously. Admission is a
+ *   few map operations: no promise, timer or library machinery on the request path (it used to be
+ *   Bottleneck's reservoirs, whose async bookkeeping cost more than the rest of the check).
+ * - Redis (REDIS_URL, shared by every instance and worker): one Lua script per admission that
+ *   checks and takes both windows atomically, one round trip.
  *
  * If Redis cannot answer, requests are admitted (fail open: a lost lead costs more than a missed
  * limit); the condition is logged once a minute, counted, and shown by /readyz.
  */
-import Bottleneck from "bottleneck";
 import { Redis } from "ioredis";
 import type { Logger } from "../logger.ts";
 
@@ -53,11 +57,127 @@ export interface RateLimiterOptions {
 
 export type RateLimiter = Awaited<ReturnType<typeof createRateLimiter>>;
 
+/** Atomically: both windows' counts after taking one from each, or refused and nothing taken. */
+const ADMIT_SCRIPT = `
+local minute = redis.call('INCR', KEYS[1])
+if minute == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+local day = redis.call('INCR', KEYS[2])
+if day == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+if minute > tonumber(ARGV[1]) or day > tonumber(ARGV[2]) then
+  redis.call('DECR', KEYS[1])
+  redis.call('DECR', KEYS[2])
+  return {minute - 1, day - 1, 0}
+end
+return {minute, day, 1}`;
+
+/** Adds one to a counter (failed authentications), setting its expiry when it is new. */
+const INCREMENT_SCRIPT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+interface AdmitCounts {
+  readonly minute: number;
+  readonly day: number;
+  readonly admitted: boolean;
+}
+
+/** Where the counters live. Memory answers synchronously; Redis with a promise. */
+interface CounterStore {
+  admit(key: string, t: number, limits: Limits): AdmitCounts | Promise<AdmitCounts>;
+  increment(id: string, t: number): void | Promise<unknown>;
+  read(window: WindowName, id: string, t: number): number | Promise<number>;
+}
+
+const indexOf = (window: WindowName, t: number) => Math.floor(t / WINDOWS[window]);
+
+/** Counters in this process: per window, key → {window index, count}; an old index reads as 0. */
+function memoryStore(): CounterStore {
+  const maps: Record<WindowName, Map<string, { index: number; count: number }>> = {
+    minute: new Map(),
+    day: new Map(),
+  };
+  const count = (window: WindowName, id: string, index: number) => {
+    const entry = maps[window].get(id);
+    return entry !== undefined && entry.index === index ? entry.count : 0;
+  };
+  const set = (window: WindowName, id: string, index: number, value: number) => {
+    const map = maps[window];
+    const entry = map.get(id);
+    if (entry !== undefined) {
+      entry.index = index;
+      entry.count = value;
+      return;
+    }
+    // Keys are providers and client addresses; many addresses (a scan) must not grow this forever.
+    if (map.size >= 100_000) for (const [k, e] of map) if (e.index !== index) map.delete(k);
+    map.set(id, { index, count: value });
+  };
+  return {
+    admit(key, t, limits) {
+      const mi = indexOf("minute", t);
+      const di = indexOf("day", t);
+      const minute = count("minute", key, mi) + 1;
+      const day = count("day", key, di) + 1;
+      if (minute > limits.perMinute || day > limits.perDay)
+        return { minute: minute - 1, day: day - 1, admitted: false };
+      set("minute", key, mi, minute);
+      set("day", key, di, day);
+      return { minute, day, admitted: true };
+    },
+    increment(id, t) {
+      const i = indexOf("minute", t);
+      set("minute", id, i, count("minute", id, i) + 1);
+    },
+    read: (window, id, t) => count(window, id, indexOf(window, t)),
+  };
+}
+
+/** The two scripts as ioredis commands: sent by SHA (EVALSHA), the text only when Redis lacks it. */
+interface ScriptedRedis {
+  lpAdmit(...args: (string | number)[]): Promise<[number, number, number]>;
+  lpIncrement(...args: (string | number)[]): Promise<number>;
+}
+
+function redisStore(client: Redis, namespace: string, timeoutMs: number): CounterStore {
+  client.defineCommand("lpAdmit", { numberOfKeys: 2, lua: ADMIT_SCRIPT });
+  client.defineCommand("lpIncrement", { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+  const redis = client as Redis & ScriptedRedis;
+  const name = (window: WindowName, id: string, t: number) => `${namespace}:rate:${window}:${id}:${indexOf(window, t)}`;
+  // Kept a little longer than the window, so a clock a little behind still finds its counter.
+  const ttl = (window: WindowName) => WINDOWS[window] + 60 * 60_000;
+  const timed = <T>(p: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      p,
+      new Promise<T>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("rate limiter store timed out")), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  };
+  return {
+    async admit(key, t, limits) {
+      const [minute, day, admitted] = await timed(
+        redis.lpAdmit(
+          name("minute", key, t),
+          name("day", key, t),
+          limits.perMinute,
+          limits.perDay,
+          ttl("minute"),
+          ttl("day"),
+        ),
+      );
+      return { minute, day, admitted: admitted === 1 };
+    },
+    increment: (id, t) => timed(redis.lpIncrement(name("minute", id, t), ttl("minute"))),
+    read: async (window, id, t) => Number((await timed(redis.get(name(window, id, t)))) ?? 0),
+  };
+}
+
 export async function createRateLimiter(options: RateLimiterOptions) {
   const now = options.now ?? (() => new Date());
   const timeoutMs = options.redisTimeoutMs ?? 250;
   let redis: Redis | undefined;
-  let connection: Bottleneck.IORedisConnection | undefined;
   if (options.redisUrl) {
     redis = new Redis(options.redisUrl, {
       enableOfflineQueue: false, // fail at once while disconnected instead of piling up commands
@@ -66,24 +186,13 @@ export async function createRateLimiter(options: RateLimiterOptions) {
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
     redis.on("error", () => {}); // reported through health below, not as crashes
-    connection = new Bottleneck.IORedisConnection({ client: redis });
-    connection.on("error", () => {});
-    await Promise.race([connection.ready, new Promise((resolve) => setTimeout(resolve, 3000))]);
+    const connected = redis;
+    await Promise.race([
+      new Promise((resolve) => connected.once("ready", resolve)),
+      new Promise((resolve) => setTimeout(resolve, 3000).unref()),
+    ]);
   }
-
-  const groups = Object.fromEntries(
-    (Object.keys(WINDOWS) as WindowName[]).map((w) => [
-      w,
-      new Bottleneck.Group({
-        id: `${options.namespace ?? "lead-provider"}-rate-${w}`,
-        reservoir: 0,
-        // Keep a window's counter at least as long as the window: an idle provider's day
-        // count must not expire mid-day and reset.
-        timeout: WINDOWS[w] + 60 * 60_000,
-        ...(connection ? { datastore: "ioredis" as const, connection, clearDatastore: false } : {}),
-      }),
-    ]),
-  ) as Record<WindowName, Bottleneck.Group>;
+  const store = redis ? redisStore(redis, options.namespace ?? "lead-provider", timeoutMs) : memoryStore();
 
   let failingSince: number | undefined;
   let lastFailureLog = 0;
@@ -101,62 +210,48 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     }
   }
 
-  function withTimeout<T>(p: Promise<T>): Promise<T> {
-    if (!redis) return p;
-    return Promise.race([
-      p,
-      new Promise<T>((_, reject) => setTimeout(() => reject(new Error("rate limiter store timed out")), timeoutMs)),
-    ]);
-  }
-
-  /** Adds `delta` to the window's counter of `key`; returns the new count. */
-  async function add(window: WindowName, key: string, index: number, delta: number): Promise<number> {
-    const id = `${key}:${index}`;
-    try {
-      const count = await withTimeout(groups[window].key(id).incrementReservoir(delta));
-      return Number(count);
-    } catch (err) {
-      groups[window].deleteKey(id); // a limiter whose store failed is rebuilt on next use
-      throw err;
-    }
-  }
-
   function secondsLeft(window: WindowName, t: number): number {
     const size = WINDOWS[window];
     return Math.max(1, Math.ceil(((Math.floor(t / size) + 1) * size - t) / 1000));
   }
 
+  function decide(counts: AdmitCounts, limits: Limits, t: number): Decision {
+    if (!counts.admitted) {
+      const exhausted: WindowName = counts.minute + 1 > limits.perMinute ? "minute" : "day";
+      return {
+        admitted: false,
+        quota: { limits, window: exhausted, remaining: 0, resetSeconds: secondsLeft(exhausted, t) },
+      };
+    }
+    failingSince = undefined;
+    const remaining = { minute: limits.perMinute - counts.minute, day: limits.perDay - counts.day };
+    const closest: WindowName = remaining.day < remaining.minute ? "day" : "minute";
+    return {
+      admitted: true,
+      quota: { limits, window: closest, remaining: remaining[closest], resetSeconds: secondsLeft(closest, t) },
+    };
+  }
+
   return {
-    /** Takes one request from each window of `key`, or refuses without taking anything. */
-    async admit(key: string, limits: Limits): Promise<Decision> {
+    /**
+     * Takes one request from each window of `key`, or refuses without taking anything. In
+     * process the decision is returned as it is (no promise); with Redis, as a promise.
+     */
+    admit(key: string, limits: Limits): Decision | Promise<Decision> {
       const t = now().getTime();
-      const limitOf = { minute: limits.perMinute, day: limits.perDay };
-      const open: Decision = { admitted: true, quota: { limits } };
       if (!healthy()) {
         failOpen(new Error(`redis is ${redis?.status}`));
-        return open;
+        return { admitted: true, quota: { limits } };
       }
-      const windows = ["minute", "day"] as const;
-      let counts: number[];
-      try {
-        // Both windows at once: one round trip (or event-loop turn) instead of two.
-        counts = await Promise.all(windows.map((w) => add(w, key, Math.floor(t / WINDOWS[w]), 1)));
-      } catch (err) {
-        failOpen(err);
-        return open;
-      }
-      const exhausted = windows.find((w, i) => (counts[i] ?? 0) > limitOf[w]);
-      if (exhausted) {
-        // Give both tokens back: a refused request consumes no quota.
-        await Promise.all(windows.map((w) => add(w, key, Math.floor(t / WINDOWS[w]), -1))).catch(failOpen);
-        const quota = { limits, window: exhausted, remaining: 0, resetSeconds: secondsLeft(exhausted, t) };
-        return { admitted: false, quota };
-      }
-      const remaining = { minute: limitOf.minute - (counts[0] ?? 0), day: limitOf.day - (counts[1] ?? 0) };
-      failingSince = undefined;
-      const closest: WindowName = remaining.day < remaining.minute ? "day" : "minute";
-      const quota = { limits, window: closest, remaining: remaining[closest], resetSeconds: secondsLeft(closest, t) };
-      return { admitted: true, quota };
+      const counts = store.admit(key, t, limits);
+      if (!(counts instanceof Promise)) return decide(counts, limits, t);
+      return counts.then(
+        (c) => decide(c, limits, t),
+        (err: unknown): Decision => {
+          failOpen(err);
+          return { admitted: true, quota: { limits } };
+        },
+      );
     },
 
     /**
@@ -168,8 +263,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
       const read = async (w: WindowName) => {
         if (!healthy()) return undefined;
         try {
-          const id = `${key}:${Math.floor(t / WINDOWS[w])}`;
-          return Number(await withTimeout(groups[w].key(id).currentReservoir()));
+          return await store.read(w, key, t);
         } catch {
           return undefined;
         }
@@ -185,7 +279,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     async recordFailure(key: string): Promise<void> {
       if (!healthy()) return;
       try {
-        await add("minute", `fail:${key}`, Math.floor(now().getTime() / WINDOWS.minute), 1);
+        await store.increment(`fail:${key}`, now().getTime());
       } catch (err) {
         failOpen(err);
       }
@@ -196,8 +290,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
       if (!healthy()) return 0;
       const t = now().getTime();
       try {
-        const id = `fail:${key}:${Math.floor(t / WINDOWS.minute)}`;
-        const count = Number(await withTimeout(groups.minute.key(id).currentReservoir()));
+        const count = await store.read("minute", `fail:${key}`, t);
         return count >= limit ? secondsLeft("minute", t) : 0;
       } catch (err) {
         failOpen(err);
@@ -213,7 +306,6 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     },
 
     async close(): Promise<void> {
-      if (connection) await connection.disconnect(false).catch(() => {});
       redis?.disconnect();
     },
   };
