@@ -85,7 +85,7 @@ interface AdmitCounts {
 /** Where the counters live. Memory answers synchronously; Redis with a promise. */
 interface CounterStore {
   admit(key: string, t: number, limits: Limits): AdmitCounts | Promise<AdmitCounts>;
-  increment(id: string, t: number): void | Promise<unknown>;
+  increment(id: string, t: number): unknown;
   read(window: WindowName, id: string, t: number): number | Promise<number>;
 }
 
