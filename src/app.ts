@@ -35,9 +35,11 @@ import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createReadiness } from "./readiness.ts";
-import { createRestApp } from "./rest/app.ts";
+import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { consoleRoutes } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
+import { createRestFastPath } from "./rest/fast-path.ts";
+import { createSchemaValidators } from "./rest/schema-validators.ts";
 import { clientIpKey } from "./rpc/context.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
@@ -198,6 +200,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     readiness: createReadiness(db, limiter),
     extraRoutes: [docsRoutes(), consoleRoutes()],
   });
+  const restFastPath = createRestFastPath({
+    gate,
+    clientAddress,
+    leads,
+    schemas: createSchemaValidators(spec.document),
+    headers: SECURITY_HEADERS,
+    validateResponses: config.validateResponses,
+    express: rest as never,
+  });
   const routes = createRpcRoutes({
     gate,
     logger,
@@ -217,7 +228,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         res.end("REST is served over HTTP/1.1; HTTP/2 is for gRPC and Connect\n");
         return;
       }
-      rest(req as never, res as never);
+      restFastPath(req as never, res as never);
     },
   });
   const handler = createObservedHandler(connect as Handler, logger, metrics, {

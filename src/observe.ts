@@ -12,20 +12,50 @@ import type { AnyRequest, AnyResponse, Handler } from "./server.ts";
 
 const RPC_PATH = /^\/leadprovider\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
 
+interface RouteNode {
+  template?: string;
+  readonly children: Map<string, RouteNode>;
+  /** A `{param}` segment: any one non-empty segment. */
+  param?: RouteNode;
+}
+
 /**
  * Route labels of bounded cardinality: the OpenAPI path template a REST request matches (also
  * for requests refused before routing, e.g. 401 or 429), the RPC method path, or a fixed bucket.
+ * Templates are held in a tree of path segments, so a label is one walk down the path, not a
+ * regular expression per template tried in turn.
  */
 export function createRouteLabeler(templates: readonly string[]): (req: AnyRequest) => string {
-  const patterns = templates.map((t) => ({
-    template: t,
-    regex: new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}$`),
-  }));
+  const root: RouteNode = { children: new Map() };
+  for (const template of templates) {
+    let node = root;
+    for (const segment of template.split("/")) {
+      if (segment.startsWith("{") && segment.endsWith("}")) {
+        node.param ??= { children: new Map() };
+        node = node.param;
+      } else {
+        let next = node.children.get(segment);
+        if (!next) node.children.set(segment, (next = { children: new Map() }));
+        node = next;
+      }
+    }
+    node.template ??= template;
+  }
+  const find = (segments: readonly string[], i: number, node: RouteNode): string | undefined => {
+    if (i === segments.length) return node.template;
+    const segment = segments[i] as string;
+    const exact = node.children.get(segment);
+    const found = exact && find(segments, i + 1, exact);
+    if (found !== undefined) return found;
+    return node.param && segment !== "" ? find(segments, i + 1, node.param) : undefined;
+  };
   return (req) => {
-    const path = req.url?.split("?")[0] ?? "";
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
     if (RPC_PATH.test(path)) return path;
     if (path.startsWith("/docs")) return "/docs";
-    return patterns.find((p) => p.regex.test(path))?.template ?? "unmatched";
+    return find(path.split("/"), 0, root) ?? "unmatched";
   };
 }
 
@@ -47,17 +77,18 @@ const COMMON_HEADERS: Readonly<Record<string, string>> = {
   "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
 };
 
-/** Headers a request may carry only once: two would leave open which one counts. */
-const SINGLE_HEADERS = ["authorization", "host"];
-
-/** The name of a header the request repeats, if any. */
+/** The name of a header the request repeats that it may carry only once (two would leave open which one counts). */
 function repeatedHeader(req: AnyRequest): string | undefined {
   const raw = req.rawHeaders;
-  return SINGLE_HEADERS.find((name) => {
-    let seen = 0;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) seen += 1;
-    return seen > 1;
-  });
+  let authorization = 0;
+  let host = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    // Only names of the right length are lowercased: no string is made for the other headers.
+    if (name.length === 13 && name.toLowerCase() === "authorization") authorization += 1;
+    else if (name.length === 4 && name.toLowerCase() === "host") host += 1;
+  }
+  return authorization > 1 ? "authorization" : host > 1 ? "host" : undefined;
 }
 
 export function createObservedHandler(
@@ -74,7 +105,7 @@ export function createObservedHandler(
       return;
     }
     const requestId = assignRequestId(req, res);
-    for (const [k, v] of Object.entries(COMMON_HEADERS)) res.setHeader(k, v);
+    for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k] as string);
     const started = process.hrtime.bigint();
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

@@ -11,6 +11,7 @@ import { type Gate, SURFACES, type Surface } from "../edge/surfaces.ts";
 import type { FieldViolation } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Readiness } from "../readiness.ts";
+import { handoffOf } from "./fast-path.ts";
 import type { RestFeature } from "./feature.ts";
 import { createErrorHandler, type Explainer, sendProblem } from "./problem.ts";
 import { operationIdOf } from "./typed.ts";
@@ -30,7 +31,7 @@ export interface RestDeps {
 }
 
 /** REST's own headers, on top of those every answer carries (observe.ts: no-store, nosniff, HSTS). */
-const SECURITY_HEADERS: Record<string, string> = {
+export const SECURITY_HEADERS: Record<string, string> = {
   "X-Frame-Options": "DENY",
   "Referrer-Policy": "no-referrer",
   "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
@@ -40,6 +41,13 @@ const SECURITY_HEADERS: Record<string, string> = {
 /** Authenticates and rate-limits every request under the surface's prefix, by its rule. */
 function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress): RequestHandler {
   return async (req, res, next) => {
+    // Handed over by the fast path (rest/fast-path.ts), which has been through this gate already.
+    const handoff = handoffOf(req);
+    if (handoff) {
+      if (handoff.error !== undefined) throw handoff.error;
+      res.locals.caller = handoff.caller;
+      return next();
+    }
     const caller = await gate.authenticate(surface, req.get("authorization"), clientAddress(req));
     res.locals.caller = caller;
     const quota = await gate.limit(surface, caller);

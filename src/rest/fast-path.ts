@@ -1,0 +1,172 @@
+/**
+ * The Public API's two hot operations, GET /api/v1/public/leads/{external_id}/ and POST
+ * /api/v1/public/leads/, served without Express (issue 17: Express routing, the OpenAPI
+ * validator's per-request route lookup and the middleware chain cost more CPU than the database
+ * work of a request).
+ *
+ * The fast path takes only the canonical shape of a request: the exact path, no query string, no
+ * conditional or encoded request, a JSON body of declared length. Everything else goes to
+ * Express untouched. Every answer other than success is rendered by Express too: the fast path
+ * hands the request over with what it has already done (the parsed body, the verified caller
+ * and its quota, or the error), so the gate never runs twice and every error is worded by the
+ * one error handler (rest/problem.ts). A body the contract's schema rejects is handed over
+ * unjudged, and the OpenAPI validator words the rejection as it always does.
+ *
+ * Success answers are written as Express writes them: `application/json; charset=utf-8`, a weak
+ * ETag of the body, the Location of a created lead.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import etag from "etag";
+import type { ClientAddress } from "../edge/client-address.ts";
+import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
+import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
+import { LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
+import type { LeadService } from "../leads/lead.service.ts";
+import type { Quota } from "../rate-limit/rate-limiter.ts";
+import type { SchemaValidators } from "./schema-validators.ts";
+
+/** What the fast path did before handing a request to Express (rest/app.ts reads it). */
+export interface Handoff {
+  readonly caller?: Caller;
+  readonly quota?: Quota;
+  /** Thrown by Express's gate in place of authenticating again: rendered by the error handler. */
+  readonly error?: unknown;
+}
+
+const HANDOFF = Symbol("rest fast-path handoff");
+type HandedRequest = IncomingMessage & { [HANDOFF]?: Handoff; body?: unknown };
+
+export function handoffOf(req: object): Handoff | undefined {
+  return (req as HandedRequest)[HANDOFF];
+}
+
+export interface FastPathDeps {
+  readonly gate: Gate;
+  readonly clientAddress: ClientAddress;
+  readonly leads: LeadService;
+  readonly schemas: SchemaValidators;
+  /** Headers every REST answer carries (rest/app.ts). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Check success bodies against the contract (VALIDATE_RESPONSES), as the validator would. */
+  readonly validateResponses: boolean;
+  /** Express, for everything the fast path does not finish. */
+  readonly express: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+const PUBLIC = SURFACES.find((s) => s.name === "public");
+const MAX_BODY = 64 * 1024;
+const JSON_TYPES = new Set(["application/json", "application/json; charset=utf-8"]);
+/** What the validator throws for an answer that breaks the contract (rendered as its 500). */
+const OFF_CONTRACT = { status: 500, errors: [{ path: "/response", message: "does not match the contract" }] };
+/** The body-parser error a malformed body gives, so the error handler words it the same. */
+const MALFORMED = Object.assign(new SyntaxError("malformed JSON"), { type: "entity.parse.failed", status: 400 });
+
+/** True when a single path segment needs no decoding and fits the contract (1–128 characters). */
+function plainSegment(s: string): boolean {
+  return s.length > 0 && s.length <= 128 && !s.includes("/") && !s.includes("%");
+}
+
+/** Requests whose answer may depend on what the fast path does not look at go to Express. */
+function conditional(req: IncomingMessage): boolean {
+  const h = req.headers;
+  return (
+    h["if-none-match"] !== undefined || h["if-modified-since"] !== undefined || h["content-encoding"] !== undefined
+  );
+}
+
+export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  if (!PUBLIC) throw new Error("the public surface is missing from the surface table");
+  const surface = PUBLIC;
+  const { gate, leads, express } = deps;
+
+  const handOver = (req: IncomingMessage, res: ServerResponse, handoff: Handoff, body?: unknown) => {
+    const r = req as HandedRequest;
+    r[HANDOFF] = handoff;
+    if (body !== undefined) r.body = body;
+    express(req, res);
+  };
+
+  /** Authenticates and admits; the caller and quota, with the quota's headers set. */
+  const admit = async (req: IncomingMessage, res: ServerResponse): Promise<{ caller: Caller; quota?: Quota }> => {
+    const caller = await gate.authenticate(surface, req.headers.authorization, deps.clientAddress(req));
+    const quota = await gate.limit(surface, caller);
+    if (quota) {
+      const headers = rateLimitHeaders(quota);
+      for (const k in headers) res.setHeader(k, headers[k] as string);
+    }
+    return quota ? { caller, quota } : { caller };
+  };
+
+  const send = (res: ServerResponse, status: number, body: string, extra?: Record<string, string>) => {
+    for (const k in deps.headers) res.setHeader(k, deps.headers[k] as string);
+    if (extra) for (const k in extra) res.setHeader(k, extra[k] as string);
+    res.setHeader("Content-Type", "application/json; charset=utf-8");
+    res.setHeader("Content-Length", Buffer.byteLength(body));
+    res.setHeader("ETag", etag(body, { weak: true }));
+    res.statusCode = status;
+    res.end(body);
+  };
+
+  const providerOf = (caller: Caller) => {
+    if (caller.kind !== "provider") throw new Error("the public surface admitted a caller without a key");
+    return caller.provider;
+  };
+
+  async function getLead(req: IncomingMessage, res: ServerResponse, externalId: string): Promise<void> {
+    let admitted: { caller: Caller; quota?: Quota } | undefined;
+    try {
+      admitted = await admit(req, res);
+      const body = leadJson(await leads.get(providerOf(admitted.caller), externalId));
+      if (deps.validateResponses && !deps.schemas.lead(body))
+        return handOver(req, res, { ...admitted, error: OFF_CONTRACT });
+      send(res, 200, JSON.stringify(body));
+    } catch (error) {
+      handOver(req, res, { ...admitted, error });
+    }
+  }
+
+  async function createLead(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let parsed: unknown;
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString("utf8");
+      parsed = JSON.parse(text);
+      // body-parser's strict mode: only an object or an array is a JSON body.
+      if (parsed === null || typeof parsed !== "object") throw MALFORMED;
+    } catch {
+      if (!req.complete) return; // the client went away mid-body: nothing to answer
+      return handOver(req, res, { error: MALFORMED });
+    }
+    let admitted: { caller: Caller; quota?: Quota } | undefined;
+    try {
+      admitted = await admit(req, res);
+      // A body the contract rejects: the validator words the rejection (after this same gate).
+      if (!deps.schemas.leadCreate(parsed)) return handOver(req, res, admitted, parsed);
+      const { lead, warnings } = await leads.create(providerOf(admitted.caller), parsed);
+      const body = { ...leadJson(lead), warnings: [...warnings] };
+      if (deps.validateResponses && !deps.schemas.leadCreated(body)) {
+        return handOver(req, res, { ...admitted, error: OFF_CONTRACT }, parsed);
+      }
+      send(res, 201, JSON.stringify(body), { Location: leadLocation(lead.externalId) });
+    } catch (error) {
+      handOver(req, res, { ...admitted, error }, parsed);
+    }
+  }
+
+  return (req, res) => {
+    const url = req.url ?? "";
+    if (!url.startsWith(LEADS_PATH) || url.includes("?") || conditional(req)) return express(req, res);
+    if (req.method === "GET" && url.endsWith("/") && url.length > LEADS_PATH.length) {
+      const externalId = url.slice(LEADS_PATH.length, -1);
+      if (plainSegment(externalId)) return void getLead(req, res, externalId);
+    } else if (req.method === "POST" && url.length === LEADS_PATH.length) {
+      const length = Number(req.headers["content-length"]);
+      const type = req.headers["content-type"]?.toLowerCase();
+      if (type !== undefined && JSON_TYPES.has(type) && length > 0 && length <= MAX_BODY) {
+        return void createLead(req, res);
+      }
+    }
+    express(req, res);
+  };
+}
