@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import YAML from "yaml";
@@ -41,6 +42,7 @@ import { docsRoutes } from "./rest/docs.ts";
 import { createRestFastPath } from "./rest/fast-path.ts";
 import { createSchemaValidators } from "./rest/schema-validators.ts";
 import { clientIpKey } from "./rpc/context.ts";
+import { createGrpcFastPath } from "./rpc/fast-path.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
 import { sandboxRefusal } from "./sandbox/sandbox.ts";
@@ -220,7 +222,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const connect = connectNodeAdapter({
     routes,
     // The same 64 KiB cap as a REST body; larger messages get RESOURCE_EXHAUSTED.
-    readMaxBytes: 64 * 1024,
+    readMaxBytes: 64 * 1024, // the fast path (rpc/fast-path.ts) applies the same cap
     contextValues: (req) => createContextValues().set(clientIpKey, clientAddress(req)),
     fallback: (req, res) => {
       if (req.httpVersionMajor >= 2) {
@@ -231,7 +233,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       restFastPath(req as never, res as never);
     },
   });
-  const handler = createObservedHandler(connect as Handler, logger, metrics, {
+  const grpcFastPath = createGrpcFastPath({ gate, clientAddress, leads, logger, readMaxBytes: 64 * 1024 });
+  const dispatch: Handler = (req, res) => {
+    if (req.httpVersionMajor >= 2 && grpcFastPath(req as Http2ServerRequest, res as Http2ServerResponse)) return;
+    (connect as Handler)(req, res);
+  };
+  const handler = createObservedHandler(dispatch, logger, metrics, {
     metricsToken: config.metricsToken,
     routes: Object.keys((spec.document as { paths?: object }).paths ?? {}),
   });

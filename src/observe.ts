@@ -35,7 +35,10 @@ export function createRouteLabeler(templates: readonly string[]): (req: AnyReque
         node = node.param;
       } else {
         let next = node.children.get(segment);
-        if (!next) node.children.set(segment, (next = { children: new Map() }));
+        if (!next) {
+          next = { children: new Map() };
+          node.children.set(segment, next);
+        }
         node = next;
       }
     }
