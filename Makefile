@@ -52,7 +52,7 @@ console-dev: install ## the back office on Vite's dev server with hot reload (:5
 
 .PHONY: run
 run: install ## start the service on :8080 (embedded database in ./.data unless DATABASE_URL is set)
-	node src/main.ts
+	npm start --silent
 
 .PHONY: migrate
 migrate: node_modules/.installed ## apply database migrations and exit

@@ -55,12 +55,29 @@ export function procMemory(pid: number): { rssMb: number; peakMb: number } {
   return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
 }
 
+/**
+ * The node flags production starts the service with: those of package.json's `start` script
+ * (`node <flags> src/main.ts`), the one place they are written.
+ */
+export function productionNodeFlags(root = ROOT): string[] {
+  const start = (JSON.parse(readFileSync(`${root}/package.json`, "utf8")) as { scripts?: { start?: string } }).scripts
+    ?.start;
+  const words = (start ?? "").split(/\s+/);
+  const node = words.indexOf("node");
+  const main = words.indexOf("src/main.ts");
+  return node === -1 || main === -1 ? [] : words.slice(node + 1, main);
+}
+
 export async function startService(options: ServiceOptions): Promise<Service> {
   const port = await freePort();
   const started = performance.now();
   const child: ChildProcess = spawnTracked(
     process.execPath,
-    [...(options.nodeArgs ?? []), options.script ?? "src/main.ts"],
+    [
+      ...(options.script ? [] : productionNodeFlags(options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT)),
+      ...(options.nodeArgs ?? []),
+      options.script ?? "src/main.ts",
+    ],
     {
       cwd: options.script ? ROOT : (options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT),
       stdio: ["ignore", "pipe", "pipe"],

@@ -48,6 +48,21 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
   const pendingTouch = new Set<number>();
   let flushing: Promise<void> | undefined;
 
+  // A well-formed key's digest never changes; remembering those of the last few thousand keys
+  // seen saves the format check and an HMAC per request. Bounded, in memory only, dropped whole
+  // when full; a malformed key is never remembered.
+  const digests = new Map<string, string>();
+  function digestOf(key: string): string | undefined {
+    let digest = digests.get(key);
+    if (digest === undefined) {
+      if (!isWellFormedKey(key)) return undefined;
+      if (digests.size >= 10_000) digests.clear();
+      digest = deps.crypto.digest(key);
+      digests.set(key, digest);
+    }
+    return digest;
+  }
+
   async function lookup(digest: string): Promise<KeyRecord | null> {
     const t = Date.now();
     const hit = cache.get(digest);
@@ -79,8 +94,9 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
   return {
     /** The provider behind `key`, or an `unauthenticated` DomainError. */
     async verify(key: string | undefined): Promise<ProviderPrincipal> {
-      if (key === undefined || !isWellFormedKey(key)) throw invalidKey();
-      const record = await lookup(deps.crypto.digest(key));
+      const digest = key === undefined ? undefined : digestOf(key);
+      if (digest === undefined) throw invalidKey();
+      const record = await lookup(digest);
       const at = now().getTime();
       if (!record?.isActive) throw invalidKey();
       if (record.revokedAt !== null && new Date(record.revokedAt).getTime() <= at) throw invalidKey();

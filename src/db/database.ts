@@ -3,10 +3,8 @@
  * DATA_DIR. Both return the same Kysely instance type and run the same migrations.
  */
 import { mkdirSync } from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { PGliteDialect } from "./pglite-dialect.ts";
 import type { Database } from "./schema.ts";
 
 const INT8_OID = 20;
@@ -146,6 +144,11 @@ function usePreparedStatements(client: pg.PoolClient): void {
 }
 
 async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+  // Loaded only when used: a service on Postgres does not carry the embedded database's code.
+  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("./pglite-dialect.ts"),
+  ]);
   const inMemory = dataDir.startsWith("memory://");
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const pglite = await PGlite.create(inMemory ? undefined : dataDir, {

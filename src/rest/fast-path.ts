@@ -74,6 +74,17 @@ function conditional(req: IncomingMessage): boolean {
   );
 }
 
+/** The whole body (its length was checked from Content-Length): events, not an async iterator. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    req.once("error", reject);
+    req.once("aborted", () => reject(new Error("request aborted")));
+  });
+}
+
 export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => void {
   if (!PUBLIC) throw new Error("the public surface is missing from the surface table");
   const surface = PUBLIC;
@@ -128,10 +139,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
   async function createLead(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let parsed: unknown;
     try {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const text = Buffer.concat(chunks).toString("utf8");
-      parsed = JSON.parse(text);
+      parsed = JSON.parse((await readBody(req)).toString("utf8"));
       // body-parser's strict mode: only an object or an array is a JSON body.
       if (parsed === null || typeof parsed !== "object") throw MALFORMED;
     } catch {

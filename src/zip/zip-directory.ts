@@ -31,9 +31,17 @@ export function normalizeZip(zip: string): string | undefined {
   return ZIP_PATTERN.exec(zip)?.[1];
 }
 
+/**
+ * A string of its own: a substring cut from a line (split, a regex match) would keep the whole
+ * multi-megabyte file it came from alive for as long as the directory lives.
+ */
+const own = (s: string) => Buffer.from(s, "utf8").toString("utf8");
+
 function place(zip: string, city: string, stateCode: string): Place | undefined {
   const state = stateByCode(stateCode);
-  return state ? Object.freeze({ zip, city, stateCode, stateId: state.id }) : undefined;
+  return state
+    ? Object.freeze({ zip: own(zip), city: own(city), stateCode: state.code, stateId: state.id })
+    : undefined;
 }
 
 export function loadZipDirectory(): ZipDirectory {
