@@ -19,6 +19,8 @@ export interface Config {
   /** Milliseconds a request waits for a database connection before 503. */
   readonly databaseTimeoutMs: number;
   readonly redisUrl: string | undefined;
+  /** WEB_CONCURRENCY: worker processes on the one port (1: this process serves; see cluster.ts). */
+  readonly webConcurrency: number;
   /** Prefix of this deployment's rate-limit keys in Redis. */
   readonly redisNamespace: string;
   readonly jwt: {
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const webConcurrency = int("WEB_CONCURRENCY", 1, 1, 64);
   const config: Config = {
     nodeEnv,
     production,
@@ -205,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
       authFailuresPerMinute: int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000),
     },
     shutdownTimeoutMs: int("SHUTDOWN_TIMEOUT_MS", 8000, 100, 120_000),
+    webConcurrency,
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
     sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
@@ -215,6 +219,16 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateTargets: nodeEnv === "development" || nodeEnv === "test",
     },
   };
+  if (webConcurrency > 1 && config.databaseUrl === undefined) {
+    problems.push(
+      `WEB_CONCURRENCY=${webConcurrency} needs DATABASE_URL: the embedded database (DATA_DIR) belongs to one process`,
+    );
+  }
+  if (webConcurrency > 1 && config.redisUrl === undefined) {
+    problems.push(
+      `WEB_CONCURRENCY=${webConcurrency} needs REDIS_URL: every worker must count against the same rate limits`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

@@ -31,7 +31,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   return pino(
     {
       level,
-      base: { service: "lead-provider-api" },
+      // pid tells the workers of WEB_CONCURRENCY apart (cluster.ts).
+      base: { service: "lead-provider-api", pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
       formatters: { level: (label) => ({ level: label }) },

@@ -1,5 +1,6 @@
 /** Entry point: reads the configuration, starts the app, stops it cleanly on SIGTERM/SIGINT. */
 import { createApp } from "./app.ts";
+import { isWorker, joinClusterMetrics, runPrimary } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger, errorForLog } from "./logger.ts";
 
@@ -20,8 +21,14 @@ async function main(): Promise<void> {
   if (config.usingDevApiKeySecret)
     logger.warn("API_KEY_SECRET is not set: using the development secret (never in production)");
 
+  if (config.webConcurrency > 1 && !isWorker()) {
+    // WEB_CONCURRENCY: this process only supervises the workers (cluster.ts).
+    process.exit(await runPrimary(config, logger));
+  }
+
   const started = performance.now();
   const app = await createApp(config, { logger });
+  if (isWorker()) joinClusterMetrics(app.metrics);
   const port = await app.listen();
   logger.info(
     { port, database: app.database.kind, startup_ms: Math.round(performance.now() - started) },
@@ -44,6 +51,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // A worker whose primary is gone (killed outright) stops too, instead of serving unsupervised.
+  if (isWorker()) process.on("disconnect", () => void stop("primary gone"));
 }
 
 main().catch((err: unknown) => {

@@ -118,6 +118,11 @@ export function createMetrics(sources: MetricsSources) {
 
   return {
     registry,
+    /**
+     * The text a scrape answers: this process's registry, or, in a worker of WEB_CONCURRENCY,
+     * every worker's metrics added up by the primary (cluster.ts sets that).
+     */
+    scrape: { text: () => registry.metrics(), contentType: registry.contentType as string },
     eventWritten: (type: string) => eventsWritten.inc({ type }),
     testLeadCreated: () => testLeadsCreated.inc(),
     webhookOutcome: (outcome: string) => deliveries.inc({ outcome }),
@@ -144,8 +149,16 @@ export async function serveMetrics(
     res.end(problemJson({ status: 404, code: "not_found", title: "Not found", detail: "no route for GET /metrics" }));
     return;
   }
-  res.writeHead(200, { "content-type": metrics.registry.contentType });
-  res.end(await metrics.registry.metrics());
+  try {
+    const text = await metrics.scrape.text();
+    res.writeHead(200, { "content-type": metrics.scrape.contentType });
+    res.end(text);
+  } catch {
+    res.writeHead(503, { "content-type": PROBLEM_CONTENT_TYPE });
+    res.end(
+      problemJson({ status: 503, code: "unavailable", title: "Service unavailable", detail: "metrics unavailable" }),
+    );
+  }
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {

@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { createServer } from "node:net";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
+import { type ServiceProcess, startServiceProcess } from "./helpers/service-process.ts";
 
 /** The limiter's store: always in-process; Redis too when REDIS_URL is set (as CI sets it). */
 const STORES = process.env.REDIS_URL ? [{ name: "memory" }, { name: "redis" }] : [{ name: "memory" }];
@@ -179,6 +181,134 @@ describe.runIf(process.env.REDIS_URL)("rate limits shared through Redis", () => 
     }
   });
 });
+
+/**
+ * The same rules with WEB_CONCURRENCY=2 (the service as production starts it, on Postgres with
+ * Redis): requests on fresh connections, which the primary hands to the two workers in turn.
+ * Without a test clock, each test starts early enough in a minute to finish within it.
+ */
+describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)("rate limits with two workers", () => {
+  let c: ServiceProcess;
+  beforeAll(async () => {
+    c = await startServiceProcess({ WEB_CONCURRENCY: "2", ...storeEnv({ name: "redis" }) });
+  });
+  afterAll(async () => {
+    expect(await c.stop()).toBe(0);
+  });
+
+  it("admits 60 requests a minute across REST and gRPC, on both workers, and refuses the 61st", async () => {
+    await withinOneMinute(20);
+    const { key } = await c.provider();
+    const first = await readFresh(c.port, key);
+    expect(first.status).toBe(404);
+    expect(first.headers["ratelimit-policy"]).toBe('"minute";q=60;w=60, "day";q=2000;w=86400');
+    expect(first.headers.ratelimit).toMatch(/^"minute";r=59;t=\d+$/);
+    for (let i = 0; i < 29; i++) expect((await readFresh(c.port, key)).status).toBe(404);
+    const grpc = connectClient(PublicLeadService, c.port, "grpc");
+    for (let i = 0; i < 30; i++) {
+      const err = await grpc.getLead({ externalId: "none" }, bearer(key)).catch((e: unknown) => e as ConnectError);
+      expect((err as ConnectError).code).toBe(Code.NotFound);
+    }
+    const refused = await readFresh(c.port, key);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.ratelimit).toMatch(/^"minute";r=0;t=\d+$/);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: "rate_limited", window: "minute" });
+    const overGrpc = await grpc.getLead({ externalId: "none" }, bearer(key)).catch((e: unknown) => e as ConnectError);
+    expect((overGrpc as ConnectError).code).toBe(Code.ResourceExhausted);
+    expect(workersThatServed(c.output(), "/api/v1/public/leads/{external_id}/").size).toBe(2);
+  });
+
+  it("admits exactly the limit of a burst of 200 concurrent requests", async () => {
+    await withinOneMinute(15);
+    const { key } = await c.provider();
+    const statuses = await Promise.all(Array.from({ length: 200 }, () => readFresh(c.port, key).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 404)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(140);
+  });
+
+  it("applies a provider's own limits within seconds, and a refused request consumes nothing", async () => {
+    await withinOneMinute(25);
+    const { id, key } = await c.provider("Tight limits", { rate_limit_per_minute: 5 });
+    const statuses = [];
+    for (let i = 0; i < 15; i++) statuses.push((await readFresh(c.port, key)).status);
+    expect(statuses.filter((s) => s === 404)).toHaveLength(5);
+    await c.call("PATCH", `/api/v1/lead_providers/${id}/`, {
+      auth: await c.token(),
+      body: { rate_limit_per_minute: 6 },
+    });
+    // The other worker may hold the old limit for its key cache's few seconds: its refusals take
+    // nothing either, so exactly one more request fits, whichever worker answers.
+    const after: number[] = [];
+    const deadline = Date.now() + 10_000;
+    while (!after.includes(404) && Date.now() < deadline) {
+      after.push((await readFresh(c.port, key)).status);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(after.at(-1)).toBe(404);
+    for (let i = 0; i < 4; i++) expect((await readFresh(c.port, key)).status).toBe(429);
+  });
+
+  it("refuses an address after repeated failed authentications, whichever worker it reaches", async () => {
+    const tight = await startServiceProcess({
+      WEB_CONCURRENCY: "2",
+      ...storeEnv({ name: "redis" }),
+      AUTH_FAILURES_PER_MINUTE: "5",
+    });
+    try {
+      await withinOneMinute(10);
+      const bad = "lp_live_0000000000000000000000000000000000000000000000000";
+      for (let i = 0; i < 5; i++) expect((await readFresh(tight.port, bad)).status).toBe(401);
+      const blocked = await readFresh(tight.port, bad);
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers["retry-after"])).toBeGreaterThan(0);
+      expect(workersThatServed(tight.output(), "/api/v1/public/leads/{external_id}/").size).toBe(2);
+    } finally {
+      expect(await tight.stop()).toBe(0);
+    }
+  });
+});
+
+/** Waits for the next minute unless `seconds` are left in this one (fixed windows reset on the minute). */
+async function withinOneMinute(seconds: number): Promise<void> {
+  const into = new Date().getUTCSeconds() + new Date().getUTCMilliseconds() / 1000;
+  if (into + seconds >= 59) await new Promise((r) => setTimeout(r, (61 - into) * 1000));
+}
+
+/** A GET of an unknown lead on a connection of its own (so the primary may hand it to either worker). */
+function readFresh(port: number, key: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        port,
+        host: "127.0.0.1",
+        path: "/api/v1/public/leads/none/",
+        agent: false,
+        headers: { authorization: `Bearer ${key}` },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => {
+          body += d;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** The pids of the workers whose access log shows a request to `route`. */
+function workersThatServed(output: string, route: string): Set<number> {
+  const pids = new Set<number>();
+  for (const line of output.split("\n")) {
+    if (!line.includes('"msg":"request"')) continue;
+    const entry = JSON.parse(line) as { pid: number; route: string };
+    if (entry.route === route) pids.add(entry.pid);
+  }
+  return pids;
+}
 
 function startRedis(port: number): ChildProcess {
   return spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {

@@ -24,27 +24,16 @@ export interface TestApp {
 
 let counter = 0;
 
-export async function startTestApp(
-  backend: Backend,
-  env: Record<string, string> = {},
-  options: AppOptions = {},
-): Promise<TestApp> {
-  const database = await createTestDatabase(backend);
-  const config = loadConfig({
-    PORT: "0",
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "silent",
-    VALIDATE_RESPONSES: "true",
-    DATA_DIR: "memory://",
-    // Tests fail authentication on purpose, often, from one address.
-    AUTH_FAILURES_PER_MINUTE: "100000",
-    ...(database.url && { DATABASE_URL: database.url }),
-    ...env,
-  });
-  const app = await createApp(config, options);
-  const port = await app.listen();
+/** What a test does with a running service, in this process or another: calls, tokens, providers. */
+export type ServiceClient = Pick<TestApp, "port" | "url" | "token" | "call" | "provider">;
+
+export function serviceClient(
+  port: number,
+  jwt: { readonly secret: string; readonly issuer?: string | undefined; readonly audience?: string | undefined },
+): ServiceClient {
   const url = `http://127.0.0.1:${port}`;
-  const secret = createSecretKey(Buffer.from(config.jwt.secret ?? DEV_JWT_SECRET, "utf8"));
+  const config = { jwt };
+  const secret = createSecretKey(Buffer.from(config.jwt.secret, "utf8"));
 
   const token: TestApp["token"] = async (claims = {}, opts = {}) => {
     // Claims given by the test win over the defaults (e.g. an `exp` in the past, a wrong `iss`).
@@ -82,13 +71,32 @@ export async function startTestApp(
     return { id, key: api_key };
   };
 
+  return { port, url, token, call, provider };
+}
+
+export async function startTestApp(
+  backend: Backend,
+  env: Record<string, string> = {},
+  options: AppOptions = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase(backend);
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    VALIDATE_RESPONSES: "true",
+    DATA_DIR: "memory://",
+    // Tests fail authentication on purpose, often, from one address.
+    AUTH_FAILURES_PER_MINUTE: "100000",
+    ...(database.url && { DATABASE_URL: database.url }),
+    ...env,
+  });
+  const app = await createApp(config, options);
+  const port = await app.listen();
+  const client = serviceClient(port, { ...config.jwt, secret: config.jwt.secret ?? DEV_JWT_SECRET });
   return {
     app,
-    port,
-    url,
-    token,
-    call,
-    provider,
+    ...client,
     async stop() {
       await app.stop();
       await database.drop();
