@@ -54,7 +54,7 @@ import {
   type Target,
   targetsTable,
 } from "./lib/report.ts";
-import { procCpu, procCpuSeconds, type Service, startService } from "./lib/service.ts";
+import { procCpu, type Service, startService } from "./lib/service.ts";
 import type { LoadResult } from "./lib/stats.ts";
 import { onPath, runWrk } from "./lib/wrk.ts";
 
@@ -82,6 +82,9 @@ const config = {
   skipScale: env.BENCH_SKIP_SCALE === "1",
   skipProfile: env.BENCH_SKIP_PROFILE === "1",
   skipWebhooks: env.BENCH_SKIP_WEBHOOKS === "1",
+  skipCluster: env.BENCH_SKIP_CLUSTER === "1",
+  /** Redis for the WEB_CONCURRENCY=2 phase (workers share rate limits through it). */
+  redisUrl: env.BENCH_REDIS_URL || "redis://127.0.0.1:6379",
   scaleLeads: int("BENCH_SCALE_LEADS", 1_000_000),
   scaleProviders: 100,
   poolSize: int("BENCH_POOL_SIZE", 20),
@@ -244,11 +247,11 @@ async function measure(
 ): Promise<Measured> {
   // The generator's inputs are made before the server's clock starts.
   service.resetPeak();
-  const cpu0 = procCpuSeconds(service.pid);
+  const cpu0 = service.cpuSeconds();
   const watch = watchCpu(service.pid, db.name);
   const result = await load(service, w, transport, op, connections, config.seconds);
   const cpu = watch.stop();
-  const cpuMsPerRequest = (1000 * (procCpuSeconds(service.pid) - cpu0)) / Math.max(1, result.ok);
+  const cpuMsPerRequest = (1000 * (service.cpuSeconds() - cpu0)) / Math.max(1, result.ok);
   const { rssMb, peakMb } = service.memory();
   return { result, rssMb, peakMb, cpuMsPerRequest, cpu };
 }
@@ -333,6 +336,32 @@ async function servicePhase(
     }
   }
   return results;
+}
+
+/**
+ * WEB_CONCURRENCY=2 (Postgres + Redis) against the single process, REST get at the highest
+ * connection count, one right after the other: what the second core buys.
+ */
+async function clusterPhase(db: BenchDatabase, single: Service, w: Workload, env: Record<string, string>) {
+  const cluster = await startService({
+    env: { ...env, WEB_CONCURRENCY: "2", REDIS_URL: config.redisUrl, REDIS_NAMESPACE: `bench-${runId}` },
+  });
+  try {
+    // /healthz answers once the first worker listens; give the second one time to start too.
+    const deadline = performance.now() + 30_000;
+    while (cluster.pids().length < 3 && performance.now() < deadline) await sleep(100);
+    await sleep(3000);
+    await load(cluster, w, "REST", "get", maxConnections, config.warmup);
+    await sleep(500);
+    const one = await measure(db, single, w, "REST", "get", maxConnections);
+    log(`REST get ×${maxConnections}, one process: ${describe(one)}`);
+    await sleep(500);
+    const two = await measure(db, cluster, w, "REST", "get", maxConnections);
+    log(`REST get ×${maxConnections}, WEB_CONCURRENCY=2: ${describe(two)}`);
+    return { one, two };
+  } finally {
+    await cluster.stop();
+  }
 }
 
 async function scalePhase(db: BenchDatabase, service: Service, w: Workload) {
@@ -567,8 +596,10 @@ async function main(): Promise<void> {
     const measured = await servicePhase(db, service, floor, workload, config.connections);
     await floor.stop();
     floor = undefined;
+    const clustered = config.skipCluster ? undefined : await clusterPhase(db, service, workload, serviceEnv);
     const scale = config.skipScale ? undefined : await scalePhase(db, service, workload);
     const servicePeaks = [...measured.entries()].filter(([k]) => !k.startsWith("floor/")).map(([, m]) => m.peakMb);
+    if (clustered) servicePeaks.push(clustered.one.peakMb, clustered.two.peakMb);
     const peakMb = Math.max(...servicePeaks, service.memory().peakMb);
     await service.stop();
     service = undefined;
@@ -611,6 +642,13 @@ async function main(): Promise<void> {
           floorRows.push({ label: `service, ${label(t, op)}`, connections: c, ...m, floor: f });
         }
       }
+    }
+    if (clustered) {
+      const f = measured.get(`floor/get/${maxConnections}`) as Measured;
+      floorRows.push(
+        { label: "service, REST get, one process (again)", connections: maxConnections, ...clustered.one, floor: f },
+        { label: "service, REST get, WEB_CONCURRENCY=2", connections: maxConnections, ...clustered.two, floor: f },
+      );
     }
     const floorOf = (op: Operation) => measured.get(`floor/${op}/${maxConnections}`) as Measured;
     for (const [op, min] of [
@@ -682,12 +720,22 @@ async function main(): Promise<void> {
     }
     const webhookErrors = webhooks ? webhooks.without.result.errors + webhooks.withHook.result.errors : 0;
     const allErrors = [...measured.values()].reduce((n, m) => n + m.result.errors, webhookErrors);
-    const scaleErrors = scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0;
+    const scaleErrors =
+      (scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0) +
+      (clustered ? clustered.one.result.errors + clustered.two.result.errors : 0);
     targets.push({
       name: "errors = 0 (every service scenario)",
       measured: String(allErrors + scaleErrors),
       pass: allErrors + scaleErrors === 0,
     });
+    if (clustered) {
+      const ratio = clustered.two.result.rps / clustered.one.result.rps;
+      targets.push({
+        name: `WEB_CONCURRENCY=2 REST get ≥ 1.3 × one process, ${maxConnections} conns`,
+        measured: `${fmt.rps(clustered.two.result.rps)} vs ${fmt.rps(clustered.one.result.rps)} req/s = ${fmt.ratio(ratio)}`,
+        pass: ratio >= 1.3,
+      });
+    }
     targets.push({
       name: "service peak RSS ≤ 200 MiB (VmHWM, every scenario)",
       measured: `${peakMb.toFixed(0)} MiB`,

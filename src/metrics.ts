@@ -116,6 +116,10 @@ export function createMetrics(sources: MetricsSources) {
     });
   }
 
+  const requestChildren = new Map<
+    string,
+    { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }
+  >();
   return {
     registry,
     /**
@@ -127,9 +131,20 @@ export function createMetrics(sources: MetricsSources) {
     testLeadCreated: () => testLeadsCreated.inc(),
     webhookOutcome: (outcome: string) => deliveries.inc({ outcome }),
     observe(route: string, method: string, status: number, protocol: string, seconds: number): void {
-      const s = String(status);
-      requests.inc({ route, method, status: s, protocol });
-      duration.observe({ route, method, status: s }, seconds);
+      // The label children of each (route, method, status, protocol), made once: prom-client
+      // otherwise sorts and joins the label object on every call.
+      const key = `${route} ${method} ${status} ${protocol}`;
+      let child = requestChildren.get(key);
+      if (child === undefined) {
+        const s = String(status);
+        child = {
+          count: requests.labels({ route, method, status: s, protocol }),
+          time: duration.labels({ route, method, status: s }),
+        };
+        requestChildren.set(key, child);
+      }
+      child.count.inc();
+      child.time.observe(seconds);
     },
     leadCreated: () => leadsCreated.inc(),
     rateLimited: (window: string) => rateLimited.inc({ window }),

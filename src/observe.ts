@@ -102,6 +102,8 @@ export function createObservedHandler(
 ): Handler {
   const { metricsToken } = options;
   const routeLabel = createRouteLabeler(options.routes);
+  // The access log line is built only when it is written (LOG_LEVEL=info or lower).
+  const logInfo = logger.isLevelEnabled("info");
   return (req: AnyRequest, res: AnyResponse) => {
     if (req.url === "/metrics" && req.method === "GET" && metricsToken !== undefined && req.httpVersionMajor < 2) {
       void serveMetrics(metrics, metricsToken, req as never, res as never);
@@ -115,10 +117,12 @@ export function createObservedHandler(
       const route = routeLabel(req);
       const protocol = protocolOf(req);
       metrics.observe(route, req.method ?? "", res.statusCode, protocol, seconds);
-      logger.info(
-        { request_id: requestId, method: req.method, route, protocol, status: res.statusCode, ms: seconds * 1000 },
-        "request",
-      );
+      if (logInfo) {
+        logger.info(
+          { request_id: requestId, method: req.method, route, protocol, status: res.statusCode, ms: seconds * 1000 },
+          "request",
+        );
+      }
     });
     const repeated = repeatedHeader(req);
     if (repeated !== undefined) {

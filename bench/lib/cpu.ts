@@ -49,7 +49,7 @@ export function watchCpu(servicePid: number | undefined, databaseName: string): 
   let initial = true;
 
   const classify = (pid: number, stat: Stat): Kind => {
-    if (pid === servicePid) return "service";
+    if (pid === servicePid || (servicePid !== undefined && stat.ppid === servicePid)) return "service";
     if (pid === self || stat.ppid === self) return "loadGenerator";
     const cmd = readCmdline(String(pid));
     if (cmd.startsWith("postgres: ") || cmd.includes("/bin/postgres ")) {

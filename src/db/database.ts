@@ -5,6 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { registerDirectRunner } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 
 const INT8_OID = 20;
@@ -57,6 +58,7 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     usePreparedStatements(client);
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  registerDirectRunner(db, (name, text, values) => pool.query({ name, text, values }));
   return {
     db,
     kind: "postgres",

@@ -27,6 +27,22 @@ const compiler = new Kysely<Database>({
   },
 });
 
+/** Runs a named statement straight on a pool (Postgres): no Kysely executor, connection wrapper or plugins. */
+export type DirectRunner = (name: string, text: string, values: unknown[]) => Promise<{ rows: unknown[] }>;
+
+const directRunners = new WeakMap<Kysely<Database>, DirectRunner>();
+
+/**
+ * Lets prepared queries on `db` itself (not on its transactions, which must stay on their
+ * connection) go straight to the pool. database.ts registers the Postgres pool; PGlite runs
+ * through Kysely.
+ */
+export function registerDirectRunner(db: Kysely<Database>, run: DirectRunner): void {
+  directRunners.set(db, run);
+}
+
+let statements = 0;
+
 /** A parameter's place holder while the query is built: a unique object no value can equal. */
 interface Placeholder {
   readonly name: string;
@@ -61,11 +77,14 @@ export function prepare<P extends Record<string, unknown>, R>(
   const unused = names.filter((n) => !order.some((o) => o.name === n));
   if (unused.length > 0) throw new Error(`prepare: placeholders never used: ${unused.join(", ")}`);
   const text = compiled.sql;
+  const name = `lp_prepared_${++statements}`;
   const parameters = (params: P) => order.map((o) => (o.name === undefined ? o.value : params[o.name]));
   return {
     sql: text,
     parameters,
     async execute(db, params) {
+      const direct = directRunners.get(db);
+      if (direct) return (await direct(name, text, parameters(params))).rows as R[];
       const result = await db.executeQuery<R>(CompiledQuery.raw(text, parameters(params)));
       return result.rows as R[];
     },
