@@ -3,7 +3,7 @@
  * secrets) in a child process, waits for /healthz, and reads its memory from /proc.
  */
 import type { ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { spawnTracked, terminate } from "./processes.ts";
@@ -29,8 +29,13 @@ export interface Service {
   readonly readyMs: number;
   /** `startup_ms` from the "lead provider api listening" log line (needs LOG_LEVEL=info). */
   startupMs(): number | undefined;
-  /** Current resident memory and its peak so far (VmRSS, VmHWM), in MiB. */
+  /** Current resident memory and its peak so far (VmRSS, VmHWM), in MiB: the largest process's
+   * (with WEB_CONCURRENCY, the primary and each worker are measured on their own). */
   memory(): { rssMb: number; peakMb: number };
+  /** CPU seconds used so far by the service's processes (the primary and its workers). */
+  cpuSeconds(): number;
+  /** The service's processes: its own pid and its workers'. */
+  pids(): number[];
   /** Starts a new peak: VmHWM is set back to the current RSS (/proc/pid/clear_refs). */
   resetPeak(): void;
   /** The last lines the service wrote (for failures). */
@@ -131,11 +136,34 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     url,
     readyMs,
     startupMs: () => startupMs,
-    memory: () => procMemory(pid),
-    resetPeak: () => writeFileSync(`/proc/${pid}/clear_refs`, "5"),
+    memory: () => {
+      const all = processTree(pid).map((p) => procMemory(p));
+      return { rssMb: Math.max(...all.map((m) => m.rssMb)), peakMb: Math.max(...all.map((m) => m.peakMb)) };
+    },
+    cpuSeconds: () => processTree(pid).reduce((sum, p) => sum + procCpuSeconds(p), 0),
+    pids: () => processTree(pid),
+    resetPeak: () => {
+      for (const p of processTree(pid)) writeFileSync(`/proc/${p}/clear_refs`, "5");
+    },
     tail: () => lines.join("\n"),
     stop: () => terminate(child, 15_000),
   };
+}
+
+/** `pid` and its child processes (cluster workers). */
+export function processTree(pid: number): number[] {
+  const children: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    const p = Number(name);
+    if (!Number.isInteger(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) children.push(p);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return [pid, ...children];
 }
 
 /** CPU seconds the process (all its threads) has spent in user and in kernel mode so far. */
