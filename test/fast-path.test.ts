@@ -1,0 +1,184 @@
+/**
+ * The fast paths (src/rest/fast-path.ts, src/rpc/fast-path.ts) answer exactly as the full
+ * stacks do. The same request is sent in its canonical shape (fast path) and in a shape the fast
+ * path leaves alone (Express, connect-node), and the two answers are compared.
+ */
+import { connect as http2Connect, type IncomingHttpHeaders } from "node:http2";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  GetLeadRequestSchema,
+  GetLeadResponseSchema,
+} from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { BACKENDS } from "./helpers/database.ts";
+
+/** Headers that differ between any two answers. */
+const VARYING = new Set(["date", "x-request-id", "etag", "location", "content-length", "ratelimit", ":status"]);
+const stable = (headers: Headers | IncomingHttpHeaders) => {
+  const entries: [string, string][] =
+    headers instanceof Headers ? [...headers.entries()] : Object.entries(headers).map(([k, v]) => [k, String(v)]);
+  return Object.fromEntries(entries.filter(([k]) => !VARYING.has(k)).sort(([a], [b]) => a.localeCompare(b)));
+};
+
+describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend) => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+    ({ key } = await t.provider());
+  });
+  afterAll(() => t.stop());
+
+  const get = (id: string, headers: Record<string, string> = {}) =>
+    t.call("GET", `/api/v1/public/leads/${id}/`, { auth: key, headers });
+  // A conditional request that matches nothing goes through Express and is answered in full.
+  const viaExpress = { "if-none-match": '"no-such-tag"' };
+
+  it("GET: the same status, headers and body", async () => {
+    const created = await t.call("POST", "/api/v1/public/leads/", { auth: key, body: leadBody() });
+    const { external_id } = (await created.json()) as { external_id: string };
+    const fast = await get(external_id);
+    const full = await get(external_id, viaExpress);
+    expect(fast.status).toBe(200);
+    expect(full.status).toBe(200);
+    expect(stable(fast.headers)).toEqual(stable(full.headers));
+    expect(fast.headers.get("etag")).toBe(full.headers.get("etag"));
+    expect(await fast.text()).toBe(await full.text());
+  });
+
+  it("GET of an unknown lead: the same problem", async () => {
+    const fast = await get("nope");
+    const full = await get("nope", viaExpress);
+    expect(fast.status).toBe(404);
+    expect(stable(fast.headers)).toEqual(stable(full.headers));
+    const [a, b] = [(await fast.json()) as object, (await full.json()) as object];
+    expect({ ...a, request_id: undefined }).toEqual({ ...b, request_id: undefined });
+  });
+
+  it("POST: the same answer for the same lead, whichever path creates it", async () => {
+    const body = leadBody();
+    // Content-Type without the space is not a shape the fast path takes: Express serves it.
+    const full = await t.call("POST", "/api/v1/public/leads/", {
+      auth: key,
+      body: { ...body, external_id: `${body.external_id}-x` },
+      headers: { "content-type": "application/json;charset=utf-8" },
+    });
+    const fast = await t.call("POST", "/api/v1/public/leads/", { auth: key, body });
+    expect(fast.status).toBe(201);
+    expect(full.status).toBe(201);
+    expect(stable(fast.headers)).toEqual(stable(full.headers));
+    expect(fast.headers.get("location")).toBe(`/api/v1/public/leads/${body.external_id}/`);
+    const strip = (j: Record<string, unknown>) => ({
+      ...j,
+      id: 0,
+      order_number: "",
+      external_id: "",
+      created_at: "",
+      updated_at: "",
+      state_changed_at: "",
+      history: [],
+    });
+    expect(strip((await fast.json()) as Record<string, unknown>)).toEqual(
+      strip((await full.json()) as Record<string, unknown>),
+    );
+  });
+
+  it("POST refusals: malformed JSON, a schema rejection, a duplicate, a bad key are the same problems", async () => {
+    const body = leadBody();
+    await t.call("POST", "/api/v1/public/leads/", { auth: key, body });
+    const cases: { body: unknown; auth: string; status: number }[] = [
+      { body: "{not json", auth: key, status: 400 },
+      { body: { ...leadBody(), vehicles: "many" }, auth: key, status: 400 },
+      { body: { ...leadBody(), email: "nobody" }, auth: key, status: 400 },
+      { body, auth: key, status: 400 },
+      { body: leadBody(), auth: "lp_live_0000000000000000000000000000000000000000000000000", status: 401 },
+    ];
+    for (const c of cases) {
+      const fast = await t.call("POST", "/api/v1/public/leads/", { auth: c.auth, body: c.body });
+      const full = await t.call("POST", "/api/v1/public/leads/", {
+        auth: c.auth,
+        body: c.body,
+        headers: { "content-type": "application/json;charset=utf-8" },
+      });
+      expect(fast.status).toBe(c.status);
+      expect(full.status).toBe(c.status);
+      expect(stable(fast.headers)).toEqual(stable(full.headers));
+      const [a, b] = [(await fast.json()) as object, (await full.json()) as object];
+      expect({ ...a, request_id: undefined }).toEqual({ ...b, request_id: undefined });
+    }
+  });
+
+  /** One raw gRPC call over h2c: response headers, trailers and the message bytes. */
+  async function rawGrpc(path: string, message: Uint8Array, extra: Record<string, string> = {}) {
+    const session = http2Connect(t.url);
+    try {
+      const frame = Buffer.alloc(5 + message.length);
+      frame.writeUInt32BE(message.length, 1);
+      frame.set(message, 5);
+      const stream = session.request({
+        ":method": "POST",
+        ":path": path,
+        "content-type": "application/grpc",
+        te: "trailers",
+        authorization: `Bearer ${key}`,
+        ...extra,
+      });
+      const chunks: Buffer[] = [];
+      let headers: IncomingHttpHeaders = {};
+      let trailers: IncomingHttpHeaders = {};
+      stream.on("response", (h) => {
+        headers = h;
+      });
+      stream.on("trailers", (h) => {
+        trailers = h;
+      });
+      stream.on("data", (d: Buffer) => chunks.push(d));
+      stream.end(frame);
+      await new Promise((resolve) => stream.on("close", resolve));
+      return { headers, trailers, body: Buffer.concat(chunks) };
+    } finally {
+      session.close();
+    }
+  }
+
+  it("gRPC GetLead: the same headers, trailers and message as connect-node", async () => {
+    const created = await t.call("POST", "/api/v1/public/leads/", { auth: key, body: leadBody() });
+    const { external_id } = (await created.json()) as { external_id: string };
+    const request = toBinary(GetLeadRequestSchema, create(GetLeadRequestSchema, { externalId: external_id }));
+    const path = "/leadprovider.v1.PublicLeadService/GetLead";
+    const fast = await rawGrpc(path, request);
+    // A deadline is a shape the fast path leaves to connect-node.
+    const full = await rawGrpc(path, request, { "grpc-timeout": "10S" });
+    expect(fast.headers[":status"]).toBe(200);
+    expect(stable(fast.headers)).toEqual(stable(full.headers));
+    expect(fast.trailers).toEqual(full.trailers);
+    expect(fast.trailers["grpc-status"]).toBe("0");
+    const message = fromBinary(GetLeadResponseSchema, fast.body.subarray(5));
+    expect(message.lead?.externalId).toBe(external_id);
+    expect(fast.body.equals(full.body)).toBe(true);
+  });
+
+  it("gRPC errors: the same status, message and details as connect-node", async () => {
+    const path = "/leadprovider.v1.PublicLeadService/GetLead";
+    const missing = toBinary(GetLeadRequestSchema, create(GetLeadRequestSchema, { externalId: "nope" }));
+    for (const [request, status] of [
+      [missing, "5"], // NOT_FOUND
+      [Buffer.from([0x0a, 0xff]), "13"], // a message that does not parse: INTERNAL, as connect-node says
+    ] as const) {
+      const fast = await rawGrpc(path, request);
+      const full = await rawGrpc(path, request, { "grpc-timeout": "10S" });
+      expect(fast.trailers["grpc-status"] ?? fast.headers["grpc-status"]).toBe(status);
+      const pick = (r: typeof fast) => {
+        const all = { ...r.headers, ...r.trailers };
+        return {
+          status: all["grpc-status"],
+          message: all["grpc-message"],
+          details: all["grpc-status-details-bin"],
+          policy: all["ratelimit-policy"],
+        };
+      };
+      expect(pick(fast)).toEqual(pick(full));
+    }
+  });
+});
