@@ -5,7 +5,9 @@
  *    runs it, bench providers with raised limits, GET targets seeded in SQL.
  * 2. pgbench baselines (lead-shaped INSERT, keyed SELECT, and the statements the service sends)
  *    at each client count; the rows pgbench inserted are deleted afterwards.
- * 3. The bare-Node floor (bench/floor.ts), REST (wrk) and gRPC (pre-encoded h2c frames) create/get at each connection count.
+ * 3. The bare-Node floor (bench/floor.ts), then the service's REST (wrk) and gRPC (pre-encoded h2c
+ *    frames) create and get, in turn, BENCH_ROUNDS times; each figure is the median round's.
+ * 3b. WEB_CONCURRENCY=2 (with Redis) against the single process, REST get, in turn.
  * 4. Scale check: 1,000,000 leads across 100 providers seeded in SQL, REST get/create again.
  * 4b. Webhooks: REST create with and without a webhook_url configured (a receiver process answering
  *    204), in one service, and how long the deliveries take to drain after the load.
@@ -13,7 +15,8 @@
  * 6. The table, printed and written to bench/results/latest.md (and latest.json).
  *
  * Environment: BENCH_DATABASE_URL, BENCH_DURATION (s per scenario), BENCH_WARMUP (s),
- * BENCH_CONNECTIONS ("16,64"), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SKIP_WEBHOOKS=1, BENCH_SCALE_LEADS,
+ * BENCH_CONNECTIONS ("64"), BENCH_ROUNDS (3), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SKIP_WEBHOOKS=1,
+ * BENCH_SKIP_CLUSTER=1, BENCH_REDIS_URL, BENCH_SCALE_LEADS,
  * BENCH_POOL_SIZE, BENCH_GRPC_STREAMS (calls per HTTP/2 connection), BENCH_PROFILE_DURATION,
  * BENCH_OUTPUT, BENCH_STRICT=1 (exit 1 when a target fails), BENCH_SERVICE_DIR (run the service
  * from another checkout), PGBENCH (the pgbench binary).
@@ -74,7 +77,7 @@ const config = {
   adminUrl: env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres",
   seconds: int("BENCH_DURATION", 10),
   warmup: int("BENCH_WARMUP", 3),
-  connections: (env.BENCH_CONNECTIONS || "16,64").split(",").map((c) => {
+  connections: (env.BENCH_CONNECTIONS || "64").split(",").map((c) => {
     const n = Number(c.trim());
     if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_CONNECTIONS: bad count "${c}"`);
     return n;
@@ -89,6 +92,8 @@ const config = {
   scaleProviders: 100,
   poolSize: int("BENCH_POOL_SIZE", 20),
   grpcStreams: int("BENCH_GRPC_STREAMS", 16),
+  /** Rounds of the floor/service comparison; each figure is the median round's (runs vary ±20 % here). */
+  rounds: int("BENCH_ROUNDS", 3),
   profileSeconds: int("BENCH_PROFILE_DURATION", 5),
   /** Bench providers (with keys): spreads the load over several rate-limit buckets. */
   providers: 8,
@@ -319,29 +324,49 @@ async function servicePhase(
   }
   for (const op of ["create", "get"] as const) await load(floor, w, "REST", op, maxConnections, config.warmup);
   log(`warmed up (${config.warmup} s per operation)`);
-  for (const conns of connections) {
-    for (const op of ["create", "get"] as const) {
-      const runs = [
-        { key: `floor/${op}/${conns}`, name: `floor REST ${op}`, target: floor, transport: "REST" },
-        { key: `REST/${op}/${conns}`, name: label("REST", op), target: service, transport: "REST" },
-        { key: `gRPC/${op}/${conns}`, name: label("gRPC", op), target: service, transport: "gRPC" },
-      ] as const;
-      for (const r of runs) {
-        if (op === "create") await checkpoint(db);
-        await sleep(500);
-        const m = await measure(db, r.target, w, r.transport, op, conns);
-        log(`${r.name} ×${conns}: ${describe(m)}`);
-        results.set(r.key, m);
+  const rounds = new Map<string, Measured[]>();
+  for (let round = 1; round <= config.rounds; round++) {
+    for (const conns of connections) {
+      for (const op of ["create", "get"] as const) {
+        const runs = [
+          { key: `floor/${op}/${conns}`, name: `floor REST ${op}`, target: floor, transport: "REST" },
+          { key: `REST/${op}/${conns}`, name: label("REST", op), target: service, transport: "REST" },
+          { key: `gRPC/${op}/${conns}`, name: label("gRPC", op), target: service, transport: "gRPC" },
+        ] as const;
+        for (const r of runs) {
+          if (op === "create") await checkpoint(db);
+          await sleep(500);
+          const m = await measure(db, r.target, w, r.transport, op, conns);
+          log(`round ${round}: ${r.name} ×${conns}: ${describe(m)}`);
+          rounds.set(r.key, [...(rounds.get(r.key) ?? []), m]);
+        }
       }
     }
   }
+  for (const [key, ms] of rounds) results.set(key, medianOf(ms));
   return results;
 }
 
+const median = (xs: readonly number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+};
+
 /**
- * WEB_CONCURRENCY=2 (Postgres + Redis) against the single process, REST get at the highest
- * connection count, one right after the other: what the second core buys.
+ * One scenario's rounds as one row: the round of median throughput (its latencies and CPU
+ * shares), the median CPU time per request, the highest peak RSS and every error of every round.
  */
+function medianOf(ms: readonly Measured[]): Measured {
+  const mid = ms.find((m) => m.result.rps === median(ms.map((x) => x.result.rps))) as Measured;
+  const errors = ms.reduce((n, m) => n + m.result.errors, 0);
+  return {
+    ...mid,
+    result: { ...mid.result, errors, errorSamples: ms.flatMap((m) => m.result.errorSamples) },
+    cpuMsPerRequest: median(ms.map((m) => m.cpuMsPerRequest)),
+    peakMb: Math.max(...ms.map((m) => m.peakMb)),
+  };
+}
+
 async function clusterPhase(db: BenchDatabase, single: Service, w: Workload, env: Record<string, string>) {
   const cluster = await startService({
     env: { ...env, WEB_CONCURRENCY: "2", REDIS_URL: config.redisUrl, REDIS_NAMESPACE: `bench-${runId}` },
@@ -352,12 +377,17 @@ async function clusterPhase(db: BenchDatabase, single: Service, w: Workload, env
     while (cluster.pids().length < 3 && performance.now() < deadline) await sleep(100);
     await sleep(3000);
     await load(cluster, w, "REST", "get", maxConnections, config.warmup);
-    await sleep(500);
-    const one = await measure(db, single, w, "REST", "get", maxConnections);
-    log(`REST get ×${maxConnections}, one process: ${describe(one)}`);
-    await sleep(500);
-    const two = await measure(db, cluster, w, "REST", "get", maxConnections);
-    log(`REST get ×${maxConnections}, WEB_CONCURRENCY=2: ${describe(two)}`);
+    const ones: Measured[] = [];
+    const twos: Measured[] = [];
+    for (let round = 1; round <= config.rounds; round++) {
+      await sleep(500);
+      ones.push(await measure(db, single, w, "REST", "get", maxConnections));
+      log(`round ${round}: REST get ×${maxConnections}, one process: ${describe(ones.at(-1) as Measured)}`);
+      await sleep(500);
+      twos.push(await measure(db, cluster, w, "REST", "get", maxConnections));
+      log(`round ${round}: REST get ×${maxConnections}, WEB_CONCURRENCY=2: ${describe(twos.at(-1) as Measured)}`);
+    }
+    const [one, two] = [medianOf(ones), medianOf(twos)];
     return { one, two };
   } finally {
     await cluster.stop();
