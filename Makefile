@@ -104,7 +104,7 @@ fuzz: node_modules/.installed ## property-based fuzzing of the create/get paths,
 	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts
 
 .PHONY: bench
-bench: node_modules/.installed ## benchmark against Postgres and pgbench, ~5 min (BENCH_DATABASE_URL, BENCH_DURATION…; not part of test)
+bench: node_modules/.installed ## the service against a bare Node floor, pgbench and WEB_CONCURRENCY=2, ~10 min (needs wrk, Redis; BENCH_*…; not part of test)
 	node bench/run.ts
 
 .PHONY: fmt

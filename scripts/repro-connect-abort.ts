@@ -25,6 +25,8 @@ const client = createClient(CommonService, createGrpcTransport({ baseUrl: `http:
 const calls = 1000;
 for (let i = 0; i < calls; i++) await client.listStates({});
 await new Promise((r) => setTimeout(r, 200));
-process.stdout.write(`${calls} completed calls: ${withoutReason} aborts without a reason (each a new DOMException)\n`);
+process.stdout.write(
+  `${calls} completed calls (client and server in this process): ${withoutReason} aborts without a reason, each a new DOMException\n`,
+);
 server.close();
 process.exit(0);
