@@ -50,6 +50,8 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
   const inFlight = new Set<Promise<void>>();
   let stopped = true;
   let pumping = false;
+  /** The latest claim round, awaited on stop so no query outlives the database. */
+  let pumped: Promise<void> = Promise.resolve();
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
@@ -57,7 +59,12 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
   const schedule = (ms: number) => {
     if (stopped) return;
     clearTimeout(timer);
-    timer = setTimeout(() => void pump(), Math.max(0, ms));
+    timer = setTimeout(
+      () => {
+        pumped = pump();
+      },
+      Math.max(0, ms),
+    );
   };
 
   const wake = () => {
@@ -84,6 +91,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
       // to know when the next retry (or expired lease) comes due.
       if (inFlight.size === 0) await sleepUntilDue();
     } catch (err) {
+      if (stopped) return;
       logger.warn({ err: errorForLog(err) }, "webhook worker could not claim deliveries; retrying");
       schedule(CLAIM_RETRY_MS);
     } finally {
@@ -196,7 +204,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
       stopped = true;
       clearTimeout(timer);
       await unlisten?.();
-      const drained = Promise.allSettled([...inFlight]);
+      const drained = Promise.allSettled([pumped, ...inFlight]);
       await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     },
   };
