@@ -38,7 +38,7 @@ help: ## list the targets
 
 # The back office (admin/, Vite): rebuilt when its sources or the generated clients change.
 CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/null) \
-  src/dev-secrets.ts generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
+  generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
 
 admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
 	NODE_ENV=production vite build --config admin/vite.config.ts --logLevel warn

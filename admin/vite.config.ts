@@ -15,6 +15,6 @@ export default defineConfig({
   build: { outDir: "dist", emptyOutDir: true, chunkSizeWarningLimit: 4000 },
   server: {
     port: 5173,
-    proxy: { "/api": target, "/leadprovider.v1.": target },
+    proxy: { "/api": target, "/leadprovider.v1.": target, "/admin/dev-token": target },
   },
 });

@@ -1,11 +1,11 @@
 /**
  * Prints a development JWT signed with the configured HS256 secret (the development secret when
- * JWT_SECRET is unset), valid for one hour. Admin by default; `--position AGENT` for another
- * position, `--sub NAME` for another subject. Refuses to run with NODE_ENV=production.
+ * JWT_SECRET is unset). Admin by default; `--position AGENT` for another position, `--sub NAME`
+ * for another subject, `--ttl SECONDS` for another lifetime (default 3600). Refuses to run under
+ * production's rules (any NODE_ENV but development or test).
  */
-import { createSecretKey } from "node:crypto";
 import { parseArgs } from "node:util";
-import { SignJWT } from "jose";
+import { signDevelopmentToken } from "../src/auth/dev-token.ts";
 import { loadConfig } from "../src/config.ts";
 
 const { values } = parseArgs({
@@ -16,14 +16,9 @@ const { values } = parseArgs({
   },
 });
 const config = loadConfig();
-if (config.production) throw new Error("make token is a development tool; NODE_ENV=production");
-if (config.jwt.secret === undefined) throw new Error("make token needs an HS256 secret (JWT_SECRET), not a JWKS URL");
-
-const jwt = new SignJWT({ [config.jwt.adminClaim]: values.position ?? config.jwt.adminValue })
-  .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-  .setSubject(values.sub)
-  .setIssuedAt()
-  .setExpirationTime(`${Number(values.ttl)}s`);
-if (config.jwt.issuer) jwt.setIssuer(config.jwt.issuer);
-if (config.jwt.audience) jwt.setAudience(config.jwt.audience);
-process.stdout.write(`${await jwt.sign(createSecretKey(Buffer.from(config.jwt.secret, "utf8")))}\n`);
+if (config.production) throw new Error(`make token is a development tool; NODE_ENV=${config.nodeEnv}`);
+const ttlSeconds = Number(values.ttl);
+if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) throw new Error("--ttl must be a whole number of seconds");
+process.stdout.write(
+  `${await signDevelopmentToken(config.jwt, { position: values.position, sub: values.sub, ttlSeconds })}\n`,
+);

@@ -37,8 +37,9 @@ import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createReadiness } from "./readiness.ts";
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
-import { consoleRoutes } from "./rest/console.ts";
+import { CONSOLE_DIR, consoleRoutes } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
+import { devTokensAllowed, signDevelopmentToken } from "./auth/dev-token.ts";
 import { createRestFastPath } from "./rest/fast-path.ts";
 import { createSchemaValidators } from "./rest/schema-validators.ts";
 import { clientIpKey } from "./rpc/context.ts";
@@ -200,7 +201,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     validateResponses: config.validateResponses,
     readiness: createReadiness(db, limiter),
-    extraRoutes: [docsRoutes(), consoleRoutes()],
+    extraRoutes: [
+      docsRoutes(),
+      consoleRoutes(CONSOLE_DIR, {
+        devToken: devTokensAllowed(config) ? () => signDevelopmentToken(config.jwt, { ttlSeconds: 8 * 3600 }) : undefined,
+      }),
+    ],
   });
   const restFastPath = createRestFastPath({
     gate,
@@ -253,7 +259,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     sandbox,
     async listen() {
       if (metricsServer && config.metricsPort !== undefined) {
-        await new Promise<void>((resolve) => metricsServer.listen(config.metricsPort, config.metricsHost, resolve));
+        await new Promise<void>((resolve, reject) => {
+          metricsServer.once("error", reject);
+          metricsServer.listen(config.metricsPort, config.metricsHost, () => {
+            metricsServer.off("error", reject);
+            resolve();
+          });
+        });
       }
       const port = await server.listen(config.port, config.host);
       await webhookWorker.start();

@@ -8,7 +8,9 @@ import { isIP } from "node:net";
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
 export interface Config {
+  /** NODE_ENV, lower-cased; unset is `development`. */
   readonly nodeEnv: string;
+  /** Production's rules (real secrets, https public webhook targets): every NODE_ENV but development and test. */
   readonly production: boolean;
   readonly host: string;
   readonly port: number;
@@ -133,8 +135,12 @@ export function loadConfig(env: Env = process.env): Config {
     }
   };
 
-  const nodeEnv = str("NODE_ENV") ?? "development";
-  const production = nodeEnv === "production";
+  // NODE_ENV is compared case-insensitively. Only `development` (the default when unset) and
+  // `test` may run on the built-in development secrets or send webhooks to private addresses;
+  // every other value (production, staging, Production, …) is held to production's rules.
+  const nodeEnv = (str("NODE_ENV") ?? "development").toLowerCase();
+  const development = nodeEnv === "development" || nodeEnv === "test";
+  const production = !development;
 
   const logLevel = (str("LOG_LEVEL") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
@@ -152,7 +158,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const usingDevSecret = jwtSecretRaw === undefined && jwksUrl === undefined;
   if (production && usingDevSecret) {
-    problems.push("JWT_SECRET or JWT_JWKS_URL is required when NODE_ENV=production");
+    problems.push(
+      `JWT_SECRET or JWT_JWKS_URL is required unless NODE_ENV is development or test (NODE_ENV=${nodeEnv})`,
+    );
   }
 
   const apiKeySecretRaw = str("API_KEY_SECRET");
@@ -160,7 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push("API_KEY_SECRET must be at least 32 characters");
   }
   if (production && apiKeySecretRaw === undefined) {
-    problems.push("API_KEY_SECRET is required when NODE_ENV=production");
+    problems.push(`API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=${nodeEnv})`);
   }
 
   const jwksAlgorithms = (str("JWT_JWKS_ALGORITHMS") ?? "RS256,ES256").split(",").map((a) => a.trim());
@@ -216,7 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: int("WEBHOOK_CONCURRENCY", 16, 0, 256),
       timeoutMs: int("WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
       retryScheduleMs: retrySchedule(str("WEBHOOK_RETRY_SCHEDULE"), problems),
-      allowPrivateTargets: nodeEnv === "development" || nodeEnv === "test",
+      allowPrivateTargets: development,
     },
   };
   if (webConcurrency > 1 && config.databaseUrl === undefined) {

@@ -11,9 +11,15 @@ const PHONE_CHARS = /^[0-9+().\- ]+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** True for text that may name a stored external_id (1–128 characters, no control characters). */
+/**
+ * `.` and `..` are refused as external_ids: as a path segment (`Location: /api/v1/public/leads/../`)
+ * a client would resolve them to another path.
+ */
+export const DOT_SEGMENTS: ReadonlySet<string> = new Set([".", ".."]);
+
+/** True for text that may name a stored external_id (1–128 characters, no control characters, no dot segment). */
 export function isPossibleExternalId(s: string): boolean {
-  return s.length > 0 && [...s].length <= 128 && !CONTROL.test(s);
+  return s.length > 0 && [...s].length <= 128 && !CONTROL.test(s) && !DOT_SEGMENTS.has(s);
 }
 
 /**
@@ -64,6 +70,10 @@ export class Fields {
     }
     // Postgres text cannot hold NUL; refuse it here rather than fail at the database.
     if (v.includes("\u0000")) return this.#bad(path, "invalid_characters", `${path} must not contain NUL characters`);
+    // Nor a lone UTF-16 surrogate (JSON's "\ud800" escape): it is no character in any encoding.
+    if (!v.isWellFormed()) {
+      return this.#bad(path, "invalid_characters", `${path} must be valid Unicode text (it holds a lone surrogate)`);
+    }
     return v;
   }
 

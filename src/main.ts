@@ -2,6 +2,7 @@
 import { createApp } from "./app.ts";
 import { isWorker, joinClusterMetrics, runPrimary } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { createLogger, errorForLog } from "./logger.ts";
 
 async function main(): Promise<void> {
@@ -27,9 +28,32 @@ async function main(): Promise<void> {
   }
 
   const started = performance.now();
-  const app = await createApp(config, { logger });
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp(config, { logger });
+  } catch (err) {
+    if (err instanceof DataDirLockedError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
   if (isWorker()) joinClusterMetrics(app.metrics);
-  const port = await app.listen();
+  let port: number;
+  try {
+    port = await app.listen();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
+    if (e.code !== "EADDRINUSE" && e.code !== "EACCES") throw err;
+    const which = e.port ?? config.port;
+    process.stderr.write(
+      e.code === "EADDRINUSE"
+        ? `port ${which} is already in use (another process listens on ${e.address ?? config.host}:${which}); stop it or set PORT\n`
+        : `port ${which} cannot be opened by this user (${e.address ?? config.host}:${which}); set PORT to 1024 or above\n`,
+    );
+    await app.stop().catch(() => undefined);
+    process.exit(78); // EX_CONFIG
+  }
   logger.info(
     { port, database: app.database.kind, startup_ms: Math.round(performance.now() - started) },
     "lead provider api listening",

@@ -1,6 +1,6 @@
 /** Sign-in: paste the JWT from the identity provider, or (development only) use the development token. */
 import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } from "@mui/material";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { useLogin, useNotify } from "react-admin";
 import { developmentToken } from "./authProvider.ts";
 
@@ -10,6 +10,17 @@ export function LoginPage() {
   const [token, setTokenText] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The button is offered only when the service gives development tokens (development only).
+  const [devToken, setDevToken] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void developmentToken().then((t) => {
+      if (live) setDevToken(t);
+    });
+    return () => {
+      live = false;
+    };
+  }, []);
 
   const signIn = async (value: string) => {
     setBusy(true);
@@ -61,17 +72,21 @@ export function LoginPage() {
               <Button type="submit" variant="contained" disabled={busy}>
                 Sign in
               </Button>
-              <Button
-                variant="outlined"
-                disabled={busy}
-                onClick={async () => signIn(await developmentToken())}
-                aria-describedby="dev-token-help"
-              >
-                Use the development token
-              </Button>
-              <Typography id="dev-token-help" variant="caption" color="text.secondary">
-                Works only when the service runs with its development JWT secret (never in production).
-              </Typography>
+              {devToken !== null && (
+                <>
+                  <Button
+                    variant="outlined"
+                    disabled={busy}
+                    onClick={() => void signIn(devToken)}
+                    aria-describedby="dev-token-help"
+                  >
+                    Use the development token
+                  </Button>
+                  <Typography id="dev-token-help" variant="caption" color="text.secondary">
+                    Offered because this service runs in development on its development JWT secret.
+                  </Typography>
+                </>
+              )}
             </Stack>
           </Box>
         </CardContent>

@@ -4,22 +4,25 @@
  * service's reason; a valid token without the admin position opens the "lacks the admin position"
  * page instead of any data.
  */
-import { SignJWT } from "jose";
 import type { AuthProvider } from "react-admin";
-import { DEV_JWT_SECRET } from "../../src/dev-secrets.ts";
 import { api } from "./api.ts";
 import { claimsOf, clearToken, getToken, setToken } from "./session.ts";
 
 export const FORBIDDEN_PATH = "/forbidden";
 
-/** A development admin token, signed here with the development secret; only a service running on that secret accepts it. */
-export async function developmentToken(): Promise<string> {
-  return new SignJWT({ position: "ADMIN" })
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject("dev-admin")
-    .setIssuedAt()
-    .setExpirationTime("8h")
-    .sign(new TextEncoder().encode(DEV_JWT_SECRET));
+/**
+ * A development admin token from the service itself (`GET /admin/dev-token`), which gives one only
+ * in development on the development secret; null anywhere else. The console holds no secret.
+ */
+export async function developmentToken(): Promise<string | null> {
+  try {
+    const response = await fetch("/admin/dev-token", { headers: { accept: "application/json" } });
+    if (!response.ok) return null;
+    const body = (await response.json()) as { token?: unknown };
+    return typeof body.token === "string" ? body.token : null;
+  } catch {
+    return null;
+  }
 }
 
 /** What the service says about the token: ok, forbidden (valid, not admin), or refused with its reason. */

@@ -81,8 +81,11 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
 
   const reveal = async () => {
     try {
-      const detail = await data(api.GET("/api/v1/lead_providers/{id}/", { params: { path: { id: record.id } } }));
-      setValue(mode === "live" ? detail.api_key_value : detail.test_api_key_value);
+      // Exactly the key asked for (one audited mode), never the provider's other key.
+      const revealed = await data(
+        api.GET("/api/v1/lead_providers/{id}/api_key/", { params: { path: { id: record.id }, query: { mode } } }),
+      );
+      setValue(revealed.api_key);
     } catch (err) {
       notify(reason(err), { type: "error" });
     }

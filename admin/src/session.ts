@@ -17,11 +17,26 @@ export function clearToken(): void {
   sessionStorage.removeItem(KEY);
 }
 
-/** Takes `#token=…` from the address bar, keeps it, and rewrites the URL without it. */
-export function adoptTokenFromFragment(): void {
+/**
+ * Takes `#token=…` from the address bar, keeps it, and rewrites the URL without it. When this tab
+ * is already signed in with another token, the person is asked first: a link cannot silently
+ * swap whose session this is.
+ */
+export function adoptTokenFromFragment(confirmReplace: (message: string) => boolean = (m) => window.confirm(m)): void {
   const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
   if (!match?.[1]) return;
-  setToken(decodeURIComponent(match[1]));
+  const offered = decodeURIComponent(match[1]).trim();
+  const current = getToken();
+  const who = (token: string | null) => String(claimsOf(token).sub ?? "an unnamed administrator");
+  if (
+    current === null ||
+    current === offered ||
+    confirmReplace(
+      `This link signs you in as ${who(offered)}. You are signed in as ${who(current)} in this tab. Replace that session?`,
+    )
+  ) {
+    setToken(offered);
+  }
   const rest = window.location.hash.replace(/(^#|&)token=[^&]+/, "").replace(/^#&?/, "");
   window.history.replaceState(
     null,

@@ -234,6 +234,34 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/lead_providers/{id}/api_key/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Reveal one of a provider's keys
+     * @description The provider's current key of the given `mode` (`live` or `test`) in plaintext, and only
+     *     that one: the back office's "Reveal live key" uses it, so showing a provider never
+     *     downloads a key nobody asked to see. `api_key` is null when the provider has no current key
+     *     of that mode. Each reveal is audited (`api_key.viewed` with the one mode revealed).
+     *     `GET /api/v1/lead_providers/{id}/` still returns both keys, as its contract says. Requires
+     *     the admin-only position.
+     */
+    get: operations["revealApiKey"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/lead_providers/{id}/revoke_api_key/": {
     parameters: {
       query?: never;
@@ -939,8 +967,12 @@ export interface components {
        */
       changed_at: string;
       /**
-       * @description Who made the change (the provider on creation, else the internal system or user).
-       * @example provider:7
+       * @description Who made the change. Providers (Public API, events, webhooks) see a role, never a
+       *     person: `provider` (you, through your key), `staff` (the broker's people or internal
+       *     systems), `system` (the service's own jobs) or `sandbox` (the test-mode mover). The
+       *     Management API's lead list shows administrators the identity (the JWT `sub`,
+       *     `provider:<id>`, `sandbox`).
+       * @example provider
        */
       actor: string;
     };
@@ -1087,10 +1119,32 @@ export interface components {
       /** @example destination_zipcode is not a known field and was ignored */
       message: string;
     };
+    /** @description One of a provider's keys, in plaintext. */
+    RevealedApiKey: {
+      /**
+       * @description The key's mode.
+       * @enum {string}
+       */
+      mode: "live" | "test";
+      /**
+       * @description The current key of this mode; null when the provider has none.
+       * @example lp_live_3kTq9ZbW1xP0vR7mN2cL8sD4fG6hJ5yK9uE1oA3iQ7w4LSUy0
+       */
+      api_key: string | null;
+    };
     /** @description Response of create lead - the stored lead plus the warnings about ignored input. */
     LeadCreated: components["schemas"]["Lead"] & {
-      /** @description Ignored input (unknown or deprecated fields); empty when there is none. */
+      /**
+       * @description Ignored input (unknown or deprecated fields); empty when there is none. At most 20
+       *     are listed; `warnings_truncated` counts the rest.
+       */
       warnings: components["schemas"]["Warning"][];
+      /**
+       * @description Present only when more than 20 warnings applied: how many were left out of
+       *     `warnings`, so a body of thousands of unknown fields gets a bounded answer.
+       * @example 8289
+       */
+      warnings_truncated?: number;
     };
     /** @description One invalid field. */
     FieldError: {
@@ -1719,6 +1773,16 @@ export interface components {
     };
   };
   responses: {
+    /** @description The request is invalid (`mode` missing or not `live`/`test`). */
+    RevealApiKeyValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description The request is invalid (`mode` missing or not `live`/`test`, or an unknown field). */
     RevokeApiKeyValidationFailed: {
       headers: {
@@ -2361,6 +2425,43 @@ export interface operations {
       404: components["responses"]["ProviderNotFound"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  revealApiKey: {
+    parameters: {
+      query: {
+        /**
+         * @description Which key to reveal.
+         * @example live
+         */
+        mode: "live" | "test";
+      };
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The key of that mode, in plaintext (null when there is none). */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RevealedApiKey"];
+        };
+      };
+      400: components["responses"]["RevealApiKeyValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

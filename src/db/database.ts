@@ -2,6 +2,7 @@
  * Opens the database: Postgres through `pg` when DATABASE_URL is set, else embedded PGlite in
  * DATA_DIR. Both return the same Kysely instance type and run the same migrations.
  */
+import { lockDataDir } from "./data-dir-lock.ts";
 import { mkdirSync } from "node:fs";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
@@ -153,8 +154,13 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
   ]);
   const inMemory = dataDir.startsWith("memory://");
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  // Before anything reads the directory: a second process on it would lose acknowledged writes.
+  const lock = inMemory ? undefined : await lockDataDir(dataDir);
   const pglite = await PGlite.create(inMemory ? undefined : dataDir, {
     parsers: { [INT8_OID]: (v: string) => Number(v), [DATE_OID]: (v: string) => v },
+  }).catch(async (err: unknown) => {
+    await lock?.release();
+    throw err;
   });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return {
@@ -166,6 +172,12 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
       return () => db.connection().execute(() => unsubscribe());
     },
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
-    close: () => db.destroy(),
+    async close() {
+      try {
+        await db.destroy();
+      } finally {
+        await lock?.release();
+      }
+    },
   };
 }

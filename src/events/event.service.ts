@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { throwIfViolations } from "../errors.ts";
 import { Fields } from "../fields.ts";
-import type { LeadOwner } from "../leads/lead.ts";
+import { type LeadOwner, providerView } from "../leads/lead.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import { listProviderEvents } from "./event.repository.ts";
 import { EVENT_TYPES, type EventType, type LeadEvent } from "./event.ts";
@@ -29,7 +29,13 @@ export function createEventService(db: Kysely<Database>) {
       const createdAfter = f.instant(q.createdAfter, "created_after");
       throwIfViolations(f.violations);
       const filter = { type, createdAfter, beforeSequence: page.afterId };
-      return pageOf(await listProviderEvents(db, owner, filter, page.size + 1), page.size, (e) => e.sequence);
+      const rows = await listProviderEvents(db, owner, filter, page.size + 1);
+      // Providers see who changed a lead by role only (lead.ts providerView).
+      return pageOf(
+        rows.map((e) => ({ ...e, lead: providerView(e.lead) })),
+        page.size,
+        (e) => e.sequence,
+      );
     },
   };
 }

@@ -4,7 +4,7 @@ import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
-import type { LeadService } from "./lead.service.ts";
+import type { CreatedLead, LeadService } from "./lead.service.ts";
 import type { Lead, Place } from "./lead.ts";
 
 export const LEADS_PATH = "/api/v1/public/leads/";
@@ -57,6 +57,15 @@ export function leadJson(lead: Lead): components["schemas"]["Lead"] {
   };
 }
 
+/** The 201 body: the lead, its warnings, and how many warnings were left out (only when some were). */
+export function createdLeadJson(created: CreatedLead): components["schemas"]["LeadCreated"] {
+  return {
+    ...leadJson(created.lead),
+    warnings: [...created.warnings],
+    ...(created.warningsTruncated > 0 && { warnings_truncated: created.warningsTruncated }),
+  };
+}
+
 export function leadLocation(externalId: string): string {
   return `${LEADS_PATH}${encodeURIComponent(externalId)}/`;
 }
@@ -66,11 +75,8 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
   router.post(
     LEADS_PATH,
     operation("createLead", async (req, res) => {
-      const { lead, warnings } = await leads.create(providerOf(res), req.body);
-      res
-        .status(201)
-        .location(leadLocation(lead.externalId))
-        .json({ ...leadJson(lead), warnings: [...warnings] });
+      const created = await leads.create(providerOf(res), req.body);
+      res.status(201).location(leadLocation(created.lead.externalId)).json(createdLeadJson(created));
     }),
   );
   router.get(

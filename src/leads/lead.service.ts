@@ -7,12 +7,22 @@ import { Fields, isPossibleExternalId } from "../fields.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
 import { findLead, insertLead, listProviderLeads } from "./lead.repository.ts";
-import { LEAD_STATES, type Lead, type LeadOwner, type LeadState, type NewLead, type Warning } from "./lead.ts";
+import {
+  LEAD_STATES,
+  type Lead,
+  type LeadOwner,
+  type LeadState,
+  type NewLead,
+  providerView,
+  type Warning,
+} from "./lead.ts";
 import { validateLead } from "./lead.validation.ts";
 
 export interface CreatedLead {
   readonly lead: Lead;
   readonly warnings: readonly Warning[];
+  /** Warnings left out of `warnings` (it lists at most MAX_WARNINGS). */
+  readonly warningsTruncated: number;
 }
 
 export interface LeadServiceDeps {
@@ -49,7 +59,7 @@ export function createLeadService(deps: LeadServiceDeps) {
      * lead of the same mode with the same external_id.
      */
     async create(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
-      const { lead, violations, warnings } = validateLead(input, deps.zips, now());
+      const { lead, violations, warnings, warningsTruncated } = validateLead(input, deps.zips, now());
       throwIfViolations(violations);
       if (!lead) throw new Error("validation returned no lead and no violations");
       const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead);
@@ -66,7 +76,7 @@ export function createLeadService(deps: LeadServiceDeps) {
         });
       }
       deps.onCreated?.(result.lead);
-      return { lead: result.lead, warnings };
+      return { lead: providerView(result.lead), warnings, warningsTruncated };
     },
 
     /**
@@ -82,7 +92,7 @@ export function createLeadService(deps: LeadServiceDeps) {
       if (!lead) {
         throw new DomainError("not_found", `no lead with external_id ${externalId}`, { code: "lead_not_found" });
       }
-      return lead;
+      return providerView(lead);
     },
 
     /** The provider's own leads of the caller's mode, newest first, one cursor page at a time. */
@@ -93,7 +103,8 @@ export function createLeadService(deps: LeadServiceDeps) {
       const updatedAfter = f.instant(q.updatedAfter, "updated_after");
       throwIfViolations(f.violations);
       const filter = { state, updatedAfter, beforeId: page.afterId };
-      return pageOf(await listProviderLeads(deps.db, owner, filter, page.size + 1), page.size, (l) => l.id);
+      const rows = (await listProviderLeads(deps.db, owner, filter, page.size + 1)).map(providerView);
+      return pageOf(rows, page.size, (l) => l.id);
     },
 
     /** The violations of a submission without storing it (an edge words schema rejections with them). */

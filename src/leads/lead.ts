@@ -70,6 +70,27 @@ export interface StateChange {
   readonly actor: string;
 }
 
+/**
+ * What a provider is shown as the actor of a change: a role, never a person. `provider` (the
+ * provider itself, through its key), `sandbox` (the test-mode mover), `system` (the service's own
+ * jobs) or `staff` (anyone of the broker's who signed a change with a JWT: an administrator or an
+ * internal system; their `sub` is shown to admins only).
+ */
+export const ACTOR_ROLES = ["provider", "staff", "system", "sandbox"] as const;
+export type ActorRole = (typeof ACTOR_ROLES)[number];
+
+export function actorRole(actor: string): ActorRole {
+  if (actor === "provider" || actor.startsWith("provider:")) return "provider";
+  if (actor === "sandbox") return "sandbox";
+  if (actor === "system" || actor.startsWith("system:")) return "system";
+  return "staff";
+}
+
+/** The lead as its provider sees it: every history actor replaced by its role. */
+export function providerView(lead: Lead): Lead {
+  return { ...lead, history: lead.history.map((h) => ({ ...h, actor: actorRole(h.actor) })) };
+}
+
 /** Whose lead: a provider, in live or test mode (the key's mode; test leads are the sandbox's). */
 export interface LeadOwner {
   readonly providerId: number;

@@ -4,7 +4,7 @@
  * maps its message to the same shape. All violations are collected, never just the first.
  */
 import type { FieldViolation } from "../errors.ts";
-import { Fields } from "../fields.ts";
+import { DOT_SEGMENTS, Fields } from "../fields.ts";
 import { normalizeZip, type ZipDirectory } from "../zip/zip-directory.ts";
 import {
   type NewLead,
@@ -47,7 +47,18 @@ const VEHICLE_FIELDS = new Set(["year", "make", "model", "type", "tariff", "depo
 export interface ValidationResult {
   readonly lead: NewLead | undefined;
   readonly violations: readonly FieldViolation[];
+  /** The first MAX_WARNINGS warnings. */
   readonly warnings: readonly Warning[];
+  /** How many more there were (a body of thousands of unknown fields answers a bounded list). */
+  readonly warningsTruncated: number;
+}
+
+/** At most this many warnings are listed; the rest are only counted. */
+export const MAX_WARNINGS = 20;
+
+/** Keeps the first MAX_WARNINGS of `all`, counting the rest. */
+function capped(all: Warning[]): { warnings: readonly Warning[]; warningsTruncated: number } {
+  return { warnings: all.slice(0, MAX_WARNINGS), warningsTruncated: Math.max(0, all.length - MAX_WARNINGS) };
 }
 
 /** Highest accepted model year: next year + 1. */
@@ -60,12 +71,15 @@ export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): Valid
   const warnings: Warning[] = [];
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     f.add("body", "invalid_type", "the request body must be a JSON object");
-    return { lead: undefined, violations: f.violations, warnings };
+    return { lead: undefined, violations: f.violations, ...capped(warnings) };
   }
   const body = raw as Record<string, unknown>;
   collectWarnings(body, LEAD_FIELDS, "", warnings);
 
   const externalId = f.text(body, "external_id", { max: 128, required: true, noControl: true });
+  if (externalId !== undefined && DOT_SEGMENTS.has(externalId)) {
+    f.add("external_id", "invalid_format", "external_id must not be . or .. (they are path segments in its URL)");
+  }
   const firstName = f.text(body, "first_name", { max: 100, required: true });
   const lastName = f.text(body, "last_name", { max: 100, required: true });
   const email = f.email(body, "email");
@@ -81,7 +95,7 @@ export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): Valid
   const shipVia = shipViaFor(f, body, overseasType);
   const vehicles = vehiclesOf(f, body, warnings, now);
 
-  if (f.violations.length > 0) return { lead: undefined, violations: f.violations, warnings };
+  if (f.violations.length > 0) return { lead: undefined, violations: f.violations, ...capped(warnings) };
   const lead: NewLead = {
     externalId: externalId as string,
     firstName: firstName as string,
@@ -97,7 +111,7 @@ export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): Valid
     destination: destination ?? null,
     vehicles,
   };
-  return { lead, violations: [], warnings };
+  return { lead, violations: [], ...capped(warnings) };
 }
 
 function collectWarnings(obj: Record<string, unknown>, known: Set<string>, prefix: string, out: Warning[]): void {

@@ -70,6 +70,13 @@ export function providerRoutes(providers: ProviderService, sandbox: Sandbox, pub
       res.json({ ...providerJson(provider), api_key_value: apiKey, test_api_key_value: testApiKey });
     }),
   );
+  router.get(
+    `${PROVIDERS_PATH}:id/api_key/`,
+    operation("revealApiKey", async (req, res) => {
+      const { mode, apiKey } = await providers.revealKey(actor(res), req.params.id, req.query.mode);
+      res.json({ mode, api_key: apiKey });
+    }),
+  );
   router.patch(
     `${PROVIDERS_PATH}:id/`,
     operation("updateProvider", async (req, res) => {

@@ -63,6 +63,7 @@ type ProviderMethods =
   | "getProvider"
   | "updateProvider"
   | "generateApiKey"
+  | "revealApiKey"
   | "revokeApiKey"
   | "purgeTestData";
 
@@ -99,6 +100,11 @@ export function createProviderRpc(
         ...(apiKey !== null && { apiKeyValue: apiKey }),
         ...(testApiKey !== null && { testApiKeyValue: testApiKey }),
       };
+    },
+    async revealApiKey(req, ctx) {
+      // UNSPECIFIED is a missing mode here: the service names the field.
+      const { mode, apiKey } = await providers.revealKey(actor(ctx), req.id, modeName(req.mode));
+      return { mode: mode === "test" ? ApiKeyMode.TEST : ApiKeyMode.LIVE, ...(apiKey !== null && { apiKey }) };
     },
     async updateProvider(req, ctx) {
       const input = providerInput({

@@ -150,6 +150,22 @@ export function createProviderService(deps: ProviderServiceDeps) {
       return { provider, apiKey: plain(live), testApiKey: plain(test) };
     },
 
+    /**
+     * One current key, of `mode`, in plain text (null when there is none): the console's reveal
+     * fetches exactly the key asked for, and the audit records that one mode.
+     */
+    async revealKey(actor: string, rawId: RawId, rawMode: string | undefined): Promise<{ mode: KeyMode; apiKey: string | null }> {
+      const id = providerId(rawId);
+      const f = new Fields();
+      const mode = f.oneOf({ mode: rawMode }, "mode", KEY_MODES, true) as KeyMode;
+      throwIfViolations(f.violations);
+      if (!(await repo.findProvider(db, id))) throw notFound(id);
+      const ciphertext = await keys.currentKeyCiphertext(db, id, mode);
+      if (ciphertext === undefined) return { mode, apiKey: null };
+      await audit(db, actor, "api_key.viewed", id, { modes: [mode] });
+      return { mode, apiKey: crypto.decrypt(ciphertext) };
+    },
+
     async update(actor: string, rawId: RawId, input: unknown): Promise<Provider> {
       const id = providerId(rawId);
       const { changes, violations } = parseProviderInput(input, true, webhookPolicy);

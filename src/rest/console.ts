@@ -25,7 +25,18 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-export function consoleRoutes(dir = CONSOLE_DIR): Router {
+export interface ConsoleOptions {
+  /**
+   * Signs a development admin token for the sign-in page's "Use the development token" button;
+   * set only for a service in development on the development secret (auth/dev-token.ts), so in
+   * production `GET /admin/dev-token` is the console's 404 and the button is not shown.
+   */
+  readonly devToken?: (() => Promise<string>) | undefined;
+}
+
+export const DEV_TOKEN_PATH = "/admin/dev-token";
+
+export function consoleRoutes(dir = CONSOLE_DIR, options: ConsoleOptions = {}): Router {
   const router = Router();
   const index = join(dir, "index.html");
   router.use("/admin", (_req, res, next) => {
@@ -38,7 +49,28 @@ export function consoleRoutes(dir = CONSOLE_DIR): Router {
     if (req.originalUrl.split("?")[0] === "/admin") res.redirect(301, "/admin/");
     else next();
   });
-  // Hashed file names never change: cache them for a year. index.html is never cached.
+  const { devToken } = options;
+  router.get(DEV_TOKEN_PATH, async (_req, res) => {
+    if (devToken === undefined) {
+      res.status(404).type(PROBLEM_CONTENT_TYPE);
+      res.send(
+        problemJson({
+          status: 404,
+          code: "not_found",
+          title: "Not found",
+          detail: "development tokens are given only in development (NODE_ENV development or test, no JWT_SECRET)",
+        }),
+      );
+      return;
+    }
+    res.json({ token: await devToken() });
+  });
+  // Hashed file names never change: cache them for a year (replacing the no-store every answer
+  // starts with, observe.ts). index.html is never cached.
+  router.use("/admin/assets", (_req, res, next) => {
+    res.removeHeader("Cache-Control");
+    next();
+  });
   router.use("/admin/assets", express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }));
   router.use("/admin/assets", (req, res) => {
     res.status(404).type(PROBLEM_CONTENT_TYPE);

@@ -20,7 +20,7 @@ import etag from "etag";
 import type { ClientAddress } from "../edge/client-address.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
-import { LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
+import { createdLeadJson, LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
 import type { LeadService } from "../leads/lead.service.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 import type { SchemaValidators } from "./schema-validators.ts";
@@ -151,12 +151,12 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
       admitted = await admit(req, res);
       // A body the contract rejects: the validator words the rejection (after this same gate).
       if (!deps.schemas.leadCreate(parsed)) return handOver(req, res, admitted, parsed);
-      const { lead, warnings } = await leads.create(providerOf(admitted.caller), parsed);
-      const body = { ...leadJson(lead), warnings: [...warnings] };
+      const created = await leads.create(providerOf(admitted.caller), parsed);
+      const body = createdLeadJson(created);
       if (deps.validateResponses && !deps.schemas.leadCreated(body)) {
         return handOver(req, res, { ...admitted, error: OFF_CONTRACT }, parsed);
       }
-      send(res, 201, JSON.stringify(body), { Location: leadLocation(lead.externalId) });
+      send(res, 201, JSON.stringify(body), { Location: leadLocation(created.lead.externalId) });
     } catch (error) {
       handOver(req, res, { ...admitted, error }, parsed);
     }

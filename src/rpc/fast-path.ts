@@ -79,11 +79,12 @@ export function createGrpcFastPath(
     return body.subarray(5);
   }
 
+  /** Bytes that are not the request message are the caller's mistake: INVALID_ARGUMENT, never INTERNAL. */
   function parse<T>(decode: () => T): T {
     try {
       return decode();
     } catch (e) {
-      throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
+      throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.InvalidArgument);
     }
   }
 

@@ -14,6 +14,7 @@ import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import type { Logger } from "../logger.ts";
 import { errorForLog } from "../logger.ts";
+import { providerView } from "../leads/lead.ts";
 import * as repo from "./webhook.repository.ts";
 import { classify, nextAttemptDelayMs, type OutcomeKind, type WebhookTransport } from "./webhook.ts";
 
@@ -134,7 +135,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
         id: d.eventId,
         type: d.type,
         occurredAt: d.eventCreatedAt,
-        lead: d.lead,
+        lead: providerView(d.lead), // the provider's endpoint: actors by role only
       });
       const kind = classify(outcome);
       const log = { event_id: d.eventId, delivery_id: d.id, provider_id: d.providerId, attempt: d.attempt };

@@ -217,7 +217,9 @@ export type StateChange = Message<"leadprovider.v1.StateChange"> & {
   changedAt?: Timestamp | undefined;
 
   /**
-   * Who made the move: the JWT subject, or "provider" for the creation.
+   * Who made the move. To providers (PublicLeadService, events, webhooks) a role, never a person:
+   * "provider", "staff", "system" or "sandbox". To internal systems (LeadWorkflowService) the
+   * identity: the JWT subject, "provider:<id>" for the creation, "sandbox".
    *
    * @generated from field: string actor = 5;
    */
