@@ -11,6 +11,7 @@ import YAML from "yaml";
 import { createApiKeyVerifier } from "./api-keys/api-key.service.ts";
 import { createKeyCrypto } from "./api-keys/api-key.ts";
 import { createAuthenticator } from "./auth/authenticate.ts";
+import { devTokensAllowed, signDevelopmentToken } from "./auth/dev-token.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import { backofficeRoutes } from "./backoffice/backoffice.rest.ts";
 import { createBackoffice } from "./backoffice/backoffice.service.ts";
@@ -39,7 +40,6 @@ import { createReadiness } from "./readiness.ts";
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { CONSOLE_DIR, consoleRoutes } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
-import { devTokensAllowed, signDevelopmentToken } from "./auth/dev-token.ts";
 import { createRestFastPath } from "./rest/fast-path.ts";
 import { createSchemaValidators } from "./rest/schema-validators.ts";
 import { clientIpKey } from "./rpc/context.ts";
@@ -154,6 +154,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     now,
     defaults: { perMinute: config.rateLimit.defaultPerMinute, perDay: config.rateLimit.defaultPerDay },
     production: config.production,
+    webhookPorts: config.webhooks.allowedPorts,
     onProviderChanged: (id) => apiKeys.forgetProvider(id),
   });
   const states = createStateService(db);
@@ -170,6 +171,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     production: config.production,
+    allowedPorts: config.webhooks.allowedPorts,
   });
   const webhooks = createWebhookService({ db, crypto, transport, now });
   const webhookWorker = createWebhookWorker({
@@ -178,6 +180,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     crypto,
     logger,
     concurrency: config.webhooks.concurrency,
+    perEndpoint: config.webhooks.perEndpoint,
+    testConcurrency: config.webhooks.testConcurrency,
     timeoutMs: config.webhooks.timeoutMs,
     retryScheduleMs: config.webhooks.retryScheduleMs,
     onOutcome: (outcome) => metrics.webhookOutcome(outcome),
@@ -204,7 +208,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     extraRoutes: [
       docsRoutes(),
       consoleRoutes(CONSOLE_DIR, {
-        devToken: devTokensAllowed(config) ? () => signDevelopmentToken(config.jwt, { ttlSeconds: 8 * 3600 }) : undefined,
+        devToken: devTokensAllowed(config)
+          ? () => signDevelopmentToken(config.jwt, { ttlSeconds: 8 * 3600 })
+          : undefined,
       }),
     ],
   });

@@ -72,16 +72,23 @@ export interface Config {
   readonly webhooks: {
     /** Deliveries this instance sends at once; 0: this instance sends none. */
     readonly concurrency: number;
+    /** Deliveries one endpoint may have in flight at once, across every instance. */
+    readonly perEndpoint: number;
+    /** Of this instance's slots, at most this many send test-mode (sandbox) deliveries. */
+    readonly testConcurrency: number;
     /** Time for one delivery attempt (connect, send, answer). */
     readonly timeoutMs: number;
     /** Waits between attempts, in milliseconds; after the last one a delivery is failed. */
     readonly retryScheduleMs: readonly number[];
     /** Private, loopback and link-local targets allowed (NODE_ENV development or test only). */
     readonly allowPrivateTargets: boolean;
+    /** Ports a webhook_url may name under production's rules (WEBHOOK_ALLOWED_PORTS; 443 and 80). */
+    readonly allowedPorts: readonly number[];
   };
 }
 
 import { DEV_API_KEY_SECRET, DEV_JWT_SECRET } from "./dev-secrets.ts";
+import { DEFAULT_WEBHOOK_PORTS } from "./providers/webhook-url.ts";
 
 export { DEV_API_KEY_SECRET, DEV_JWT_SECRET };
 
@@ -179,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const webConcurrency = int("WEB_CONCURRENCY", 1, 1, 64);
+  const webhookConcurrency = int("WEBHOOK_CONCURRENCY", 16, 0, 256);
   const config: Config = {
     nodeEnv,
     production,
@@ -221,10 +229,13 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
     sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
     webhooks: {
-      concurrency: int("WEBHOOK_CONCURRENCY", 16, 0, 256),
+      concurrency: webhookConcurrency,
+      perEndpoint: int("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 4, 1, 256),
+      testConcurrency: int("WEBHOOK_TEST_CONCURRENCY", Math.max(1, Math.floor(webhookConcurrency / 4)), 0, 256),
       timeoutMs: int("WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
       retryScheduleMs: retrySchedule(str("WEBHOOK_RETRY_SCHEDULE"), problems),
       allowPrivateTargets: development,
+      allowedPorts: ports(str("WEBHOOK_ALLOWED_PORTS"), problems),
     },
   };
   if (webConcurrency > 1 && config.databaseUrl === undefined) {
@@ -276,6 +287,17 @@ function retrySchedule(raw: string | undefined, problems: string[]): readonly nu
     return DEFAULT_RETRY_SCHEDULE_SECONDS.map((s) => s * 1000);
   }
   return Object.freeze(seconds.map((s) => Math.round(s * 1000)));
+}
+
+/** WEBHOOK_ALLOWED_PORTS: comma-separated TCP ports (default 443,80). */
+function ports(raw: string | undefined, problems: string[]): readonly number[] {
+  if (raw === undefined) return DEFAULT_WEBHOOK_PORTS;
+  const list = raw.split(",").map((p) => p.trim());
+  if (list.some((p) => !/^[0-9]{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535)) {
+    problems.push("WEBHOOK_ALLOWED_PORTS must be comma-separated ports from 1 to 65535, e.g. 443,8443");
+    return DEFAULT_WEBHOOK_PORTS;
+  }
+  return Object.freeze(list.map(Number));
 }
 
 /** PUBLIC_BASE_URL: an http(s) origin, no path, query or credentials. */

@@ -1030,8 +1030,11 @@ export interface components {
     /** @description A lead as stored. */
     Lead: {
       /**
-       * @description Numeric identifier of the lead.
-       * @example 42
+       * @description Numeric identifier of the lead. Leads created since November 2026 get the creation time
+       *     in milliseconds (41 bits) and 12 random bits, so ids sort by creation and stay exact as
+       *     JSON numbers (below 2^53), but the gap between two of your leads says nothing about
+       *     other providers' volume; older leads keep the small ids they were given.
+       * @example 375065054543766
        */
       id: number;
       /**
@@ -1041,8 +1044,10 @@ export interface components {
        */
       livemode: boolean;
       /**
-       * @description "LP-" + at least 8 digits from a database sequence.
-       * @example LP-00000042
+       * @description "LP-" + 10 random Crockford base32 characters (digits and capitals without I, L, O, U),
+       *     unique; it counts nothing. Leads created before November 2026 keep their "LP-" + 8 or
+       *     more digits.
+       * @example LP-7K3M9Q2X4D
        */
       order_number: string;
       state: components["schemas"]["LeadState"];
@@ -1231,7 +1236,7 @@ export interface components {
       existing_lead?: {
         /** @example 42 */
         id: number;
-        /** @example LP-00000042 */
+        /** @example LP-7K3M9Q2X4D */
         order_number: string;
       };
       /**

@@ -17,7 +17,8 @@ export interface DevTokenOptions {
 }
 
 export async function signDevelopmentToken(jwt: Config["jwt"], options: DevTokenOptions = {}): Promise<string> {
-  if (jwt.secret === undefined) throw new Error("a development token needs an HS256 secret (JWT_SECRET), not a JWKS URL");
+  if (jwt.secret === undefined)
+    throw new Error("a development token needs an HS256 secret (JWT_SECRET), not a JWKS URL");
   const token = new SignJWT({ [jwt.adminClaim]: options.position ?? jwt.adminValue })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(options.sub ?? "dev-admin")

@@ -2,10 +2,11 @@
  * Opens the database: Postgres through `pg` when DATABASE_URL is set, else embedded PGlite in
  * DATA_DIR. Both return the same Kysely instance type and run the same migrations.
  */
-import { lockDataDir } from "./data-dir-lock.ts";
+
 import { mkdirSync } from "node:fs";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { lockDataDir } from "./data-dir-lock.ts";
 import { registerDirectRunner } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 

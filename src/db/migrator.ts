@@ -10,6 +10,7 @@ import * as m0002 from "./migrations/0002-lead-events.ts";
 import * as m0003 from "./migrations/0003-webhooks.ts";
 import * as m0004 from "./migrations/0004-sandbox.ts";
 import * as m0005 from "./migrations/0005-backoffice.ts";
+import * as m0006 from "./migrations/0006-hardening.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0003-webhooks": m0003,
   "0004-sandbox": m0004,
   "0005-backoffice": m0005,
+  "0006-hardening": m0006,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

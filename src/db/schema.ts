@@ -129,9 +129,13 @@ export interface WebhookDeliveriesTable {
   provider_id: number;
   event_sequence: number;
   lead_id: number;
+  /** The lead's mode (false: a test lead's delivery). */
+  livemode: Generated<boolean>;
   state: Generated<string>;
   attempts: Generated<number>;
   next_attempt_at: Timestamp;
+  /** While a worker sends it: when its lease runs out; null otherwise. */
+  lease_expires_at: Date | null;
   last_attempt_at: Date | null;
   last_status_code: number | null;
   last_error: string | null;

@@ -27,8 +27,12 @@ export async function insertLeadEvent(
 export interface EventFilter {
   readonly type?: EventType | undefined;
   readonly createdAfter?: Date | undefined;
-  /** Events before this outbox position (the list runs newest first). */
-  readonly beforeSequence?: number | undefined;
+  /**
+   * Events before the one with this public id, of the same owner (the list runs newest first).
+   * The page token names an event by its random public id, never by its outbox position, which
+   * counts every provider's events.
+   */
+  readonly beforeEventId?: string | undefined;
 }
 
 /** One page of a provider's own events of one mode, newest first. */
@@ -45,7 +49,17 @@ export async function listProviderEvents(
     .where("livemode", "=", owner.livemode);
   if (filter.type !== undefined) query = query.where("type", "=", filter.type);
   if (filter.createdAfter !== undefined) query = query.where("created_at", ">", filter.createdAfter);
-  if (filter.beforeSequence !== undefined) query = query.where("id", "<", filter.beforeSequence);
+  if (filter.beforeEventId !== undefined) {
+    const before = filter.beforeEventId;
+    query = query.where("id", "<", (eb) =>
+      eb
+        .selectFrom("lead_events")
+        .select("id")
+        .where("event_id", "=", before)
+        .where("provider_id", "=", owner.providerId)
+        .where("livemode", "=", owner.livemode),
+    );
+  }
   const rows = await query.orderBy("id", "desc").limit(limit).execute();
   return rows.map((r) => ({
     id: r.event_id,

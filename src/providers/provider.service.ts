@@ -24,6 +24,8 @@ export interface ProviderServiceDeps {
   readonly now?: () => Date;
   /** Production refuses webhook URLs that point inside the network (see webhook-url.ts). */
   readonly production?: boolean;
+  /** Ports a webhook_url may name under production's rules (WEBHOOK_ALLOWED_PORTS). */
+  readonly webhookPorts?: readonly number[];
   /** Called after a provider's keys or limits change, so caches can drop what they hold. */
   readonly onProviderChanged?: (providerId: number) => void;
 }
@@ -93,7 +95,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
   };
   const now = deps.now ?? (() => new Date());
   const changed = (id: number) => deps.onProviderChanged?.(id);
-  const webhookPolicy = { production: deps.production ?? false };
+  const webhookPolicy = { production: deps.production ?? false, allowedPorts: deps.webhookPorts };
 
   return {
     async list(q: ListQuery) {
@@ -154,7 +156,11 @@ export function createProviderService(deps: ProviderServiceDeps) {
      * One current key, of `mode`, in plain text (null when there is none): the console's reveal
      * fetches exactly the key asked for, and the audit records that one mode.
      */
-    async revealKey(actor: string, rawId: RawId, rawMode: string | undefined): Promise<{ mode: KeyMode; apiKey: string | null }> {
+    async revealKey(
+      actor: string,
+      rawId: RawId,
+      rawMode: string | undefined,
+    ): Promise<{ mode: KeyMode; apiKey: string | null }> {
       const id = providerId(rawId);
       const f = new Fields();
       const mode = f.oneOf({ mode: rawMode }, "mode", KEY_MODES, true) as KeyMode;

@@ -1,15 +1,56 @@
 /**
- * What a provider's webhook_url may name. Always: http(s), no credentials in the URL. In
- * production also: https only, and no address that points inside our network (loopback,
- * private, link-local such as the cloud metadata address 169.254.169.254, unique-local,
- * multicast, reserved), written as an IP literal in any notation the URL parser accepts
- * (`0x7f000001` is 127.0.0.1), nor `localhost`. Host names are resolved and checked again when a
- * notification is sent (DNS can change after the URL is saved).
+ * What a provider's webhook_url may name, and which addresses a webhook may reach: the one place
+ * for both, used when the URL is saved (provider.ts) and again at send time (webhook.http.ts,
+ * through request-filtering-agent's deny list, since DNS can change after the URL is saved).
+ *
+ * Always: http(s), no credentials in the URL. Under production's rules also: https only, a port
+ * from WEBHOOK_ALLOWED_PORTS (443 and 80 by default), not `localhost`, and no address outside the
+ * public internet, written as an IP literal in any notation the URL parser accepts (`0x7f000001`
+ * is 127.0.0.1) or resolved from a host name:
+ * - IPv4: ipaddr.js's `unicast` range only (no loopback, private, link-local such as the cloud
+ *   metadata address 169.254.169.254, carrier-grade NAT, multicast, reserved).
+ * - IPv6: global unicast `2000::/3` only, and within it ipaddr.js's `unicast` range only. Both
+ *   ipaddr.js (2.5) and request-filtering-agent (3.2) call the deprecated IPv4-compatible form
+ *   `::/96` (`[::169.254.169.254]`, written `::a9fe:a9fe` by the URL parser) plain unicast; the
+ *   `2000::/3` rule closes that and everything else outside global unicast (NAT64 `64:ff9b::/96`
+ *   is outside it too). The IPv4-embedding forms inside it (6to4 `2002::/16`, Teredo
+ *   `2001::/32`) are ipaddr.js ranges of their own and refused whole, whichever IPv4 address they
+ *   carry. See docs/upstream/ipaddr-ipv4-compatible-ipv6.md.
+ *
+ * A refused target gets one message whatever the reason (refused range, `localhost`, a name that
+ * does not resolve): telling them apart would disclose internal DNS answers.
  */
 import ipaddr from "ipaddr.js";
 
 export interface WebhookUrlPolicy {
   readonly production: boolean;
+  /** Ports a webhook_url may name under production's rules; undefined: any port. */
+  readonly allowedPorts?: readonly number[] | undefined;
+}
+
+/** The one answer for a target outside the public internet. */
+export const NOT_PUBLIC = "the URL does not resolve to a public address";
+
+/** The default WEBHOOK_ALLOWED_PORTS. */
+export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
+
+/**
+ * IPv6 outside global unicast 2000::/3, as CIDRs for request-filtering-agent's deny list (it
+ * checks ranges itself; this is the part it lets through).
+ */
+export const NON_GLOBAL_IPV6_CIDRS: readonly string[] = ["::/3", "4000::/2", "8000::/1"];
+
+const GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3");
+
+/** True when `address` (an IP literal) is on the public internet; false for anything else. */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv6" && !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST)) {
+    // ::ffff:a.b.c.d written the IPv4 way; still refused (ipv4Mapped is not unicast below).
+    return false;
+  }
+  return parsed.range() === "unicast";
 }
 
 /** Why `raw` is not an acceptable webhook_url under `policy`, or undefined when it is. */
@@ -24,11 +65,11 @@ export function webhookUrlProblem(raw: string, policy: WebhookUrlPolicy): string
   if (url.username !== "" || url.password !== "") return "webhook_url must not carry a user name or password";
   if (!policy.production) return undefined;
   if (url.protocol !== "https:") return "webhook_url must use https";
+  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+  const ports = policy.allowedPorts ?? DEFAULT_WEBHOOK_PORTS;
+  if (!ports.includes(port)) return `webhook_url must use port ${ports.join(" or ")}`;
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (host === "localhost" || host.endsWith(".localhost")) return "webhook_url must not name this host";
-  if (ipaddr.isValid(host)) {
-    const range = ipaddr.process(host).range();
-    if (range !== "unicast") return `webhook_url must be a public address (${host} is ${range})`;
-  }
+  if (host === "localhost" || host.endsWith(".localhost")) return NOT_PUBLIC;
+  if (ipaddr.isValid(host) && !isPublicAddress(host)) return NOT_PUBLIC;
   return undefined;
 }

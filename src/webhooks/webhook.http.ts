@@ -10,7 +10,7 @@ import https from "node:https";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import { Webhook } from "standardwebhooks";
 import { leadJson } from "../leads/lead.rest.ts";
-import { webhookUrlProblem } from "../providers/webhook-url.ts";
+import { NON_GLOBAL_IPV6_CIDRS, NOT_PUBLIC, webhookUrlProblem } from "../providers/webhook-url.ts";
 import type { AttemptOutcome, OutgoingEvent, WebhookTransport } from "./webhook.ts";
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -20,8 +20,10 @@ export interface TransportOptions {
   readonly timeoutMs: number;
   /** Loopback, private, link-local targets allowed (development and tests only). */
   readonly allowPrivateTargets: boolean;
-  /** Production: https only. */
+  /** Production's rules: https only, on an allowed port. */
   readonly production: boolean;
+  /** Ports allowed under production's rules (WEBHOOK_ALLOWED_PORTS). */
+  readonly allowedPorts?: readonly number[] | undefined;
 }
 
 /** The JSON body: Standard Webhooks' `{type, timestamp, data}`, and `livemode` for a lead's event. */
@@ -44,7 +46,10 @@ export function createWebhookTransport(options: TransportOptions): WebhookTransp
     keepAlive: true,
     maxSockets: 64,
     allowPrivateIPAddress: options.allowPrivateTargets,
+    // What the library lets through of IPv6 outside global unicast (webhook-url.ts).
+    denyIPAddressList: options.allowPrivateTargets ? [] : [...NON_GLOBAL_IPV6_CIDRS],
   };
+  const policy = { production: options.production, allowedPorts: options.allowedPorts };
   const agents = {
     "http:": new RequestFilteringHttpAgent(agentOptions),
     "https:": new RequestFilteringHttpsAgent(agentOptions),
@@ -58,7 +63,7 @@ export function createWebhookTransport(options: TransportOptions): WebhookTransp
         error,
         latencyMs: Math.round(performance.now() - started),
       });
-      const problem = webhookUrlProblem(url, { production: options.production });
+      const problem = webhookUrlProblem(url, policy);
       if (problem !== undefined) return Promise.resolve(done(null, problem));
       if (secrets.length === 0) return Promise.resolve(done(null, "the endpoint has no signing secret"));
       const target = new URL(url);
@@ -121,9 +126,14 @@ function statusError(status: number): string | null {
   return `the endpoint answered ${status}`;
 }
 
-/** Socket and filter errors as a short reason for last_error (no payload, no secret). */
+/**
+ * Socket and filter errors as a short reason for last_error (no payload, no secret). A refused
+ * address and a name that does not resolve read the same (webhook-url.ts NOT_PUBLIC), so the
+ * answer never discloses what a host name resolves to inside the network.
+ */
 function describeError(err: Error & { code?: string }): string {
-  const refused = /DNS lookup (\S+)\(.*is not allowed/.exec(err.message);
-  if (refused) return `the target address ${refused[1]} is private, loopback, link-local or reserved; refused`;
+  if (/^DNS lookup .* is not allowed/.test(err.message)) return NOT_PUBLIC;
+  if (err.code === "ENOTFOUND" || err.code === "EAI_AGAIN" || err.code === "EAI_NODATA") return NOT_PUBLIC;
+  if (err.code !== undefined && /^E[A-Z]+$/.test(err.code)) return `could not connect to the endpoint (${err.code})`;
   return err.message.slice(0, 300);
 }

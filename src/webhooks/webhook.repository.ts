@@ -114,6 +114,8 @@ export async function rotateSecret(
 export interface ClaimedDelivery {
   readonly id: number;
   readonly providerId: number;
+  /** False for a test lead's delivery. */
+  readonly livemode: boolean;
   /** The attempt number this claim makes (1 for the first). */
   readonly attempt: number;
   readonly eventId: string;
@@ -124,55 +126,104 @@ export interface ClaimedDelivery {
   readonly secretCiphertexts: readonly string[];
 }
 
+export interface ClaimLimits {
+  /** Deliveries this claim may take. */
+  readonly limit: number;
+  /** Of which test-mode deliveries at most this many (the worker's free test slots). */
+  readonly testLimit: number;
+  /** Deliveries one endpoint (provider) may have in flight, across every instance. */
+  readonly perEndpoint: number;
+  readonly leaseMs: number;
+}
+
+/** Advisory-lock key that serialises claims across instances (so the per-endpoint cap holds). */
+const CLAIM_LOCK = 7_283_021;
+
 /**
- * Takes up to `limit` due deliveries for this worker: each is leased by moving its next attempt
- * `leaseMs` ahead, so a worker that dies mid-delivery lets it come due again. SKIP LOCKED lets
- * any number of instances claim side by side without taking the same row; a delivery waits while
- * an earlier one of the same lead is pending (being sent or retried), so a lead's events arrive
- * in order.
+ * Takes due deliveries for this worker, fairly: each is leased (its next attempt moved `leaseMs`
+ * ahead and `lease_expires_at` set), so a worker that dies mid-delivery lets it come due again; an
+ * endpoint never has more than `perEndpoint` leased deliveries at once, so one endpoint that
+ * hangs cannot hold every slot while other providers' events wait; test-mode deliveries take at
+ * most `testLimit`; a delivery waits while an earlier one of the same lead is pending (being sent
+ * or retried), so a lead's events arrive in order. Claims take a transaction-scoped advisory lock,
+ * so two instances never both fill the same endpoint's free places; SKIP LOCKED and the re-checked
+ * due condition keep a row from being taken twice. Only the first `limit × 4` due rows of
+ * endpoints with room are looked at, so a large backlog costs a bounded scan.
  */
-export async function claimDue(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const result = await sql<{
-    id: number;
-    provider_id: number;
-    attempts: number;
-    event_id: string;
-    type: string;
-    event_created_at: Date;
-    data: { lead: SnapshotLead };
-    webhook_url: string | null;
-    secret_ciphertext: string | null;
-    previous_secret_ciphertext: string | null;
-  }>`
-    with due as (
-      select d.id from webhook_deliveries d
-      where d.state = 'pending' and d.next_attempt_at <= now()
-        and not exists (
-          select 1 from webhook_deliveries earlier
-          where earlier.lead_id = d.lead_id and earlier.state = 'pending' and earlier.id < d.id)
-      order by d.next_attempt_at, d.id
-      limit ${limit}
-      for update skip locked
-    ),
-    claimed as (
-      update webhook_deliveries w
-      set attempts = w.attempts + 1, last_attempt_at = now(),
-          next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
-      from due where w.id = due.id
-      returning w.id, w.provider_id, w.attempts, w.event_sequence
-    )
-    select c.id, c.provider_id, c.attempts, e.event_id, e.type, e.created_at as event_created_at, e.data,
-           p.webhook_url, we.secret_ciphertext,
-           case when we.previous_secret_expires_at > now() then we.previous_secret_ciphertext end
-             as previous_secret_ciphertext
-    from claimed c
-    join lead_events e on e.id = c.event_sequence
-    join providers p on p.id = c.provider_id
-    left join webhook_endpoints we on we.provider_id = c.provider_id
-    order by c.id`.execute(db);
+export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+  const { limit, testLimit, perEndpoint, leaseMs } = limits;
+  if (limit <= 0) return [];
+  const result = await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
+    return sql<{
+      id: number;
+      provider_id: number;
+      livemode: boolean;
+      attempts: number;
+      event_id: string;
+      type: string;
+      event_created_at: Date;
+      data: { lead: SnapshotLead };
+      webhook_url: string | null;
+      secret_ciphertext: string | null;
+      previous_secret_ciphertext: string | null;
+    }>`
+      with in_flight as (
+        select provider_id, count(*)::int as n from webhook_deliveries
+        where state = 'pending' and lease_expires_at > now()
+        group by provider_id
+      ),
+      candidates as (
+        select d.id, d.provider_id, d.livemode, d.next_attempt_at from webhook_deliveries d
+        where d.state = 'pending' and d.next_attempt_at <= now()
+          and (d.livemode or ${testLimit}::int > 0)
+          and coalesce((select i.n from in_flight i where i.provider_id = d.provider_id), 0) < ${perEndpoint}::int
+          and not exists (
+            select 1 from webhook_deliveries earlier
+            where earlier.lead_id = d.lead_id and earlier.state = 'pending' and earlier.id < d.id)
+        order by d.next_attempt_at, d.id
+        limit ${limit * 4}
+      ),
+      ranked as (
+        select c.id, c.next_attempt_at, c.livemode,
+          coalesce(i.n, 0) + row_number() over (partition by c.provider_id order by c.next_attempt_at, c.id)
+            as endpoint_place,
+          row_number() over (partition by c.livemode order by c.next_attempt_at, c.id) as mode_place
+        from candidates c left join in_flight i on i.provider_id = c.provider_id
+      ),
+      chosen as (
+        select id from ranked
+        where endpoint_place <= ${perEndpoint}::int and (livemode or mode_place <= ${testLimit}::int)
+        order by next_attempt_at, id
+        limit ${limit}
+      ),
+      due as (
+        select d.id from webhook_deliveries d
+        where d.id in (select id from chosen) and d.state = 'pending' and d.next_attempt_at <= now()
+        for update skip locked
+      ),
+      claimed as (
+        update webhook_deliveries w
+        set attempts = w.attempts + 1, last_attempt_at = now(),
+            next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision),
+            lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+        from due where w.id = due.id
+        returning w.id, w.provider_id, w.livemode, w.attempts, w.event_sequence
+      )
+      select c.id, c.provider_id, c.livemode, c.attempts, e.event_id, e.type, e.created_at as event_created_at, e.data,
+             p.webhook_url, we.secret_ciphertext,
+             case when we.previous_secret_expires_at > now() then we.previous_secret_ciphertext end
+               as previous_secret_ciphertext
+      from claimed c
+      join lead_events e on e.id = c.event_sequence
+      join providers p on p.id = c.provider_id
+      left join webhook_endpoints we on we.provider_id = c.provider_id
+      order by c.id`.execute(trx);
+  });
   return result.rows.map((r) => ({
     id: r.id,
     providerId: r.provider_id,
+    livemode: r.livemode,
     attempt: r.attempts,
     eventId: r.event_id,
     type: r.type,
@@ -202,6 +253,7 @@ export async function recordAttempt(db: Db, id: number, attempt: number, r: Atte
       state: r.state,
       last_status_code: r.statusCode,
       last_error: r.error,
+      lease_expires_at: null,
       ...(r.state === "delivered" && { delivered_at: sql<Date>`now()` }),
       ...(r.retryInMs !== null && {
         next_attempt_at: sql<Date>`now() + make_interval(secs => ${r.retryInMs / 1000}::double precision)`,

@@ -12,9 +12,9 @@ import type { Kysely } from "kysely";
 import type { KeyCrypto } from "../api-keys/api-key.ts";
 import type { DatabaseHandle } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
+import { providerView } from "../leads/lead.ts";
 import type { Logger } from "../logger.ts";
 import { errorForLog } from "../logger.ts";
-import { providerView } from "../leads/lead.ts";
 import * as repo from "./webhook.repository.ts";
 import { classify, nextAttemptDelayMs, type OutcomeKind, type WebhookTransport } from "./webhook.ts";
 
@@ -30,6 +30,10 @@ export interface WorkerDeps {
   readonly crypto: KeyCrypto;
   readonly logger: Logger;
   readonly concurrency: number;
+  /** Deliveries one endpoint may have in flight across every instance (WEBHOOK_CONCURRENCY_PER_ENDPOINT). */
+  readonly perEndpoint: number;
+  /** Of this worker's slots, at most this many send test-mode deliveries (WEBHOOK_TEST_CONCURRENCY). */
+  readonly testConcurrency: number;
   readonly timeoutMs: number;
   readonly retryScheduleMs: readonly number[];
   readonly onOutcome?: (outcome: OutcomeKind | "failed") => void;
@@ -49,6 +53,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
   // A claim holds a delivery for one attempt plus a margin; past it, the delivery is due again.
   const leaseMs = deps.timeoutMs + 5000;
   const inFlight = new Set<Promise<void>>();
+  let testInFlight = 0;
   let stopped = true;
   let pumping = false;
   /** The latest claim round, awaited on stop so no query outlives the database. */
@@ -83,8 +88,13 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
         again = false;
         while (!stopped && inFlight.size < deps.concurrency) {
           const wanted = deps.concurrency - inFlight.size;
-          const claimed = await repo.claimDue(db, wanted, leaseMs);
-          for (const d of claimed) track(deliver(d));
+          const claimed = await repo.claimDue(db, {
+            limit: wanted,
+            testLimit: Math.max(0, deps.testConcurrency - testInFlight),
+            perEndpoint: deps.perEndpoint,
+            leaseMs,
+          });
+          for (const d of claimed) track(deliver(d), d.livemode);
           if (claimed.length < wanted) break;
         }
       } while (again && !stopped);
@@ -109,10 +119,12 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
     schedule(wait <= 0 ? 200 : wait);
   }
 
-  function track(p: Promise<void>) {
+  function track(p: Promise<void>, livemode: boolean) {
     inFlight.add(p);
+    if (!livemode) testInFlight += 1;
     void p.finally(() => {
       inFlight.delete(p);
+      if (!livemode) testInFlight -= 1;
       // Claim again once half the slots are free (not after every completion: under load that
       // was a claim query per delivery); new events wake the worker meanwhile anyway.
       if (inFlight.size <= deps.concurrency / 2) wake();

@@ -155,7 +155,7 @@ export type FindLeadRequest = Message<"leadprovider.v1.FindLeadRequest"> & {
     case: "id";
   } | {
     /**
-     * Order number, e.g. LP-00000042.
+     * Order number, e.g. LP-7K3M9Q2X4D.
      *
      * @generated from field: string order_number = 2;
      */
