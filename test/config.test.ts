@@ -58,7 +58,8 @@ describe("configuration", () => {
     expect(webhooks.retryScheduleMs.reduce((a, b) => a + b, 0)).toBeGreaterThan(3 * 86_400_000);
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "0.05, 1,2" }).webhooks.retryScheduleMs).toEqual([50, 1000, 2000]);
     expect(loadConfig({ NODE_ENV: "test" }).webhooks.allowPrivateTargets).toBe(true);
-    expect(loadConfig({ NODE_ENV: "staging" }).webhooks.allowPrivateTargets).toBe(false);
+    const secrets = { JWT_SECRET: "s".repeat(40), API_KEY_SECRET: "s".repeat(40) };
+    expect(loadConfig({ NODE_ENV: "staging", ...secrets }).webhooks.allowPrivateTargets).toBe(false);
     expect(problems({ WEBHOOK_RETRY_SCHEDULE: "5,soon", WEBHOOK_CONCURRENCY: "-1", WEBHOOK_TIMEOUT_MS: "5" })).toEqual([
       'WEBHOOK_CONCURRENCY must be an integer from 0 to 256 (got "-1")',
       'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000 (got "5")',
@@ -68,8 +69,8 @@ describe("configuration", () => {
 
   it("refuses to run in production on development secrets", () => {
     expect(problems({ NODE_ENV: "production" })).toEqual([
-      "JWT_SECRET or JWT_JWKS_URL is required when NODE_ENV=production",
-      "API_KEY_SECRET is required when NODE_ENV=production",
+      "JWT_SECRET or JWT_JWKS_URL is required unless NODE_ENV is development or test (NODE_ENV=production)",
+      "API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=production)",
     ]);
     const secret = "s".repeat(40);
     expect(problems({ NODE_ENV: "production", JWT_SECRET: secret, API_KEY_SECRET: secret })).toEqual([]);
@@ -82,7 +83,9 @@ describe("configuration", () => {
     expect(err.code).toBe(78);
     expect(err.stderr).toContain("invalid configuration");
     expect(err.stderr).toContain("PORT must be an integer");
-    expect(err.stderr).toContain("API_KEY_SECRET is required when NODE_ENV=production");
+    expect(err.stderr).toContain(
+      "API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=production)",
+    );
   });
 
   it("make token's script prints only an admin JWT, or another position when asked", async () => {

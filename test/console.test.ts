@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 
@@ -111,9 +111,31 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await shown.waitFor();
     const first = (await shown.textContent()) ?? "";
     expect(first).toMatch(/^lp_live_/);
+    // Revealing the live key downloads the live key and nothing else: the page and the reveal
+    // never carry the test key in plain text.
+    const testKey = (
+      (await (
+        await t.call("POST", `/api/v1/lead_providers/${providerId}/generate_api_key/`, {
+          auth: await t.token(),
+          body: { mode: "test" },
+        })
+      ).json()) as Json
+    ).api_key as string;
+    const bodies: string[] = [];
+    const collect = (r: Response) => {
+      if (new URL(r.url()).pathname.startsWith("/api/"))
+        void r.text().then(
+          (b) => bodies.push(b),
+          () => undefined,
+        );
+    };
+    page.on("response", collect);
     await page.reload();
     await page.getByRole("button", { name: "Reveal live key" }).click();
     await expect.poll(() => page.getByLabel("Live key", { exact: true }).textContent()).toBe(first);
+    page.off("response", collect);
+    expect(bodies.some((b) => b.includes(first))).toBe(true);
+    expect(bodies.filter((b) => b.includes(testKey))).toEqual([]);
     await page.getByRole("button", { name: "Copy live key" }).click();
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(first);
     await accessible(page, "provider-show");
@@ -196,6 +218,25 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByText(`Phone Provider`).first().waitFor();
     expect(page.url()).not.toContain("token="); // removed from the address bar at once
     expect(page.url()).toContain(`/admin/providers/${p.id}/show`);
+    // A link with someone else's token does not silently replace this session: it asks first.
+    const stored = () => page.evaluate(() => sessionStorage.getItem("lead-provider-admin-token"));
+    const other = await t.token({}, { sub: "other-admin" });
+    const asked: string[] = [];
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(`${t.url}/admin/providers#token=${other}`);
+    await page.getByText(`Phone Provider`).first().waitFor();
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toContain("other-admin");
+    expect(asked[0]).toContain("phone-admin");
+    expect(await stored()).toBe(admin);
+    page.once("dialog", (d) => void d.accept());
+    await page.goto(`${t.url}/admin/audit#token=${other}`);
+    await page.getByText("provider.created").first().waitFor();
+    expect(await stored()).toBe(other);
+    expect(page.url()).not.toContain("token=");
     await accessible(page, "provider-show");
     await page.goto(`${t.url}/admin/providers/create`);
     await page.getByLabel("Name").waitFor();

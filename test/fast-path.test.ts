@@ -162,10 +162,7 @@ describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend
   it("gRPC errors: the same status, message and details as connect-node", async () => {
     const path = "/leadprovider.v1.PublicLeadService/GetLead";
     const missing = toBinary(GetLeadRequestSchema, create(GetLeadRequestSchema, { externalId: "nope" }));
-    for (const [request, status] of [
-      [missing, "5"], // NOT_FOUND
-      [Buffer.from([0x0a, 0xff]), "13"], // a message that does not parse: INTERNAL, as connect-node says
-    ] as const) {
+    for (const [request, status] of [[missing, "5"]] as const) {
       const fast = await rawGrpc(path, request);
       const full = await rawGrpc(path, request, { "grpc-timeout": "10S" });
       expect(fast.trailers["grpc-status"] ?? fast.headers["grpc-status"]).toBe(status);
@@ -180,5 +177,19 @@ describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend
       };
       expect(pick(fast)).toEqual(pick(full));
     }
+  });
+
+  it("gRPC: bytes that are not the request message are INVALID_ARGUMENT on the fast path", async () => {
+    const path = "/leadprovider.v1.PublicLeadService/GetLead";
+    const junk = Buffer.from([0x0a, 0xff]);
+    const fast = await rawGrpc(path, junk);
+    expect(fast.trailers["grpc-status"] ?? fast.headers["grpc-status"]).toBe("3");
+    // connect-node says INTERNAL for the same bytes (its binary parse error; its JSON parse error
+    // is INVALID_ARGUMENT): docs/upstream/connect-es-binary-parse-internal.md. When that changes
+    // upstream, this line fails and the two paths can be compared again.
+    const full = await rawGrpc(path, junk, { "grpc-timeout": "10S" });
+    expect(full.trailers["grpc-status"] ?? full.headers["grpc-status"]).toBe("13");
+    const message = (r: typeof fast) => decodeURIComponent(String({ ...r.headers, ...r.trailers }["grpc-message"]));
+    expect(message(fast)).toBe(message(full));
   });
 });

@@ -88,7 +88,7 @@ describe.each(BACKENDS)("Public Lead API over Connect and gRPC ($name)", (backen
     const req = request();
     const { lead } = await client.createLead(req, bearer(key));
     expect(lead?.state).toBe(LeadState.LEAD);
-    expect(lead?.orderNumber).toMatch(/^LP-\d{8,}$/);
+    expect(lead?.orderNumber).toMatch(/^LP-[0-9A-HJKMNP-TV-Z]{10}$/);
     expect(lead?.origin).toMatchObject({ zip: "33101", city: "Miami", state: "FL" });
     expect(lead?.destination).toMatchObject({ zip: "00901", city: "San Juan", state: "PR" });
     const rest = (await (await t.call("GET", `/api/v1/public/leads/${req.externalId}/`, { auth: key })).json()) as Json;

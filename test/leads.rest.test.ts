@@ -35,7 +35,7 @@ describe.each(BACKENDS)("Public Lead API over REST ($name)", (backend) => {
       destination: { zip: "10001", city: "New York", state: "NY", state_id: 33 },
       warnings: [],
     });
-    expect(lead.order_number).toMatch(/^LP-\d{8,}$/);
+    expect(lead.order_number).toMatch(/^LP-[0-9A-HJKMNP-TV-Z]{10}$/);
     expect(Date.parse(lead.created_at)).not.toBeNaN();
 
     const got = await t.call("GET", res.headers.get("location") as string, { auth: key });

@@ -3,8 +3,8 @@
  * failed on the code the review probed. Numbers are the issue's items.
  */
 import { spawn } from "node:child_process";
-import { connect as http2Connect } from "node:http2";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { connect as http2Connect } from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -187,7 +187,10 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
     const p = await t.provider();
     for (const address of EMBEDDED_V6) {
       const url = `https://[${address}]/hook`;
-      const created = await t.call("POST", `${P}create/`, { auth: admin, body: { name: `v6 ${address}`, webhook_url: url } });
+      const created = await t.call("POST", `${P}create/`, {
+        auth: admin,
+        body: { name: `v6 ${address}`, webhook_url: url },
+      });
       expect(created.status, url).toBe(400);
       const problem = (await created.json()) as Json;
       expect(problem.errors[0], url).toEqual({ field: "webhook_url", code: "invalid_url", message: NOT_PUBLIC });
@@ -195,7 +198,10 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
       expect(updated.status, url).toBe(400);
     }
     // A global unicast address is fine.
-    const ok = await t.call("PATCH", `${P}${p.id}/`, { auth: admin, body: { webhook_url: "https://[2606:4700::1111]/hook" } });
+    const ok = await t.call("PATCH", `${P}${p.id}/`, {
+      auth: admin,
+      body: { webhook_url: "https://[2606:4700::1111]/hook" },
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -221,7 +227,11 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
       }
       // A name that resolves inside and a name that does not resolve read the same.
       for (const url of [`http://localhost:${port}/hook`, "http://no-such-host.invalid/hook"]) {
-        const outcome = await transport.send(url, ["whsec_dGVzdA=="], { id: "evt_0", type: "webhook.test", occurredAt: new Date() });
+        const outcome = await transport.send(url, ["whsec_dGVzdA=="], {
+          id: "evt_0",
+          type: "webhook.test",
+          occurredAt: new Date(),
+        });
         expect(outcome.error, url).toBe(NOT_PUBLIC);
       }
       expect(connections).toBe(0);
@@ -253,7 +263,10 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
 
   it("allows ports 443 and 80 only, unless WEBHOOK_ALLOWED_PORTS widens them", async () => {
     const p = await t.provider();
-    const bad = await t.call("PATCH", `${P}${p.id}/`, { auth: admin, body: { webhook_url: "https://hooks.example.com:8443/x" } });
+    const bad = await t.call("PATCH", `${P}${p.id}/`, {
+      auth: admin,
+      body: { webhook_url: "https://hooks.example.com:8443/x" },
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as Json).errors[0].message).toBe("webhook_url must use port 443 or 80");
     const wide = await startTestApp(PG, { ...PRODUCTION, WEBHOOK_ALLOWED_PORTS: "443,8443" });
@@ -505,7 +518,10 @@ describe.each(BACKENDS)("8. staff identities never reach providers ($name)", (ba
       const list = (await (
         await t.call("GET", `/api/v1/admin/leads/?q=${encodeURIComponent(lead.external_id)}`, { auth: admin })
       ).json()) as Json;
-      expect(list.results[0].history.map((h: Json) => h.actor)).toEqual([`provider:${p.id}`, "alice.smith@corp.example"]);
+      expect(list.results[0].history.map((h: Json) => h.actor)).toEqual([
+        `provider:${p.id}`,
+        "alice.smith@corp.example",
+      ]);
     } finally {
       await receiver.close();
     }
@@ -666,4 +682,3 @@ describe("11. a port already in use", () => {
     }
   });
 });
-

@@ -174,7 +174,7 @@ describe.each(BACKENDS)("test mode ($name)", (backend) => {
       .toMatchObject({ state: "QUOTE", lead_status: "NEGOTIATING" });
     const moved = await stateOf(p.test, order);
     expect(moved.history.map((h: Json) => [h.to_state, h.actor])).toEqual([
-      ["LEAD", `provider:${p.id}`],
+      ["LEAD", "provider"],
       ["QUOTE", "sandbox"],
       ["ORDER", "sandbox"],
     ]);

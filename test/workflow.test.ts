@@ -66,9 +66,10 @@ describe.each(BACKENDS)("lead workflow LEAD → QUOTE → ORDER ($name)", (backe
     const final = await read(lead.external_id);
     expect(final).toMatchObject({ state: "ORDER", lead_status: "BOOKED" });
     expect(final.history.map((h: Json) => [h.from_state, h.to_state, h.lead_status, h.actor])).toEqual([
-      [null, "LEAD", "LEAD", `provider:${providerId}`],
-      ["LEAD", "QUOTE", "QUOTE", "quote-engine"],
-      ["QUOTE", "ORDER", "BOOKED", "quote-engine"],
+      // The provider sees roles; the quote engine's JWT sub is for the broker's eyes only.
+      [null, "LEAD", "LEAD", "provider"],
+      ["LEAD", "QUOTE", "QUOTE", "staff"],
+      ["QUOTE", "ORDER", "BOOKED", "staff"],
     ]);
   });
 

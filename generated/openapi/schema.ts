@@ -1392,9 +1392,12 @@ export interface components {
       rate_limit_per_day?: number;
       /**
        * Format: uri
-       * @description Where lead events are sent as signed webhooks (see `webhooks`); http or https (https
-       *     only, to a public address, in production). Setting it creates the provider's signing
-       *     secret (GET `/api/v1/lead_providers/{id}/webhook/`).
+       * @description Where lead events are sent as signed webhooks (see `webhooks`); http or https. In
+       *     production: https only, port 443 or 80 (`WEBHOOK_ALLOWED_PORTS` widens), and a host
+       *     that is, or resolves to, a public address (IPv4 unicast; IPv6 global unicast
+       *     `2000::/3`, no IPv4-embedding forms); any refused target is answered "the URL does not
+       *     resolve to a public address". Setting it creates the provider's signing secret (GET
+       *     `/api/v1/lead_providers/{id}/webhook/`).
        * @example https://hooks.acme-leads.example.com/lead-provider
        */
       webhook_url?: string;
@@ -1422,6 +1425,7 @@ export interface components {
       /**
        * Format: uri
        * @description Where lead events are sent as signed webhooks; null clears it (nothing more is sent).
+       *     The same rules as on create (in production: https, port 443 or 80, a public address).
        *     Setting it creates the signing secret if the provider has none, and enables an
        *     endpoint that was disabled by a 410 Gone answer.
        * @example https://hooks.acme-leads.example.com/lead-provider
@@ -2438,10 +2442,7 @@ export interface operations {
   revealApiKey: {
     parameters: {
       query: {
-        /**
-         * @description Which key to reveal.
-         * @example live
-         */
+        /** @description Which key to reveal. */
         mode: "live" | "test";
       };
       header?: never;

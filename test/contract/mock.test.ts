@@ -33,9 +33,14 @@ const OPERATIONS = Object.entries(spec.paths as Record<string, Json>).flatMap(([
     .map((method) => {
       const op = item[method] as Json;
       const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(ref);
-      const url = params
+      const pathOnly = params
         .filter((p) => p.in === "path")
         .reduce((u: string, p) => u.replace(`{${p.name}}`, String(firstExample(p))), path);
+      // Required query parameters (e.g. revealApiKey's mode) with their examples.
+      const query = params
+        .filter((p) => p.in === "query" && p.required)
+        .map((p) => `${p.name}=${encodeURIComponent(String(firstExample(p)))}`);
+      const url = query.length > 0 ? `${pathOnly}?${query.join("&")}` : pathOnly;
       const body = op.requestBody ? firstExample(ref(op.requestBody).content["application/json"]) : undefined;
       const success = Object.keys(op.responses)
         .filter((s) => /^2\d\d$/.test(s))
