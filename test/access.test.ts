@@ -25,6 +25,7 @@ describe.each(BACKENDS)("access between providers and surfaces ($name)", (backen
       body: leadBody({ external_id: "shared-123" }),
       auth: alice.key,
     });
+    expect(res.status).toBe(201);
     aliceLead = (await res.json()) as Json;
   });
   afterAll(() => t.stop());
@@ -46,12 +47,14 @@ describe.each(BACKENDS)("access between providers and surfaces ($name)", (backen
 
   it.each(PROTOCOLS)("%s: another provider's lead is NOT_FOUND", async (protocol) => {
     const client = connectClient(PublicLeadService, t.port, protocol);
-    const err = await client.getLead({ externalId: "shared-123-alice-only" }, bearer(bob.key)).catch((e: unknown) => e);
-    expect((err as ConnectError).code).toBe(Code.NotFound);
-    await t.call("POST", "/api/v1/public/leads/", {
+    const created = await t.call("POST", "/api/v1/public/leads/", {
       body: leadBody({ external_id: `only-${protocol}` }),
       auth: alice.key,
     });
+    expect(created.status).toBe(201);
+    // Its owner reads it over this protocol; the other provider gets NOT_FOUND.
+    const own = await client.getLead({ externalId: `only-${protocol}` }, bearer(alice.key));
+    expect(own.lead?.externalId).toBe(`only-${protocol}`);
     const hidden = await client.getLead({ externalId: `only-${protocol}` }, bearer(bob.key)).catch((e: unknown) => e);
     expect((hidden as ConnectError).code).toBe(Code.NotFound);
   });
@@ -69,9 +72,19 @@ describe.each(BACKENDS)("access between providers and surfaces ($name)", (backen
   });
 
   it("a provider key cannot read or change a provider record, and issues nothing", async () => {
-    await t.call("PATCH", `/api/v1/lead_providers/${bob.id}/`, { auth: alice.key, body: { is_active: false } });
-    await t.call("POST", `/api/v1/lead_providers/${bob.id}/generate_api_key/`, { auth: alice.key });
-    expect((await t.call("GET", "/api/v1/public/leads/shared-123/", { auth: bob.key })).status).toBe(200);
+    const admin = await t.token();
+    const before = (await (await t.call("GET", `/api/v1/lead_providers/${bob.id}/`, { auth: admin })).json()) as Json;
+    const patch = await t.call("PATCH", `/api/v1/lead_providers/${bob.id}/`, {
+      auth: alice.key,
+      body: { is_active: false },
+    });
+    expect(patch.status).toBe(401);
+    const issue = await t.call("POST", `/api/v1/lead_providers/${bob.id}/generate_api_key/`, { auth: alice.key });
+    expect(issue.status).toBe(401);
+    expect(JSON.stringify(await issue.json())).not.toMatch(/lp_live_/);
+    const after = (await (await t.call("GET", `/api/v1/lead_providers/${bob.id}/`, { auth: admin })).json()) as Json;
+    expect(after).toEqual(before); // still active, the same key
+    expect((await t.call("GET", "/api/v1/public/leads/", { auth: bob.key })).status).toBe(200);
   });
 
   const ADMIN_RPCS: ReadonlyArray<

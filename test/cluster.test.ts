@@ -58,11 +58,16 @@ describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)("two work
   });
 
   it("is ready when every worker is: /readyz reports the database and Redis", async () => {
-    for (let i = 0; i < 4; i++) {
-      const r = await fetch(`${c.url}/readyz`, { headers: { connection: "close" } });
+    // Fresh connections go to the workers in turn; both must have answered ready.
+    for (let i = 0; i < 6; i++) {
+      const r = await fetch(`${c.url}/readyz`, { headers: { connection: "close" }, keepalive: false });
       expect(r.status).toBe(200);
-      expect(await r.json()).toMatchObject({ status: "ready", checks: { redis: { ok: true } } });
+      expect(await r.json()).toMatchObject({
+        status: "ready",
+        checks: { database: { ok: true }, redis: { ok: true } },
+      });
     }
+    await expect.poll(() => workerPids(c.output(), "/readyz").size, { timeout: 2000 }).toBe(2);
   });
 });
 

@@ -4,13 +4,15 @@
  * path leaves alone (Express, connect-node), and the two answers are compared.
  */
 import { connect as http2Connect, type IncomingHttpHeaders } from "node:http2";
+import { Writable } from "node:stream";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   GetLeadRequestSchema,
   GetLeadResponseSchema,
 } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
-import { leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { createLogger } from "../src/logger.ts";
+import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 
 /** Headers that differ between any two answers. */
@@ -24,11 +26,31 @@ const stable = (headers: Headers | IncomingHttpHeaders) => {
 describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend) => {
   let t: TestApp;
   let key: string;
+  const logs: Json[] = [];
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split("\n").filter(Boolean)) logs.push(JSON.parse(line) as Json);
+        done();
+      },
+    });
+    t = await startTestApp(backend, {}, { logger: createLogger("info", sink) });
     ({ key } = await t.provider());
   });
   afterAll(() => t.stop());
+
+  /**
+   * Which path served the request with this X-Request-Id: its access-log line says
+   * `fast_path: true` only when a fast path wrote the answer (observe.ts markFastPath).
+   */
+  async function servedBy(requestId: string | null | undefined): Promise<"fast" | "full"> {
+    expect(requestId).toBeTruthy();
+    let line: Json | undefined;
+    await expect
+      .poll(() => (line = logs.find((l) => l.msg === "request" && l.request_id === requestId)), { timeout: 2000 })
+      .toBeDefined();
+    return line?.fast_path === true ? "fast" : "full";
+  }
 
   const get = (id: string, headers: Record<string, string> = {}) =>
     t.call("GET", `/api/v1/public/leads/${id}/`, { auth: key, headers });
@@ -42,6 +64,8 @@ describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend
     const full = await get(external_id, viaExpress);
     expect(fast.status).toBe(200);
     expect(full.status).toBe(200);
+    expect(await servedBy(fast.headers.get("x-request-id"))).toBe("fast");
+    expect(await servedBy(full.headers.get("x-request-id"))).toBe("full");
     expect(stable(fast.headers)).toEqual(stable(full.headers));
     expect(fast.headers.get("etag")).toBe(full.headers.get("etag"));
     expect(await fast.text()).toBe(await full.text());
@@ -67,6 +91,8 @@ describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend
     const fast = await t.call("POST", "/api/v1/public/leads/", { auth: key, body });
     expect(fast.status).toBe(201);
     expect(full.status).toBe(201);
+    expect(await servedBy(fast.headers.get("x-request-id"))).toBe("fast");
+    expect(await servedBy(full.headers.get("x-request-id"))).toBe("full");
     expect(stable(fast.headers)).toEqual(stable(full.headers));
     expect(fast.headers.get("location")).toBe(`/api/v1/public/leads/${body.external_id}/`);
     const strip = (j: Record<string, unknown>) => ({
@@ -77,7 +103,8 @@ describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend
       created_at: "",
       updated_at: "",
       state_changed_at: "",
-      history: [],
+      // The history is compared too, with each entry's time left out.
+      history: (j.history as Json[]).map((h) => ({ ...h, changed_at: "" })),
     });
     expect(strip((await fast.json()) as Record<string, unknown>)).toEqual(
       strip((await full.json()) as Record<string, unknown>),
@@ -151,6 +178,8 @@ describe.each(BACKENDS)("fast paths answer as the full stacks ($name)", (backend
     // A deadline is a shape the fast path leaves to connect-node.
     const full = await rawGrpc(path, request, { "grpc-timeout": "10S" });
     expect(fast.headers[":status"]).toBe(200);
+    expect(await servedBy(fast.headers["x-request-id"] as string)).toBe("fast");
+    expect(await servedBy(full.headers["x-request-id"] as string)).toBe("full");
     expect(stable(fast.headers)).toEqual(stable(full.headers));
     expect(fast.trailers).toEqual(full.trailers);
     expect(fast.trailers["grpc-status"]).toBe("0");

@@ -41,6 +41,10 @@ function raw(port: number, text: string): Promise<string> {
   });
 }
 
+/** GET of the provider list, page size 1, with a hostile Host header, closing the connection after. */
+const hostileListRequest = (token: string) =>
+  `GET ${P}?page_size=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`;
+
 describe("1. the failed-authentication limit cannot lock out valid callers", () => {
   let t: TestApp;
   let key: string;
@@ -203,10 +207,26 @@ describe("2–8. hostile input and protocol abuse", () => {
 
   it("6. never builds pagination links from the Host header", async () => {
     for (let i = 0; i < 3; i++) await t.provider();
-    const res = await t.call("GET", `${P}?page_size=1`, { auth: admin, headers: { host: "evil.example" } });
-    const body = (await res.json()) as Json;
+    // Over a raw socket: fetch would replace the Host header, so evil.example would never arrive.
+    const answer = await raw(t.port, hostileListRequest(admin));
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as Json;
     expect(body.next).toMatch(/^\/api\/v1\/lead_providers\/\?/);
-    expect(JSON.stringify(body)).not.toContain("evil.example");
+    expect(answer).not.toContain("evil.example");
+  });
+
+  it("6. builds absolute links under PUBLIC_BASE_URL, never from the Host header", async () => {
+    const based = await startTestApp(PG, { PUBLIC_BASE_URL: "https://api.example.com" });
+    try {
+      for (let i = 0; i < 2; i++) await based.provider();
+      const answer = await raw(based.port, hostileListRequest(await based.token()));
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as Json;
+      expect(body.next).toMatch(/^https:\/\/api\.example\.com\/api\/v1\/lead_providers\/\?/);
+      expect(answer).not.toContain("evil.example");
+    } finally {
+      await based.stop();
+    }
   });
 
   it("7. refuses the workflow service to a valid JWT without the lead-processing claim", async () => {

@@ -166,6 +166,22 @@ describe.each(BACKENDS)("Management API and provider keys ($name)", (backend) =>
     for (let i = 0; i < 5; i++) await t.call("GET", "/api/v1/public/leads/none/", { auth: key });
     await new Promise((r) => setTimeout(r, 100));
     expect(await lastUsed()).toBe(first);
+    // A minute later (the service's injected clock), the next use is recorded again, once.
+    offsetMs = 61_000;
+    try {
+      await t.call("GET", "/api/v1/public/leads/none/", { auth: key });
+      let second: string | null = first;
+      for (let i = 0; i < 50 && second === first; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        second = await lastUsed();
+      }
+      expect(new Date(second ?? 0).getTime()).toBeGreaterThanOrEqual(new Date(first ?? 0).getTime() + 60_000);
+      for (let i = 0; i < 3; i++) await t.call("GET", "/api/v1/public/leads/none/", { auth: key });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await lastUsed()).toBe(second);
+    } finally {
+      offsetMs = 0;
+    }
   });
 
   it("refuses an expires_at in the past", async () => {

@@ -1,8 +1,10 @@
 /**
  * Webhooks end to end: a real receiving HTTP server, every signature checked with the
- * `standardwebhooks` package's own Webhook.verify (not the service's code), and the service's
+ * `standardwebhooks` package's own Webhook.verify and by an HMAC computed here with node:crypto
+ * (so neither the service's code nor the package it signs with vouches for itself), and the service's
  * real delivery workers on PGlite and, when TEST_DATABASE_URL is set, Postgres.
  */
+import { createHmac } from "node:crypto";
 import { Writable } from "node:stream";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
@@ -13,7 +15,7 @@ import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_wor
 import { ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import { createLogger } from "../src/logger.ts";
 import { NOT_PUBLIC } from "../src/providers/webhook-url.ts";
-import { createWebhookTransport } from "../src/webhooks/webhook.http.ts";
+import { createWebhookTransport, signatures } from "../src/webhooks/webhook.http.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
@@ -24,10 +26,51 @@ const PROVIDERS = "/api/v1/lead_providers/";
 /** Retries after 50 ms, three times, so a test sees the whole schedule in a moment. */
 const FAST_RETRIES = { WEBHOOK_RETRY_SCHEDULE: "0.05,0.05,0.05", RATE_LIMIT_PER_MINUTE: "100000" };
 
-/** The event as the receiver got it, after checking its signature with the reference package. */
+/**
+ * Standard Webhooks' signature computed here with node:crypto alone (not the package the service
+ * signs with): HMAC-SHA256, keyed by the base64 secret after `whsec_`, over `id.timestamp.body`.
+ */
+function independentSignature(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
+}
+
+/**
+ * The event as the receiver got it, after checking its signature twice: with the reference
+ * package, and independently (so a signing package that left the body out would be caught).
+ */
 function verified(r: Received, secret: string): Json {
+  const expected = independentSignature(
+    secret,
+    r.headers["webhook-id"] ?? "",
+    r.headers["webhook-timestamp"] ?? "",
+    r.body,
+  );
+  expect((r.headers["webhook-signature"] ?? "").split(" ")).toContain(expected);
   return new Webhook(secret).verify(r.body, r.headers) as Json;
 }
+
+describe("Standard Webhooks signatures", () => {
+  it("reproduce the specification's published test vector, and an independent HMAC of id.timestamp.body", () => {
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const body = '{"test": 2432232314}';
+    const at = new Date(1614265330 * 1000);
+    expect(signatures([secret], "msg_p5jXN8AQM9LWM0D4loKWxJek", at, body)).toBe(
+      "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+    );
+    expect(independentSignature(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", body)).toBe(
+      "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+    );
+    // Every part is signed: another body, id or time is another signature.
+    const other = "whsec_c2VjcmV0LW9mLWEtcm90YXRlZC1lbmRwb2ludA==";
+    const both = signatures([secret, other], "msg_1", at, body).split(" ");
+    expect(both).toEqual([
+      independentSignature(secret, "msg_1", "1614265330", body),
+      independentSignature(other, "msg_1", "1614265330", body),
+    ]);
+    expect(signatures([secret], "msg_1", at, "{}")).not.toBe(signatures([secret], "msg_1", at, body));
+  });
+});
 
 describe.each(BACKENDS)("webhooks ($name)", (backend) => {
   let t: TestApp;
@@ -246,17 +289,30 @@ describe.each(BACKENDS)("webhooks ($name)", (backend) => {
     await receiver.waitFor((all) => all.length >= 1);
     const refused = (await move(lead.id, LeadState.ORDER).catch((e: unknown) => e)) as ConnectError;
     expect(refused.code).toBe(Code.FailedPrecondition);
-    // An event written in a transaction that then fails: no delivery row, nothing sent.
+    // A move whose transaction fails after its event was written (the audit insert that follows
+    // it fails, by a trigger set up for this lead): the service rolls the whole move back, so
+    // the lead stays in LEAD and no delivery of the event exists or is sent.
     const db = t.app.database.db;
-    await expect(
-      db.transaction().execute(async (trx) => {
-        await sql`insert into lead_events (event_id, provider_id, lead_id, type, data)
-                  values ('evt_rolledback000000000000000000000', ${p.id}, ${lead.id}, 'lead.quoted', '{}')`.execute(
-          trx,
-        );
-        throw new Error("the change failed");
-      }),
-    ).rejects.toThrow("the change failed");
+    const fn = `fail_audit_${lead.id}`;
+    await sql
+      .raw(`create function ${fn}() returns trigger language plpgsql as $$
+        begin
+          if new.action = 'lead.moved' and new.target_id = '${lead.id}' then
+            raise exception 'the audit write failed';
+          end if;
+          return new;
+        end $$`)
+      .execute(db);
+    await sql.raw(`create trigger ${fn} before insert on audit_log for each row execute function ${fn}()`).execute(db);
+    try {
+      const failed = (await move(lead.id, LeadState.QUOTE).catch((e: unknown) => e)) as ConnectError;
+      expect(failed.code).toBe(Code.Internal);
+    } finally {
+      await sql.raw(`drop trigger ${fn} on audit_log`).execute(db);
+      await sql.raw(`drop function ${fn}()`).execute(db);
+    }
+    const after = (await (await t.call("GET", `${LEADS}${lead.external_id}/`, { auth: p.key })).json()) as Json;
+    expect(after).toMatchObject({ state: "LEAD", history: [{ to_state: "LEAD" }] });
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received).toHaveLength(1);
     expect((await deliveries(p.id)).results).toHaveLength(1);
@@ -471,6 +527,47 @@ describe("webhook targets inside the network", () => {
     } finally {
       transport.close();
       await receiver.close();
+    }
+  });
+});
+
+describe("a receiver that accepts and never answers", () => {
+  it("is cut off at WEBHOOK_TIMEOUT_MS, recorded as a timeout and retried", async () => {
+    const t = await startTestApp(BACKENDS[0] ?? { name: "pglite" }, {
+      WEBHOOK_TIMEOUT_MS: "300",
+      WEBHOOK_RETRY_SCHEDULE: "60",
+    });
+    const receiver = await startReceiver();
+    receiver.answer = () => "hang";
+    try {
+      const admin = await t.token();
+      const p = await t.provider(undefined, { webhook_url: receiver.url });
+      const started = Date.now();
+      const test = (await (await t.call("POST", `${PROVIDERS}${p.id}/webhook/test/`, { auth: admin })).json()) as Json;
+      expect(test).toMatchObject({ delivered: false, status_code: null, error: "no answer within 300 ms" });
+      expect(test.latency_ms).toBeGreaterThanOrEqual(290);
+      expect(Date.now() - started).toBeLessThan(3000);
+
+      // A real delivery: the attempt is recorded as the timeout, and the delivery waits to retry.
+      await t.call("POST", LEADS, { auth: p.key, body: leadBody() });
+      let delivery: Json | undefined;
+      await expect
+        .poll(
+          async () => {
+            const list = (await (
+              await t.call("GET", `${PROVIDERS}${p.id}/webhook_deliveries/`, { auth: admin })
+            ).json()) as Json;
+            delivery = (list.results as Json[]).find((d) => d.type === "lead.created");
+            return delivery?.last_error;
+          },
+          { timeout: 5000 },
+        )
+        .toBe("no answer within 300 ms");
+      expect(delivery).toMatchObject({ state: "pending", attempts: 1, last_status_code: null });
+      expect(new Date(delivery?.next_attempt_at).getTime()).toBeGreaterThan(Date.now() + 30_000);
+    } finally {
+      await receiver.close();
+      await t.stop();
     }
   });
 });

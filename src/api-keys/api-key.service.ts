@@ -74,7 +74,8 @@ export function createApiKeyVerifier(deps: ApiKeyVerifierDeps) {
   }
 
   function touch(keyId: number): void {
-    const t = Date.now();
+    const t = now().getTime(); // the injected clock: a minute is the service's minute
+
     if ((lastTouched.get(keyId) ?? 0) + touchInterval > t) return;
     lastTouched.set(keyId, t);
     pendingTouch.add(keyId);

@@ -15,6 +15,7 @@
  * Success answers are written as Express writes them: `application/json; charset=utf-8`, a weak
  * ETag of the body, the Location of a created lead.
  */
+
 import type { IncomingMessage, ServerResponse } from "node:http";
 import etag from "etag";
 import type { ClientAddress } from "../edge/client-address.ts";
@@ -22,6 +23,7 @@ import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
 import { createdLeadJson, LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
 import type { LeadService } from "../leads/lead.service.ts";
+import { markFastPath } from "../observe.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 import type { SchemaValidators } from "./schema-validators.ts";
 
@@ -115,6 +117,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
     res.setHeader("Content-Length", Buffer.byteLength(body));
     res.setHeader("ETag", etag(body, { weak: true }));
     res.statusCode = status;
+    markFastPath(res);
     res.end(body);
   };
 

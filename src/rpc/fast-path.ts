@@ -13,6 +13,7 @@
  * error), and `application/grpc+proto` as the content type. test/fast-path.test.ts compares the
  * two paths' answers.
  */
+
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -30,6 +31,7 @@ import { DomainError } from "../errors.ts";
 import { createLeadInput, leadMessage } from "../leads/lead.rpc.ts";
 import type { LeadService } from "../leads/lead.service.ts";
 import { errorForLog, type Logger } from "../logger.ts";
+import { markFastPath } from "../observe.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 import { toConnectError } from "./errors.ts";
 
@@ -113,6 +115,7 @@ export function createGrpcFastPath(
 
   function answer(res: Http2ServerResponse, outcome: Outcome, quota: Quota | undefined): void {
     if (res.stream.destroyed) return;
+    markFastPath(res);
     res.setHeader("content-type", "application/grpc+proto");
     if ("message" in outcome) {
       if (quota) {
