@@ -74,13 +74,22 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
   const h2 = http2.createServer({}, handler);
   const sessions = new Set<Http2Session>();
   const sockets = new Set<net.Socket>();
+  // The raw socket of the session being created: h2 emits "session" synchronously while handling
+  // the "connection" that route() hands it (below).
+  let handingOver: net.Socket | undefined;
   h2.on("session", (session) => {
     sessions.add(session);
+    const raw = handingOver;
     // An idle session gets GOAWAY; one whose client does not close in turn is destroyed, so its
-    // descriptor is freed within a bounded time instead of when the client pleases.
+    // descriptor is freed within a bounded time instead of when the client pleases. Node ends a
+    // closed session's socket gracefully (a half-close that waits for the client's FIN), so the
+    // raw socket is destroyed too: a client that never closes cannot hold the descriptor.
     session.setTimeout(timeouts.keepAliveMs * 12, () => {
       session.close();
-      setTimeout(() => session.destroy(), timeouts.keepAliveMs).unref();
+      setTimeout(() => {
+        session.destroy();
+        raw?.destroy();
+      }, timeouts.keepAliveMs).unref();
     });
     session.on("close", () => sessions.delete(session));
   });
@@ -92,7 +101,18 @@ export function createOnePortServer(handler: Handler, logger: Logger, timeouts =
     if (logger.isLevelEnabled("debug")) logger.debug({ remote_port: socket.remotePort }, "connection accepted");
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    route(socket, timeouts.headersMs, (stream, isHttp2) => (isHttp2 ? h2 : h1).emit("connection", stream));
+    route(socket, timeouts.headersMs, (stream, isHttp2) => {
+      if (!isHttp2) {
+        h1.emit("connection", stream);
+        return;
+      }
+      handingOver = stream;
+      try {
+        h2.emit("connection", stream);
+      } finally {
+        handingOver = undefined;
+      }
+    });
   });
 
   return {

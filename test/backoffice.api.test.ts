@@ -1,6 +1,6 @@
 /** The Management API additions the back office reads: leads across providers, the audit log, usage. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 
 const ADMIN = "/api/v1/admin/";
@@ -15,7 +15,7 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" });
+    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" }, { now: minuteClock() });
     admin = await t.token({}, { sub: "ops@company.example" });
   });
   afterAll(() => t.stop());

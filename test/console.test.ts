@@ -121,21 +121,21 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
         })
       ).json()) as Json
     ).api_key as string;
-    const bodies: string[] = [];
+    const bodies: Promise<string>[] = [];
     const collect = (r: Response) => {
-      if (new URL(r.url()).pathname.startsWith("/api/"))
-        void r.text().then(
-          (b) => bodies.push(b),
-          () => undefined,
-        );
+      if (new URL(r.url()).pathname.startsWith("/api/")) bodies.push(r.text().catch(() => ""));
     };
     page.on("response", collect);
     await page.reload();
+    const reveal = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith("/api_key/"));
     await page.getByRole("button", { name: "Reveal live key" }).click();
+    const revealed = await reveal;
+    expect(new URL(revealed.url()).searchParams.get("mode")).toBe("live");
     await expect.poll(() => page.getByLabel("Live key", { exact: true }).textContent()).toBe(first);
     page.off("response", collect);
-    expect(bodies.some((b) => b.includes(first))).toBe(true);
-    expect(bodies.filter((b) => b.includes(testKey))).toEqual([]);
+    const seen = await Promise.all(bodies);
+    expect(seen.some((b) => b.includes(first))).toBe(true);
+    expect(seen.filter((b) => b.includes(testKey))).toEqual([]);
     await page.getByRole("button", { name: "Copy live key" }).click();
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(first);
     await accessible(page, "provider-show");
@@ -298,6 +298,15 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     // The 403 and 401 the console received were answers, not page errors.
     expect(problems.filter((p) => !/status of 40[13]/.test(p))).toEqual([]);
   }, 120_000);
+});
+
+// Headers only: no browser needed, so this runs wherever the suite runs.
+describe("the back office's headers", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" });
+  });
+  afterAll(() => t.stop());
 
   it("serves the console with a Content-Security-Policy of its own origin only, and leaves the API's headers alone", async () => {
     const page = await t.call("GET", "/admin/providers/1/show");

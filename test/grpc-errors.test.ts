@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { grpcCall, grpcJsClient } from "./helpers/grpc.ts";
 
@@ -40,7 +40,7 @@ describe.each(BACKENDS)("gRPC errors carry google.rpc details ($name)", (backend
   let key: string;
   const root = googleRpc();
   beforeAll(async () => {
-    t = await startTestApp(backend);
+    t = await startTestApp(backend, {}, { now: minuteClock() });
     ({ key } = await t.provider());
   });
   afterAll(async () => t?.stop());

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { createLogger } from "../src/logger.ts";
-import { leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { freePort } from "./helpers/processes.ts";
 
@@ -25,7 +25,7 @@ describe("logs and metrics", () => {
     t = await startTestApp(
       { name: "pglite" },
       { METRICS_TOKEN, RATE_LIMIT_PER_MINUTE: "3" },
-      { logger: createLogger("trace", sink) },
+      { logger: createLogger("trace", sink), now: minuteClock() },
     );
   });
   afterAll(() => t.stop());

@@ -11,7 +11,7 @@ import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_wor
 import { ApiKeyMode, ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { isWellFormedKey } from "../src/api-keys/api-key.ts";
-import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
@@ -44,7 +44,11 @@ describe.each(BACKENDS)("test mode ($name)", (backend) => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_RETRY_SCHEDULE: "0.05" });
+    t = await startTestApp(
+      backend,
+      { RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_RETRY_SCHEDULE: "0.05" },
+      { now: minuteClock() },
+    );
     admin = await t.token();
   });
   afterAll(() => t.stop());
@@ -345,7 +349,11 @@ describe.each(BACKENDS)("test mode ($name)", (backend) => {
 
 describe("test-mode rate limits", () => {
   it("counts test requests apart, so a load test cannot use up the live quota", async () => {
-    const t = await startTestApp(BACKENDS[0] ?? { name: "pglite" }, { RATE_LIMIT_PER_MINUTE: "5" });
+    const t = await startTestApp(
+      BACKENDS[0] ?? { name: "pglite" },
+      { RATE_LIMIT_PER_MINUTE: "5" },
+      { now: minuteClock() },
+    );
     try {
       const admin = await t.token();
       const p = await t.provider();

@@ -104,6 +104,18 @@ export async function startTestApp(
   };
 }
 
+/**
+ * A clock for tests that count requests against a per-minute limit: it reads 5 s past the start
+ * of a UTC minute when made and then runs at real speed, so an app given it (`{ now }`) keeps
+ * one rate-limit minute for 55 s, however close to a real minute boundary the test starts. JWTs
+ * are checked against real time, so tokens are unaffected.
+ */
+export function minuteClock(): () => Date {
+  const start = Date.now();
+  const offset = Math.floor(start / 60_000) * 60_000 + 5_000 - start;
+  return () => new Date(Date.now() + offset);
+}
+
 /** A valid lead body; override any field. */
 export function leadBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   counter += 1;

@@ -1,0 +1,200 @@
+/**
+ * The mutants of issue 26's audit: each breaks the code the way the audit did, in a scratch copy
+ * of the working tree, and the named test must then FAIL. A mutant whose test still passes is a
+ * test that cannot catch its own subject; the script lists those and exits 1.
+ *
+ *   node scripts/check-tests-catch.ts            every mutant
+ *   node scripts/check-tests-catch.ts fast-paths one, by name
+ *
+ * Run by `make check-tests-catch` (not part of `make test`: each mutant runs a test file, ~3 min
+ * in all). Mutants marked `needs` run only where those services are configured (as CI has them).
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+
+interface Mutant {
+  readonly name: string;
+  readonly file: string;
+  /** Exact text → its replacement; each `find` must occur in the file. */
+  readonly edits: readonly (readonly [find: string, replace: string])[];
+  /** The test file and the test name pattern (vitest -t) that must fail. */
+  readonly test: string;
+  readonly filter: string;
+  readonly needs?: readonly ("TEST_DATABASE_URL" | "REDIS_URL")[];
+}
+
+const MUTANTS: readonly Mutant[] = [
+  {
+    name: "links-from-host",
+    file: "src/rest/links.ts",
+    edits: [
+      [
+        "return publicBaseUrl === undefined ? relative : new URL(relative, publicBaseUrl).toString();",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the mutant is source text
+        "return `http://${(req as unknown as { headers: { host: string } }).headers.host}${relative}`;",
+      ],
+    ],
+    test: "test/hardening.test.ts",
+    filter: "Host header",
+  },
+  {
+    name: "fast-paths-off",
+    file: "src/app.ts",
+    edits: [
+      ["if (req.httpVersionMajor >= 2 && grpcFastPath(", "if (req.httpVersionMajor >= 99 && grpcFastPath("],
+      ["restFastPath(req as never, res as never);", "(rest as never as (a: unknown, b: unknown) => void)(req, res);"],
+    ],
+    test: "test/fast-path.test.ts",
+    filter: "same",
+  },
+  {
+    name: "webhook-timer-never-fires",
+    file: "src/webhooks/webhook.http.ts",
+    edits: [["}, options.timeoutMs);", "}, 2 ** 31 - 1);"]],
+    test: "test/webhooks.test.ts",
+    filter: "never answers",
+  },
+  {
+    name: "signature-without-body",
+    file: "src/webhooks/webhook.http.ts",
+    edits: [["new Webhook(s).sign(id, at, body)", 'new Webhook(s).sign(id, at, "")']],
+    test: "test/webhooks.test.ts",
+    filter: "signed per Standard Webhooks|test vector",
+  },
+  {
+    name: "last-used-written-once-ever",
+    file: "src/api-keys/api-key.service.ts",
+    edits: [["if ((lastTouched.get(keyId) ?? 0) + touchInterval > t) return;", "if (lastTouched.has(keyId)) return;"]],
+    test: "test/management.test.ts",
+    filter: "last_used_at once a minute",
+  },
+  {
+    name: "ship-via-table-wrong",
+    file: "src/leads/lead.ts",
+    edits: [
+      [
+        'FOREIGN: ["CONTAINER_20FT", "CONTAINER_40FT", "SHARED", "ROLLON_ROLLOFF"],',
+        'FOREIGN: ["CONTAINER_20FT", "CONTAINER_40FT", "SHARED", "ROLLON_ROLLOFF", "DRIVE_AWAY"],',
+      ],
+    ],
+    test: "test/leads.rest.test.ts",
+    filter: "overseas_type",
+  },
+  {
+    name: "rpc-get-lead-never-finds",
+    file: "src/leads/lead.rpc.ts",
+    edits: [
+      [
+        "return { lead: leadMessage(await leads.get(providerOf(ctx), req.externalId)) };",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the mutant is source text
+        "return { lead: leadMessage(await leads.get(providerOf(ctx), `${req.externalId}-nope`)) };",
+      ],
+    ],
+    test: "test/access.test.ts",
+    filter: "NOT_FOUND",
+  },
+  {
+    name: "move-outside-its-transaction",
+    file: "src/leads/lead-workflow.service.ts",
+    edits: [["await applyTransition(trx, {", "await applyTransition(db, {"]],
+    test: "test/webhooks.test.ts",
+    filter: "rolled back",
+    needs: ["TEST_DATABASE_URL"],
+  },
+  {
+    name: "watch-stream-breaks",
+    file: "src/leads/lead-workflow.rpc.ts",
+    edits: [
+      ["const queue: LeadChange[] = [];", "const queue: LeadChange[] = [];\n      let mutantSent = 0;"],
+      [
+        "for (let c = queue.shift(); c; c = queue.shift()) yield changeMessage(c);",
+        'for (let c = queue.shift(); c; c = queue.shift()) { yield changeMessage(c); if (req.includeTest && ++mutantSent === 2) throw new Error("the stream broke"); }',
+      ],
+    ],
+    test: "test/sandbox.test.ts",
+    filter: "include_test|test leads apart|workflow",
+  },
+  {
+    name: "listener-open-until-exit",
+    file: "src/server.ts",
+    edits: [
+      [
+        "const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));",
+        "const closed = Promise.resolve();",
+      ],
+    ],
+    test: "test/shutdown.test.ts",
+    filter: "refuses new ones",
+  },
+  {
+    name: "one-worker-only",
+    file: "src/cluster.ts",
+    edits: [
+      ["for (let i = 0; i < config.webConcurrency; i++) fork();", "fork();"],
+      ["if (listening === config.webConcurrency) {", "if (listening === 1) {"],
+    ],
+    test: "test/cluster.test.ts",
+    filter: "ready when every worker is",
+    needs: ["TEST_DATABASE_URL", "REDIS_URL"],
+  },
+];
+
+const root = join(import.meta.dirname, "..");
+const only = process.argv[2];
+const chosen = MUTANTS.filter((m) => only === undefined || m.name === only);
+if (chosen.length === 0) {
+  process.stderr.write(`no mutant named ${only}; known: ${MUTANTS.map((m) => m.name).join(", ")}\n`);
+  process.exit(2);
+}
+
+// One scratch copy of the working tree (node_modules and the toolchain linked, not copied).
+const scratch = mkdtempSync(join(tmpdir(), "lp-mutants-"));
+const skip = new Set(["node_modules", ".toolchain", ".data", ".git"]);
+cpSync(root, scratch, {
+  recursive: true,
+  filter: (src) => !skip.has(relative(root, src).split("/")[0] ?? ""),
+});
+symlinkSync(join(root, "node_modules"), join(scratch, "node_modules"));
+
+const survivors: string[] = [];
+let ran = 0;
+try {
+  for (const m of chosen) {
+    const missing = (m.needs ?? []).filter((v) => !process.env[v]);
+    if (missing.length > 0) {
+      process.stdout.write(`skip   ${m.name}: needs ${missing.join(", ")}\n`);
+      continue;
+    }
+    const path = join(scratch, m.file);
+    const original = readFileSync(path, "utf8");
+    let mutated = original;
+    for (const [find, replace] of m.edits) {
+      if (!mutated.includes(find))
+        throw new Error(`${m.name}: "${find}" is not in ${m.file} any more; update the mutant`);
+      mutated = mutated.replace(find, replace);
+    }
+    writeFileSync(path, mutated);
+    const started = Date.now();
+    const run = spawnSync(
+      join(scratch, "node_modules/.bin/vitest"),
+      ["run", m.test, "-t", m.filter, "--reporter=dot"],
+      { cwd: scratch, encoding: "utf8", env: process.env, timeout: 600_000 },
+    );
+    writeFileSync(path, original);
+    ran += 1;
+    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+    const noTests = /No test files found|no tests|Tests\s+\d+ skipped/i.test(run.stdout ?? "");
+    if (run.status === 0 || noTests) {
+      survivors.push(m.name);
+      process.stdout.write(`ALIVE  ${m.name}: ${m.test} -t "${m.filter}" passed against the mutant (${seconds} s)\n`);
+    } else {
+      process.stdout.write(`killed ${m.name}: ${m.test} -t "${m.filter}" failed, as it must (${seconds} s)\n`);
+    }
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.stdout.write(`${ran - survivors.length} killed, ${survivors.length} alive\n`);
+process.exit(survivors.length === 0 ? 0 : 1);
