@@ -105,6 +105,11 @@ test: install check-generate lint ## every check and test (PGlite; Postgres/Redi
 fuzz: node_modules/.installed ## property-based fuzzing of the create/get paths, 20,000 cases (make test runs 1,000)
 	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts
 
+.PHONY: mutation
+mutation: install ## Stryker on the money-and-trust modules against test/unit/; prints the score per module (~10 min; not part of test)
+	stryker run
+	node scripts/mutation-summary.ts reports/mutation/mutation.json
+
 .PHONY: check-tests-catch
 check-tests-catch: install ## break the code the way issue 26's audit did; each named test must fail (~5 min; not part of test)
 	node scripts/check-tests-catch.ts

@@ -1,0 +1,240 @@
+/**
+ * The rate limiter and its admission rules on their own (src/rate-limit/), with an injected clock,
+ * in process and, when REDIS_URL is set, against real Redis. `make mutation` runs it.
+ */
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DomainError } from "../../src/errors.ts";
+import { createLogger } from "../../src/logger.ts";
+import { createAdmission } from "../../src/rate-limit/admission.ts";
+import { createRateLimiter, type RateLimiter } from "../../src/rate-limit/rate-limiter.ts";
+
+const STORES = process.env.REDIS_URL ? ["memory", "redis"] : ["memory"];
+/** 2026-11-25 00:00:10 UTC: 50 s left in the minute, a whole day ahead. */
+const START = Date.UTC(2026, 10, 25, 0, 0, 10);
+
+/** The error `call` throws or rejects with (admission throws synchronously in process). */
+const rejected = async (call: () => unknown): Promise<DomainError> => {
+  const err = await Promise.resolve()
+    .then(call)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
+};
+
+describe.each(STORES)("the rate limiter (%s)", (store) => {
+  let t = START;
+  let limiter: RateLimiter;
+  const failOpens: number[] = [];
+  beforeAll(async () => {
+    limiter = await createRateLimiter({
+      redisUrl: store === "redis" ? process.env.REDIS_URL : undefined,
+      namespace: `unit-${randomBytes(4).toString("hex")}`,
+      logger: createLogger("silent"),
+      now: () => new Date(t),
+      onFailOpen: () => failOpens.push(t),
+    });
+  });
+  afterAll(() => limiter.close());
+  const admit = async (key: string, perMinute: number, perDay: number) => limiter.admit(key, { perMinute, perDay });
+
+  it("admits up to the minute limit, refuses the next without taking anything, and reports the closest window", async () => {
+    t = START;
+    const key = `a-${t}`;
+    const first = await admit(key, 3, 100);
+    expect(first).toEqual({
+      admitted: true,
+      quota: { limits: { perMinute: 3, perDay: 100 }, window: "minute", remaining: 2, resetSeconds: 50 },
+    });
+    expect((await admit(key, 3, 100)).quota.remaining).toBe(1);
+    expect((await admit(key, 3, 100)).quota.remaining).toBe(0);
+    const refused = await admit(key, 3, 100);
+    expect(refused).toEqual({
+      admitted: false,
+      quota: { limits: { perMinute: 3, perDay: 100 }, window: "minute", remaining: 0, resetSeconds: 50 },
+    });
+    expect(await limiter.usage(key)).toEqual({
+      minute: { used: 3, resetSeconds: 50 },
+      day: { used: 3, resetSeconds: 86_390 },
+    });
+    // A new minute starts from zero; the day keeps counting.
+    t = START + 50_000;
+    const next = await admit(key, 3, 100);
+    expect(next.quota).toMatchObject({ window: "minute", remaining: 2, resetSeconds: 60 });
+    expect((await limiter.usage(key)).day.used).toBe(4);
+  });
+
+  it("refuses on the day window, names it, and then reports the day as the closest", async () => {
+    t = START;
+    const key = `d-${t}`;
+    expect((await admit(key, 10, 2)).quota).toMatchObject({ window: "day", remaining: 1, resetSeconds: 86_390 });
+    expect((await admit(key, 10, 2)).quota).toMatchObject({ window: "day", remaining: 0 });
+    const refused = await admit(key, 10, 2);
+    expect(refused.admitted).toBe(false);
+    expect(refused.quota).toMatchObject({ window: "day", remaining: 0, resetSeconds: 86_390 });
+    // The refused request took nothing from the minute either.
+    expect((await limiter.usage(key)).minute.used).toBe(2);
+    // A limit raised takes effect at once.
+    expect((await admit(key, 10, 3)).admitted).toBe(true);
+    // Equal room in both windows reports the minute.
+    const even = `e-${t}`;
+    expect((await admit(even, 5, 5)).quota.window).toBe("minute");
+    // The next day starts again.
+    t = START + 86_400_000;
+    expect((await admit(key, 10, 2)).admitted).toBe(true);
+  });
+
+  it("keeps each key apart", async () => {
+    t = START;
+    expect((await admit(`x-${t}`, 1, 10)).admitted).toBe(true);
+    expect((await admit(`x-${t}`, 1, 10)).admitted).toBe(false);
+    expect((await admit(`y-${t}`, 1, 10)).admitted).toBe(true);
+  });
+
+  it("counts failed authentications per key and blocks at the limit until the minute ends", async () => {
+    t = START + 30_000;
+    const ip = `203.0.113.${Math.floor(Math.random() * 200)}`;
+    expect(await limiter.failureBlock(ip, 2)).toBe(0);
+    await limiter.recordFailure(ip);
+    expect(await limiter.failureBlock(ip, 2)).toBe(0);
+    await limiter.recordFailure(ip);
+    expect(await limiter.failureBlock(ip, 2)).toBe(20);
+    t = START + 50_000;
+    expect(await limiter.failureBlock(ip, 2)).toBe(0);
+  });
+
+  it("reports its store and health", () => {
+    expect(limiter.status()).toEqual({ store, ok: true });
+    expect(failOpens).toEqual([]);
+  });
+});
+
+describe("admission rules", () => {
+  let t = START;
+  let limiter: RateLimiter;
+  const rejections: string[] = [];
+  beforeAll(async () => {
+    limiter = await createRateLimiter({ logger: createLogger("silent"), now: () => new Date(t) });
+  });
+  afterAll(() => limiter.close());
+
+  it("throws rate_limited with the window, retry time and quota, and counts test mode apart", async () => {
+    const admission = createAdmission(limiter, { authFailuresPerMinute: 3, onRejected: (r) => rejections.push(r) });
+    const limits = { perMinute: 2, perDay: 100 };
+    expect(await admission.provider(1, limits)).toMatchObject({ window: "minute", remaining: 1 });
+    await admission.provider(1, limits);
+    const err = await rejected(() => admission.provider(1, limits));
+    expect(err).toMatchObject({
+      kind: "rate_limited",
+      code: "rate_limited",
+      window: "minute",
+      retryAfterSeconds: 50,
+      message: "rate limit of 2 requests per minute exceeded; retry in 50 s",
+    });
+    expect(err.quota).toMatchObject({ window: "minute", remaining: 0 });
+    expect(rejections).toEqual(["minute"]);
+    // Test mode has its own counters, the same limits.
+    expect(await admission.provider(1, limits, false)).toMatchObject({ remaining: 1 });
+    expect((await admission.usage(1, true)).minute.used).toBe(2);
+    expect((await admission.usage(1, false)).minute.used).toBe(1);
+    const day = await rejected(async () => {
+      await admission.provider(2, { perMinute: 10, perDay: 1 });
+      return admission.provider(2, { perMinute: 10, perDay: 1 });
+    });
+    expect(day).toMatchObject({
+      window: "day",
+      message: "rate limit of 1 requests per day exceeded; retry in 86390 s",
+    });
+  });
+
+  it("never refuses a success, lets credential-less failures through free, and limits guessed credentials", async () => {
+    t = START;
+    const seen: string[] = [];
+    const admission = createAdmission(limiter, { authFailuresPerMinute: 2, onRejected: (r) => seen.push(r) });
+    const bad = () => Promise.reject(new DomainError("unauthenticated", "no", { code: "invalid_api_key" }));
+    const ip = "198.51.100.7";
+    // No credential presented: not counted, however often.
+    for (let i = 0; i < 5; i++)
+      expect((await rejected(() => admission.guardAuth(ip, false, bad))).kind).toBe("unauthenticated");
+    // Two guesses are 401; the third is 429 for the rest of the minute.
+    expect((await rejected(() => admission.guardAuth(ip, true, bad))).kind).toBe("unauthenticated");
+    expect((await rejected(() => admission.guardAuth(ip, true, bad))).kind).toBe("unauthenticated");
+    const blocked = await rejected(() => admission.guardAuth(ip, true, bad));
+    expect(blocked).toMatchObject({
+      kind: "rate_limited",
+      window: "minute",
+      retryAfterSeconds: 50,
+      message: "too many failed authentications from this address; retry in 50 s",
+    });
+    expect(seen).toEqual(["auth_failures"]);
+    // A good credential from the same address is never refused.
+    expect(await admission.guardAuth(ip, true, async () => "ok")).toBe("ok");
+    // Other errors pass through untouched and uncounted.
+    const boom = new Error("database down");
+    expect(await admission.guardAuth("192.0.2.1", true, () => Promise.reject(boom)).catch((e: unknown) => e)).toBe(
+      boom,
+    );
+    expect(await limiter.failureBlock("192.0.2.1", 1)).toBe(0);
+    // Without an address, failures are counted under one shared key.
+    await rejected(() => admission.guardAuth(undefined, true, bad));
+    await rejected(() => admission.guardAuth(undefined, true, bad));
+    expect((await rejected(() => admission.guardAuth(undefined, true, bad))).kind).toBe("rate_limited");
+    // Next minute: guesses are 401 again.
+    t = START + 50_000;
+    expect((await rejected(() => admission.guardAuth(ip, true, bad))).kind).toBe("unauthenticated");
+  });
+});
+
+describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", () => {
+  it("admits without limits, counts each fail-open, logs once a minute and reports it", async () => {
+    const target = new URL(process.env.REDIS_URL as string);
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      const u = net.connect(Number(target.port || 6379), target.hostname);
+      sockets.add(c).add(u);
+      c.pipe(u).pipe(c);
+      c.on("error", () => u.destroy());
+      u.on("error", () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const logs: string[] = [];
+    const sink = new Writable({
+      write(chunk, _e, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    });
+    let opens = 0;
+    const limiter = await createRateLimiter({
+      redisUrl: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      namespace: `unit-out-${randomBytes(4).toString("hex")}`,
+      logger: createLogger("warn", sink),
+      onFailOpen: () => opens++,
+    });
+    try {
+      expect((await limiter.admit("k", { perMinute: 1, perDay: 1 })).admitted).toBe(true);
+      expect((await limiter.admit("k", { perMinute: 1, perDay: 1 })).admitted).toBe(false);
+      proxy.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 3; i++) {
+        expect(await limiter.admit("k", { perMinute: 1, perDay: 1 })).toEqual({
+          admitted: true,
+          quota: { limits: { perMinute: 1, perDay: 1 } },
+        });
+      }
+      expect(opens).toBeGreaterThanOrEqual(3);
+      expect(logs.filter((l) => l.includes("rate limiter store unreachable"))).toHaveLength(1);
+      expect(limiter.status()).toMatchObject({ store: "redis", ok: false });
+      expect(await limiter.failureBlock("ip", 1)).toBe(0);
+      expect((await limiter.usage("k")).minute.used).toBeUndefined();
+    } finally {
+      await limiter.close();
+    }
+  });
+});

@@ -1,0 +1,13 @@
+/**
+ * The tests `make mutation` (Stryker) runs against each mutant: the fast unit tests of the
+ * modules it mutates (test/unit/). `make test` runs them too, with everything else.
+ */
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/unit/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
