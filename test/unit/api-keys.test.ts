@@ -175,6 +175,29 @@ describe("the verifier", () => {
     expect((await lastUsed(k.id))?.getTime()).toBe(clock);
   });
 
+  it("caches lookups for a few seconds by default, a refused one too, until forgotten", async () => {
+    const byDefault = createApiKeyVerifier({ db: handle.db, crypto, now });
+    const k = await issue();
+    await byDefault.verify(k.key);
+    await retireKeys(handle.db, providerId, "live", new Date(clock - 1));
+    expect((await byDefault.verify(k.key)).keyId).toBe(k.id); // the cached lookup
+    // A key that was unknown when looked up is remembered as unknown…
+    const later = generateKey();
+    await expect(byDefault.verify(later)).rejects.toThrow("the API key is missing or invalid");
+    const row = await insertKey(handle.db, {
+      providerId,
+      mode: "live",
+      digest: crypto.digest(later),
+      ciphertext: crypto.encrypt(later),
+      masked: maskKey(later),
+      expiresAt: null,
+    });
+    await expect(byDefault.verify(later)).rejects.toThrow("the API key is missing or invalid");
+    // …until any provider's keys change here, which forgets every unknown.
+    byDefault.forgetProvider(providerId + 1000);
+    expect((await byDefault.verify(later)).keyId).toBe(row.id);
+  });
+
   it("caches lookups for cacheTtlMs and forgets a provider's keys on demand", async () => {
     const cached = createApiKeyVerifier({ db: handle.db, crypto, now, cacheTtlMs: 60_000 });
     const k = await issue();

@@ -114,6 +114,48 @@ describe.each(STORES)("the rate limiter (%s)", (store) => {
   });
 });
 
+describe.runIf(process.env.REDIS_URL)("the rate limiter's Redis counters", () => {
+  it("live under the namespace, one per window and key, expiring an hour after their window", async () => {
+    const t = START;
+    const namespace = `unit-${randomBytes(4).toString("hex")}`;
+    const limiter = await createRateLimiter({
+      redisUrl: process.env.REDIS_URL,
+      namespace,
+      logger: createLogger("silent"),
+      now: () => new Date(t),
+    });
+    const { Redis } = await import("ioredis");
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      const key = `ttl-${randomBytes(3).toString("hex")}`;
+      await limiter.admit(key, { perMinute: 5, perDay: 5 });
+      await limiter.recordFailure(key);
+      const minuteIndex = Math.floor(START / 60_000);
+      const dayIndex = Math.floor(START / 86_400_000);
+      const names = (await redis.keys(`${namespace}:*`)).map((k) => k.slice(namespace.length + 1)).sort();
+      expect(names).toEqual(
+        [
+          `rate:day:${key}:${dayIndex}`,
+          `rate:minute:${key}:${minuteIndex}`,
+          `rate:minute:fail:${key}:${minuteIndex}`,
+        ].sort(),
+      );
+      for (const [name, ms] of [
+        [`rate:minute:${key}:${minuteIndex}`, 60_000 + 3_600_000],
+        [`rate:day:${key}:${dayIndex}`, 86_400_000 + 3_600_000],
+        [`rate:minute:fail:${key}:${minuteIndex}`, 60_000 + 3_600_000],
+      ] as const) {
+        const ttl = await redis.pttl(`${namespace}:${name}`);
+        expect(ttl, name).toBeGreaterThan(ms - 5000);
+        expect(ttl, name).toBeLessThanOrEqual(ms);
+      }
+    } finally {
+      redis.disconnect();
+      await limiter.close();
+    }
+  });
+});
+
 describe("admission rules", () => {
   let t = START;
   let limiter: RateLimiter;
@@ -233,8 +275,60 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", (
       expect(limiter.status()).toMatchObject({ store: "redis", ok: false });
       expect(await limiter.failureBlock("ip", 1)).toBe(0);
       expect((await limiter.usage("k")).minute.used).toBeUndefined();
+      // Failures are not counted while the store is down, and counting them is no fail-open.
+      const before = opens;
+      await limiter.recordFailure("ip");
+      expect(opens).toBe(before);
     } finally {
       await limiter.close();
+    }
+  });
+});
+
+describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis hangs", () => {
+  it("fails open after redisTimeoutMs instead of holding the request", async () => {
+    const target = new URL(process.env.REDIS_URL as string);
+    let hang = false;
+    const held = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      held.add(c);
+      const u = net.connect(Number(target.port || 6379), target.hostname);
+      held.add(u);
+      c.on("data", (d) => {
+        if (!hang) u.write(d);
+      });
+      u.on("data", (d) => c.write(d));
+      c.on("error", () => u.destroy());
+      u.on("error", () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    let opens = 0;
+    const limiter = await createRateLimiter({
+      redisUrl: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      namespace: `unit-hang-${randomBytes(4).toString("hex")}`,
+      logger: createLogger("silent"),
+      redisTimeoutMs: 150,
+      onFailOpen: () => opens++,
+    });
+    try {
+      expect((await limiter.admit("k", { perMinute: 1, perDay: 5 })).admitted).toBe(true);
+      hang = true;
+      const started = Date.now();
+      expect(await limiter.admit("k", { perMinute: 1, perDay: 5 })).toEqual({
+        admitted: true,
+        quota: { limits: { perMinute: 1, perDay: 5 } },
+      });
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(opens).toBe(1);
+      expect(limiter.status()).toEqual({ store: "redis", ok: false, detail: "rate limiter store timed out" });
+      expect(await limiter.failureBlock("ip", 1)).toBe(0);
+      expect(opens).toBe(2);
+      await limiter.recordFailure("ip");
+      expect(opens).toBe(3);
+    } finally {
+      await limiter.close();
+      for (const s of held) s.destroy();
+      proxy.close();
     }
   });
 });
