@@ -3,7 +3,7 @@
  * (src/api-keys/api-key.ts), and the verifier's rules against a real in-memory database
  * (src/api-keys/api-key.service.ts). `make mutation` runs it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { insertKey, retireKeys } from "../../src/api-keys/api-key.repository.ts";
 import { type ApiKeyVerifier, createApiKeyVerifier } from "../../src/api-keys/api-key.service.ts";
 import { createKeyCrypto, generateKey, isWellFormedKey, KEY_PREFIXES, maskKey } from "../../src/api-keys/api-key.ts";
@@ -114,6 +114,8 @@ describe("the verifier", () => {
       { name: "Unit Keys", rateLimitPerMinute: 7 },
       { perMinute: 60, perDay: 2000 },
     )) as number;
+  });
+  beforeEach(() => {
     verifier = createApiKeyVerifier({ db: handle.db, crypto, now, cacheTtlMs: 0 });
   });
   afterAll(() => handle.close());
@@ -156,6 +158,49 @@ describe("the verifier", () => {
     expect((await verifier.verify(soon.key)).keyId).toBe(soon.id);
     clock += 30_000;
     expect(await refusal(soon.key)).toBe("expired_api_key");
+    await expect(verifier.verify(soon.key)).rejects.toThrow("the API key has expired");
+    // Without an injected clock, the real one decides.
+    const real = createApiKeyVerifier({ db: handle.db, crypto, cacheTtlMs: 0 });
+    const past = await issue("live", new Date(Date.now() - 1000));
+    await expect(real.verify(past.key)).rejects.toThrow("the API key has expired");
+    const future = await issue("live", new Date(Date.now() + 60_000));
+    expect((await real.verify(future.key)).keyId).toBe(future.id);
+  });
+
+  it("records each key's use on its own: one key's write never touches another", async () => {
+    const a = await issue();
+    const b = await issue();
+    await verifier.verify(a.key);
+    await verifier.flush();
+    const aFirst = await lastUsed(a.id);
+    clock += 61_000;
+    await verifier.verify(b.key);
+    await verifier.flush();
+    expect((await lastUsed(b.id))?.getTime()).toBe(clock);
+    expect((await lastUsed(a.id))?.getTime()).toBe(aFirst?.getTime());
+  });
+
+  it("reports a failed last_used_at write, and answers the request anyway", async () => {
+    const errors: unknown[] = [];
+    const cached = createApiKeyVerifier({
+      db: handle.db,
+      crypto,
+      now,
+      cacheTtlMs: 60_000,
+      onTouchError: (e) => errors.push(e),
+    });
+    const k = await issue();
+    await cached.verify(k.key);
+    await cached.flush();
+    await handle.db.schema.alterTable("api_keys").renameTo("api_keys_away").execute();
+    try {
+      clock += 61_000;
+      expect((await cached.verify(k.key)).keyId).toBe(k.id); // from the cache
+      await cached.flush();
+      expect(errors).toHaveLength(1);
+    } finally {
+      await handle.db.schema.alterTable("api_keys_away").renameTo("api_keys").execute();
+    }
   });
 
   it("records last_used_at at most once a minute per key, by the injected clock", async () => {

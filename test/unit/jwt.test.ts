@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createJwtVerifier } from "../../src/auth/jwt.ts";
 import { loadConfig } from "../../src/config.ts";
 import { DomainError } from "../../src/errors.ts";
@@ -29,7 +29,11 @@ async function refusal(p: Promise<unknown>): Promise<DomainError> {
 }
 
 describe("createJwtVerifier (HS256)", () => {
-  const verify = createJwtVerifier(config());
+  // Made in each test, so the verifier's own code counts as covered by the test that uses it.
+  let verify: ReturnType<typeof createJwtVerifier>;
+  beforeEach(() => {
+    verify = createJwtVerifier(config());
+  });
 
   it("accepts a good token and reports its subject and claims", async () => {
     const p = await verify(await sign({ position: "ADMIN", scope: "x" }, good));
@@ -129,6 +133,17 @@ describe("createJwtVerifier (HS256)", () => {
       ),
     );
     expect(long.message).toBe("the token lives longer than 600 s (exp − iat); ask for a shorter-lived token");
+    // Counted from iat even when it lies in the past: 1000 s ago + 590 s to go is too long.
+    await refusal(
+      v(
+        await sign({}, (j) =>
+          j
+            .setSubject("a")
+            .setIssuedAt(t - 1000)
+            .setExpirationTime(t + 590),
+        ),
+      ),
+    );
     // No iat: from nbf.
     expect(
       (
@@ -164,7 +179,7 @@ describe("createJwtVerifier (HS256)", () => {
       .setIssuedAt()
       .setExpirationTime("5m")
       .sign(new TextEncoder().encode("another-secret-0123456789abcdefghijkl"));
-    await refusal(verify(other));
+    expect((await refusal(verify(other))).message).toBe("the bearer token is missing or invalid");
     const token = await sign({}, good);
     const [h, p, s] = token.split(".") as [string, string, string];
     const none = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${p}.`;

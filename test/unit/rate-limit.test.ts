@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createAdmission } from "../../src/rate-limit/admission.ts";
@@ -31,7 +31,7 @@ describe.each(STORES)("the rate limiter (%s)", (store) => {
   let t = START;
   let limiter: RateLimiter;
   const failOpens: number[] = [];
-  beforeAll(async () => {
+  beforeEach(async () => {
     limiter = await createRateLimiter({
       redisUrl: store === "redis" ? process.env.REDIS_URL : undefined,
       namespace: `unit-${randomBytes(4).toString("hex")}`,
@@ -40,7 +40,7 @@ describe.each(STORES)("the rate limiter (%s)", (store) => {
       onFailOpen: () => failOpens.push(t),
     });
   });
-  afterAll(() => limiter.close());
+  afterEach(() => limiter.close());
   const admit = async (key: string, perMinute: number, perDay: number) => limiter.admit(key, { perMinute, perDay });
 
   it("admits up to the minute limit, refuses the next without taking anything, and reports the closest window", async () => {
@@ -81,6 +81,11 @@ describe.each(STORES)("the rate limiter (%s)", (store) => {
     expect((await limiter.usage(key)).minute.used).toBe(2);
     // A limit raised takes effect at once.
     expect((await admit(key, 10, 3)).admitted).toBe(true);
+    // Refused by the day while the minute has room for exactly one more: still the day.
+    const close = `c-${t}`;
+    expect((await admit(close, 3, 2)).admitted).toBe(true);
+    expect((await admit(close, 3, 2)).admitted).toBe(true);
+    expect((await admit(close, 3, 2)).quota).toMatchObject({ window: "day", remaining: 0 });
     // Equal room in both windows reports the minute.
     const even = `e-${t}`;
     expect((await admit(even, 5, 5)).quota.window).toBe("minute");
@@ -160,10 +165,10 @@ describe("admission rules", () => {
   let t = START;
   let limiter: RateLimiter;
   const rejections: string[] = [];
-  beforeAll(async () => {
+  beforeEach(async () => {
     limiter = await createRateLimiter({ logger: createLogger("silent"), now: () => new Date(t) });
   });
-  afterAll(() => limiter.close());
+  afterEach(() => limiter.close());
 
   it("throws rate_limited with the window, retry time and quota, and counts test mode apart", async () => {
     const admission = createAdmission(limiter, { authFailuresPerMinute: 3, onRejected: (r) => rejections.push(r) });
@@ -271,9 +276,13 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", (
         });
       }
       expect(opens).toBeGreaterThanOrEqual(3);
-      expect(logs.filter((l) => l.includes("rate limiter store unreachable"))).toHaveLength(1);
+      const warned = logs.filter((l) => l.includes("rate limiter store unreachable"));
+      expect(warned).toHaveLength(1);
+      expect(JSON.parse(warned[0] as string).err).toMatch(/^redis is |Connection is closed|Stream isn't writeable/);
       expect(limiter.status()).toMatchObject({ store: "redis", ok: false });
+      const counted = opens;
       expect(await limiter.failureBlock("ip", 1)).toBe(0);
+      expect(opens).toBe(counted); // a store that is down is not asked
       expect((await limiter.usage("k")).minute.used).toBeUndefined();
       // Failures are not counted while the store is down, and counting them is no fail-open.
       const before = opens;
@@ -326,6 +335,50 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis hangs", () =>
       await limiter.recordFailure("ip");
       expect(opens).toBe(3);
     } finally {
+      await limiter.close();
+      for (const s of held) s.destroy();
+      proxy.close();
+    }
+  });
+});
+
+describe.runIf(process.env.REDIS_URL)("the rate limiter's defaults", () => {
+  it("waits 250 ms for a hanging Redis by default, and fails open without an onFailOpen hook", async () => {
+    const target = new URL(process.env.REDIS_URL as string);
+    let hang = false;
+    const held = new Set<net.Socket>();
+    const proxy = net.createServer((c) => {
+      const u = net.connect(Number(target.port || 6379), target.hostname);
+      held.add(c).add(u);
+      c.on("data", (d) => {
+        if (!hang) u.write(d);
+      });
+      u.on("data", (d) => c.write(d));
+      c.on("error", () => u.destroy());
+      u.on("error", () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const unique = `defaults-${randomBytes(4).toString("hex")}`;
+    const limiter = await createRateLimiter({
+      redisUrl: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      logger: createLogger("silent"),
+    });
+    const { Redis } = await import("ioredis");
+    const redis = new Redis(process.env.REDIS_URL as string);
+    try {
+      expect((await limiter.admit(unique, { perMinute: 5, perDay: 5 })).admitted).toBe(true);
+      // Without a namespace the counters are the deployment's default, lead-provider.
+      const keys = await redis.keys(`lead-provider:rate:*:${unique}:*`);
+      expect(keys).toHaveLength(2);
+      hang = true;
+      const started = Date.now();
+      expect((await limiter.admit(unique, { perMinute: 5, perDay: 5 })).admitted).toBe(true);
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(200);
+      expect(took).toBeLessThan(1000);
+      await redis.del(...keys);
+    } finally {
+      redis.disconnect();
       await limiter.close();
       for (const s of held) s.destroy();
       proxy.close();

@@ -6,7 +6,7 @@
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Lead } from "../../src/leads/lead.ts";
 import { NOT_PUBLIC } from "../../src/providers/webhook-url.ts";
 import {
@@ -84,7 +84,11 @@ describe("sending to a real receiver", () => {
   let base: string;
   let handle: (req: IncomingMessage, body: string, res: ServerResponse) => void;
   const seen: { headers: IncomingMessage["headers"]; body: string; method?: string }[] = [];
-  const transport = createWebhookTransport({ timeoutMs: 400, allowPrivateTargets: true, production: false });
+  let transport: ReturnType<typeof createWebhookTransport>;
+  beforeEach(() => {
+    transport = createWebhookTransport({ timeoutMs: 400, allowPrivateTargets: true, production: false });
+  });
+  afterEach(() => transport.close());
   const event = { id: "evt_0123", type: "lead.created", occurredAt: at, lead };
 
   beforeAll(async () => {
@@ -100,7 +104,6 @@ describe("sending to a real receiver", () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(() => {
-    transport.close();
     server.close();
   });
 
@@ -110,6 +113,7 @@ describe("sending to a real receiver", () => {
     const outcome = await transport.send(`${base}/hook`, [SECRET, OLD], event);
     expect(outcome).toMatchObject({ statusCode: 204, error: null });
     expect(outcome.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(outcome.latencyMs).toBeLessThan(5000);
     const r = seen[0] as (typeof seen)[number];
     expect(r.method).toBe("POST");
     expect(r.body).toBe(eventBody(event));
@@ -127,6 +131,7 @@ describe("sending to a real receiver", () => {
   it("records other answers with their status, and follows no redirect", async () => {
     for (const [status, error] of [
       [200, null],
+      [300, "the endpoint answered 300; redirects are not followed"],
       [299, null],
       [301, "the endpoint answered 301; redirects are not followed"],
       [302, "the endpoint answered 302; redirects are not followed"],
@@ -185,6 +190,11 @@ describe("sending to a real receiver", () => {
     expect(await transport.send("http://no-such-host.invalid/hook", [SECRET], event)).toMatchObject({
       error: NOT_PUBLIC,
     });
+    // https goes through the https client (nothing listens: refused, not a crash).
+    expect(await transport.send(`https://127.0.0.1:${port}/hook`, [SECRET], event)).toMatchObject({
+      statusCode: null,
+      error: "could not connect to the endpoint (ECONNREFUSED)",
+    });
   });
 
   it("under production's rules refuses private targets before connecting, and http", async () => {
@@ -195,6 +205,14 @@ describe("sending to a real receiver", () => {
       expect(await strict.send("https://127.0.0.1/hook", [SECRET], event)).toMatchObject({ error: NOT_PUBLIC });
       const portless = createWebhookTransport({ timeoutMs: 400, allowPrivateTargets: false, production: false });
       expect(await portless.send(`${base}/hook`, [SECRET], event)).toMatchObject({ error: NOT_PUBLIC });
+      // IPv4-compatible IPv6, which the connection filter alone would let through.
+      const port = new URL(base).port;
+      for (const host of ["[::7f00:1]", "[::a9fe:a9fe]", "[64:ff9b::7f00:1]"]) {
+        expect(await portless.send(`http://${host}:${port}/hook`, [SECRET], event), host).toMatchObject({
+          statusCode: null,
+          error: NOT_PUBLIC,
+        });
+      }
       portless.close();
       expect(seen).toEqual([]);
     } finally {
