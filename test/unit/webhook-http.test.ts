@@ -5,6 +5,7 @@
  */
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Lead } from "../../src/leads/lead.ts";
@@ -25,6 +26,29 @@ const hmac = (secret: string, id: string, ts: string, body: string) =>
     .digest("base64")}`;
 
 const at = new Date("2026-11-25T10:00:00.000Z");
+
+/**
+ * A self-signed certificate for a local TLS receiver (a test fixture made with openssl for this
+ * test, not a secret): a webhook endpoint whose certificate nobody vouches for is refused.
+ */
+const SELF_SIGNED = {
+  key: `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQglwQSLElniZLOva/J
+oZ2Bru6GrBteWHH3KjDoYxuFyq6hRANCAAQ3KPOmUlE1MULA5SlSc/EjcslQU8G5
+qbX79Ma5tdGgxkv/HWcXyJWOEq1lc7SxjMDk3xQZfSHVTciGgZaQolkN
+-----END PRIVATE KEY-----`,
+  cert: `-----BEGIN CERTIFICATE-----
+MIIBfTCCASOgAwIBAgIUYATanWmFncywrpFsC768wQf+Mx4wCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MB4XDTI2MTEyNTIwNDQyOFoXDTM2MTEyMjIw
+NDQyOFowFDESMBAGA1UEAwwJbG9jYWxob3N0MFkwEwYHKoZIzj0CAQYIKoZIzj0D
+AQcDQgAENyjzplJRNTFCwOUpUnPxI3LJUFPBuam1+/TGubXRoMZL/x1nF8iVjhKt
+ZXO0sYzA5N8UGX0h1U3IhoGWkKJZDaNTMFEwHQYDVR0OBBYEFFCCB/PpsduZYn4C
+9RdWky5cIaEbMB8GA1UdIwQYMBaAFFCCB/PpsduZYn4C9RdWky5cIaEbMA8GA1Ud
+EwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIga63HAEtZeqcIvZmurNz2/5K9
+LQo5ob7y5GFWRTYqnuYCIQDIYwwvbGlJXF6vOsDc6Wb4c/Jh+YutXdnW4xHqUDRF
+wA==
+-----END CERTIFICATE-----`,
+};
 const lead = {
   id: 42,
   providerId: 7,
@@ -195,6 +219,36 @@ describe("sending to a real receiver", () => {
       statusCode: null,
       error: "could not connect to the endpoint (ECONNREFUSED)",
     });
+  });
+
+  it("refuses a receiver whose TLS certificate nobody vouches for, with the TLS reason", async () => {
+    const tls = createHttpsServer(SELF_SIGNED, (_req, res) => res.writeHead(204).end());
+    await new Promise<void>((r) => tls.listen(0, "127.0.0.1", () => r()));
+    try {
+      const outcome = await transport.send(
+        `https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook`,
+        [SECRET],
+        event,
+      );
+      expect(outcome.statusCode).toBeNull();
+      expect(outcome.error).toMatch(/^self-signed certificate/); // the TLS reason itself, not "could not connect"
+    } finally {
+      tls.close();
+    }
+  });
+
+  it("closes the connection of an attempt that timed out", async () => {
+    let closedAt = 0;
+    handle = (req) => {
+      req.socket.once("close", () => {
+        closedAt = Date.now();
+      });
+    };
+    const outcome = await transport.send(`${base}/hook`, [SECRET], event);
+    const answeredAt = Date.now();
+    expect(outcome.error).toBe("no answer within 400 ms");
+    await expect.poll(() => closedAt, { timeout: 1000 }).toBeGreaterThan(0);
+    expect(closedAt - answeredAt).toBeLessThan(500);
   });
 
   it("under production's rules refuses private targets before connecting, and http", async () => {
