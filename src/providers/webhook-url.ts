@@ -65,7 +65,7 @@ export function webhookUrlProblem(raw: string, policy: WebhookUrlPolicy): string
   if (url.username !== "" || url.password !== "") return "webhook_url must not carry a user name or password";
   if (!policy.production) return undefined;
   if (url.protocol !== "https:") return "webhook_url must use https";
-  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+  const port = url.port === "" ? 443 : Number(url.port); // https by now: its default port
   const ports = policy.allowedPorts ?? DEFAULT_WEBHOOK_PORTS;
   if (!ports.includes(port)) return `webhook_url must use port ${ports.join(" or ")}`;
   const host = url.hostname.replace(/^\[|\]$/g, "");

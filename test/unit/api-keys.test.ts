@@ -192,12 +192,18 @@ describe("the verifier", () => {
     const k = await issue();
     await cached.verify(k.key);
     await cached.flush();
+    const quiet = createApiKeyVerifier({ db: handle.db, crypto, now, cacheTtlMs: 60_000 });
+    await quiet.verify(k.key);
+    await quiet.flush();
     await handle.db.schema.alterTable("api_keys").renameTo("api_keys_away").execute();
     try {
       clock += 61_000;
       expect((await cached.verify(k.key)).keyId).toBe(k.id); // from the cache
       await cached.flush();
       expect(errors).toHaveLength(1);
+      // Without an onTouchError hook the failure is swallowed, never an unhandled rejection.
+      expect((await quiet.verify(k.key)).keyId).toBe(k.id);
+      await expect(quiet.flush()).resolves.toBeUndefined();
     } finally {
       await handle.db.schema.alterTable("api_keys_away").renameTo("api_keys").execute();
     }

@@ -189,6 +189,10 @@ describe("admission rules", () => {
     expect(await admission.provider(1, limits, false)).toMatchObject({ remaining: 1 });
     expect((await admission.usage(1, true)).minute.used).toBe(2);
     expect((await admission.usage(1, false)).minute.used).toBe(1);
+    // Each provider and mode counts on its own: provider 2 starts from zero, live and test.
+    expect(await admission.provider(3, { perMinute: 1, perDay: 1 })).toMatchObject({ remaining: 0 });
+    expect(await admission.provider(3, { perMinute: 1, perDay: 1 }, false)).toMatchObject({ remaining: 0 });
+    expect(await admission.provider(4, { perMinute: 1, perDay: 1 }, false)).toMatchObject({ remaining: 0 });
     const day = await rejected(async () => {
       await admission.provider(2, { perMinute: 10, perDay: 1 });
       return admission.provider(2, { perMinute: 10, perDay: 1 });
