@@ -356,7 +356,13 @@ export async function findDelivery(db: Db, providerId: number, id: number): Prom
 export async function requeue(db: Db, id: number): Promise<void> {
   await db
     .updateTable("webhook_deliveries")
-    .set({ state: "pending", attempts: 0, next_attempt_at: sql<Date>`now()`, delivered_at: null })
+    .set({
+      state: "pending",
+      attempts: 0,
+      next_attempt_at: sql<Date>`now()`,
+      delivered_at: null,
+      lease_expires_at: null,
+    })
     .where("id", "=", id)
     .where("state", "<>", "pending")
     .execute();
