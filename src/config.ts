@@ -231,7 +231,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: {
       concurrency: webhookConcurrency,
       perEndpoint: int("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 4, 1, 256),
-      testConcurrency: int("WEBHOOK_TEST_CONCURRENCY", Math.max(1, Math.floor(webhookConcurrency / 4)), 0, 256),
+      // At least 1: 0 would leave test deliveries pending for ever (and the worker polling for them).
+      testConcurrency: int("WEBHOOK_TEST_CONCURRENCY", Math.max(1, Math.floor(webhookConcurrency / 4)), 1, 256),
       timeoutMs: int("WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
       retryScheduleMs: retrySchedule(str("WEBHOOK_RETRY_SCHEDULE"), problems),
       allowPrivateTargets: development,

@@ -662,6 +662,9 @@ describe.each(BACKENDS)("9, 10, 11. smaller findings ($name)", (backend) => {
     const res = await t.call("GET", asset as string);
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    const missing = await t.call("GET", "/admin/assets/missing-0000.js");
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("cache-control")).toBe("no-store");
   });
 });
 

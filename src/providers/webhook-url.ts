@@ -1,7 +1,8 @@
 /**
  * What a provider's webhook_url may name, and which addresses a webhook may reach: the one place
- * for both, used when the URL is saved (provider.ts) and again at send time (webhook.http.ts,
- * through request-filtering-agent's deny list, since DNS can change after the URL is saved).
+ * for both, used when the URL is saved (provider.ts) and again at send time (webhook.http.ts:
+ * for a literal address before connecting, and in the DNS lookup request-filtering-agent calls,
+ * since DNS can change after the URL is saved).
  *
  * Always: http(s), no credentials in the URL. Under production's rules also: https only, a port
  * from WEBHOOK_ALLOWED_PORTS (443 and 80 by default), not `localhost`, and no address outside the
@@ -33,12 +34,6 @@ export const NOT_PUBLIC = "the URL does not resolve to a public address";
 
 /** The default WEBHOOK_ALLOWED_PORTS. */
 export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
-
-/**
- * IPv6 outside global unicast 2000::/3, as CIDRs for request-filtering-agent's deny list (it
- * checks ranges itself; this is the part it lets through).
- */
-export const NON_GLOBAL_IPV6_CIDRS: readonly string[] = ["::/3", "4000::/2", "8000::/1"];
 
 const GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3");
 

@@ -73,6 +73,7 @@ export function consoleRoutes(dir = CONSOLE_DIR, options: ConsoleOptions = {}): 
   });
   router.use("/admin/assets", express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }));
   router.use("/admin/assets", (req, res) => {
+    res.setHeader("Cache-Control", "no-store"); // a missing asset may appear with the next build
     res.status(404).type(PROBLEM_CONTENT_TYPE);
     res.send(problemJson({ status: 404, code: "not_found", title: "Not found", detail: `no file ${req.originalUrl}` }));
   });

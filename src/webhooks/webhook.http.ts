@@ -5,12 +5,14 @@
  * (so a DNS answer changed after the URL was saved cannot reach inside the network); redirects
  * are never followed; at most MAX_RESPONSE_BYTES of an answer are read.
  */
+import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
+import { isIP, type LookupFunction } from "node:net";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import { Webhook } from "standardwebhooks";
 import { leadJson } from "../leads/lead.rest.ts";
-import { NON_GLOBAL_IPV6_CIDRS, NOT_PUBLIC, webhookUrlProblem } from "../providers/webhook-url.ts";
+import { isPublicAddress, NOT_PUBLIC, webhookUrlProblem } from "../providers/webhook-url.ts";
 import type { AttemptOutcome, OutgoingEvent, WebhookTransport } from "./webhook.ts";
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -46,9 +48,12 @@ export function createWebhookTransport(options: TransportOptions): WebhookTransp
     keepAlive: true,
     maxSockets: 64,
     allowPrivateIPAddress: options.allowPrivateTargets,
-    // What the library lets through of IPv6 outside global unicast (webhook-url.ts).
-    denyIPAddressList: options.allowPrivateTargets ? [] : [...NON_GLOBAL_IPV6_CIDRS],
   };
+  // What request-filtering-agent lets through of IPv6 outside global unicast (webhook-url.ts) is
+  // refused by our own lookup, which the agent calls before its own checks. (Its
+  // denyIPAddressList would do it too, but it warns with a stack trace for every IPv4 address
+  // compared with an IPv6 range.) A literal address needs no lookup, so it is checked in send().
+  const lookup: LookupFunction | undefined = options.allowPrivateTargets ? undefined : globalUnicastLookup;
   const policy = { production: options.production, allowedPorts: options.allowedPorts };
   const agents = {
     "http:": new RequestFilteringHttpAgent(agentOptions),
@@ -67,6 +72,10 @@ export function createWebhookTransport(options: TransportOptions): WebhookTransp
       if (problem !== undefined) return Promise.resolve(done(null, problem));
       if (secrets.length === 0) return Promise.resolve(done(null, "the endpoint has no signing secret"));
       const target = new URL(url);
+      const literal = target.hostname.replace(/^\[|\]$/g, "");
+      if (!options.allowPrivateTargets && isIP(literal) !== 0 && !isPublicAddress(literal)) {
+        return Promise.resolve(done(null, NOT_PUBLIC));
+      }
       const body = eventBody(event);
       // The signed timestamp is the send time (receivers reject stale ones), not the event's.
       const now = new Date();
@@ -91,6 +100,7 @@ export function createWebhookTransport(options: TransportOptions): WebhookTransp
           method: "POST",
           headers,
           agent: agents[target.protocol as "http:" | "https:"],
+          ...(lookup !== undefined && { lookup }),
         });
         const timer = setTimeout(() => {
           finish(null, `no answer within ${options.timeoutMs} ms`);
@@ -119,6 +129,25 @@ export function createWebhookTransport(options: TransportOptions): WebhookTransp
     },
   };
 }
+
+/**
+ * dns.lookup that refuses an IPv6 answer outside global unicast (webhook-url.ts), worded as
+ * request-filtering-agent words its refusals, so describeError() answers NOT_PUBLIC for both.
+ */
+const globalUnicastLookup: LookupFunction = (hostname, lookupOptions, callback) => {
+  dns.lookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
+    if (err) return callback(err, "", 0);
+    const refused = addresses.find((a) => a.family === 6 && !isPublicAddress(a.address));
+    if (refused) {
+      const denied = new Error(`DNS lookup ${refused.address}(family:6, host:${hostname}) is not allowed.`);
+      return callback(denied, "", 0);
+    }
+    if (lookupOptions.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0];
+    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "", 0);
+    callback(null, first.address, first.family);
+  });
+};
 
 function statusError(status: number): string | null {
   if (status >= 200 && status < 300) return null;

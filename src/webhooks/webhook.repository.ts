@@ -169,8 +169,9 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
       previous_secret_ciphertext: string | null;
     }>`
       with in_flight as (
+        -- Leased deliveries, whatever their state: one disabled mid-attempt is still being sent.
         select provider_id, count(*)::int as n from webhook_deliveries
-        where state = 'pending' and lease_expires_at > now()
+        where lease_expires_at is not null and lease_expires_at > clock_timestamp()
         group by provider_id
       ),
       candidates as (
@@ -187,13 +188,18 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
       ranked as (
         select c.id, c.next_attempt_at, c.livemode,
           coalesce(i.n, 0) + row_number() over (partition by c.provider_id order by c.next_attempt_at, c.id)
-            as endpoint_place,
-          row_number() over (partition by c.livemode order by c.next_attempt_at, c.id) as mode_place
+            as endpoint_place
         from candidates c left join in_flight i on i.provider_id = c.provider_id
       ),
+      within_cap as (
+        -- Test places are counted only among rows the endpoint cap lets through.
+        select id, next_attempt_at, livemode,
+          row_number() over (partition by livemode order by next_attempt_at, id) as mode_place
+        from ranked where endpoint_place <= ${perEndpoint}::int
+      ),
       chosen as (
-        select id from ranked
-        where endpoint_place <= ${perEndpoint}::int and (livemode or mode_place <= ${testLimit}::int)
+        select id from within_cap
+        where livemode or mode_place <= ${testLimit}::int
         order by next_attempt_at, id
         limit ${limit}
       ),
@@ -204,9 +210,11 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
       ),
       claimed as (
         update webhook_deliveries w
-        set attempts = w.attempts + 1, last_attempt_at = now(),
-            next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision),
-            lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::double precision)
+        -- clock_timestamp(): the lease runs from now, not from the start of the transaction
+        -- (which may have waited for the claim lock).
+        set attempts = w.attempts + 1, last_attempt_at = clock_timestamp(),
+            next_attempt_at = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}::double precision),
+            lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}::double precision)
         from due where w.id = due.id
         returning w.id, w.provider_id, w.livemode, w.attempts, w.event_sequence
       )
@@ -356,12 +364,14 @@ export async function findDelivery(db: Db, providerId: number, id: number): Prom
 export async function requeue(db: Db, id: number): Promise<void> {
   await db
     .updateTable("webhook_deliveries")
+    // Due now, or when an attempt still running (disabled mid-send) has its lease run out: a
+    // replay never goes out beside the attempt it repeats. The lease itself is kept, so that
+    // attempt still counts against the endpoint's cap.
     .set({
       state: "pending",
       attempts: 0,
-      next_attempt_at: sql<Date>`now()`,
+      next_attempt_at: sql<Date>`greatest(now(), coalesce(lease_expires_at, now()))`,
       delivered_at: null,
-      lease_expires_at: null,
     })
     .where("id", "=", id)
     .where("state", "<>", "pending")

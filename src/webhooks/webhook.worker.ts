@@ -95,7 +95,9 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
             leaseMs,
           });
           for (const d of claimed) track(deliver(d), d.livemode);
-          if (claimed.length < wanted) break;
+          // Fewer than wanted can mean an endpoint reached its cap inside this round's window:
+          // claim again (its rows are skipped now) until a round finds nothing.
+          if (claimed.length === 0) break;
         }
       } while (again && !stopped);
       // With deliveries in flight, their completions wake the worker; only an idle worker needs

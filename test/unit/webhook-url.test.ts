@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_WEBHOOK_PORTS,
   isPublicAddress,
-  NON_GLOBAL_IPV6_CIDRS,
   NOT_PUBLIC,
   webhookUrlProblem,
 } from "../../src/providers/webhook-url.ts";
@@ -55,10 +54,6 @@ describe("isPublicAddress", () => {
     "",
   ])("%s is not", (a) => {
     expect(isPublicAddress(a)).toBe(false);
-  });
-
-  it("refuses exactly IPv6 outside 2000::/3 through the deny list handed to the connection filter", () => {
-    expect(NON_GLOBAL_IPV6_CIDRS).toEqual(["::/3", "4000::/2", "8000::/1"]);
   });
 });
 

@@ -22,7 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     from lead_events e where e.id = d.event_sequence and not e.livemode`.execute(db);
   await sql`
     create index webhook_deliveries_leased_idx on webhook_deliveries (provider_id)
-      where state = 'pending' and lease_expires_at is not null`.execute(db);
+      where lease_expires_at is not null`.execute(db);
   await sql`
     create or replace function queue_webhook_delivery() returns trigger language plpgsql as $$
     declare
