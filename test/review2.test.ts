@@ -421,6 +421,44 @@ describe.each(BACKENDS)("5. lone UTF-16 surrogates ($name)", (backend) => {
   });
 });
 
+describe.each(BACKENDS)("2. a replay never goes out beside the attempt it repeats ($name)", (backend) => {
+  it("waits for the lease of an attempt still running when its delivery was disabled mid-send", async () => {
+    const t = await startTestApp(backend, { WEBHOOK_TIMEOUT_MS: "2000" });
+    const receiver = await startReceiver();
+    receiver.answer = () => "hang";
+    try {
+      const admin = await t.token();
+      const p = await t.provider(undefined, { webhook_url: receiver.url });
+      await t.call("POST", LEADS, { auth: p.key, body: leadBody() });
+      await receiver.waitFor((all) => all.length === 1, 5000, "the first attempt");
+      // The endpoint is disabled while that attempt hangs (what a 410 from it would do).
+      const db = t.app.database.db;
+      await db.updateTable("webhook_deliveries").set({ state: "disabled" }).where("provider_id", "=", p.id).execute();
+      const [delivery] = await db
+        .selectFrom("webhook_deliveries")
+        .selectAll()
+        .where("provider_id", "=", p.id)
+        .execute();
+      const replayed = await t.call("POST", `${P}${p.id}/webhook_deliveries/${delivery?.id}/replay/`, { auth: admin });
+      expect(replayed.status).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(receiver.received).toHaveLength(1); // not sent again while the first attempt runs
+      const after = await db
+        .selectFrom("webhook_deliveries")
+        .selectAll()
+        .where("id", "=", delivery?.id as number)
+        .executeTakeFirstOrThrow();
+      expect(after.state).toBe("pending");
+      expect(new Date(after.next_attempt_at as unknown as string).getTime()).toBeGreaterThanOrEqual(
+        new Date(delivery?.lease_expires_at as Date).getTime() - 5,
+      );
+    } finally {
+      await receiver.close();
+      await t.stop();
+    }
+  }, 30_000);
+});
+
 describe.each(BACKENDS)("6. identifiers reveal no other provider's volume ($name)", (backend) => {
   let t: TestApp;
   let admin: string;
