@@ -48,6 +48,14 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === "unicast";
 }
 
+/**
+ * Of a host name's DNS answers, the first IPv6 address outside the public internet, if any (the
+ * connection filter, request-filtering-agent, judges IPv4 answers and the rest of IPv6 itself).
+ */
+export function firstRefusedIpv6(answers: readonly { address: string; family: number }[]): string | undefined {
+  return answers.find((a) => a.family === 6 && !isPublicAddress(a.address))?.address;
+}
+
 /** Why `raw` is not an acceptable webhook_url under `policy`, or undefined when it is. */
 export function webhookUrlProblem(raw: string, policy: WebhookUrlPolicy): string | undefined {
   let url: URL;

@@ -259,6 +259,13 @@ describe("sending to a real receiver", () => {
       expect(await strict.send("https://127.0.0.1/hook", [SECRET], event)).toMatchObject({ error: NOT_PUBLIC });
       const portless = createWebhookTransport({ timeoutMs: 400, allowPrivateTargets: false, production: false });
       expect(await portless.send(`${base}/hook`, [SECRET], event)).toMatchObject({ error: NOT_PUBLIC });
+      // Host names go through the DNS lookup the filter calls: inside, or not resolving, read the same.
+      for (const host of [`localhost:${new URL(base).port}`, "no-such-host.invalid"]) {
+        expect(await portless.send(`http://${host}/hook`, [SECRET], event), host).toMatchObject({
+          statusCode: null,
+          error: NOT_PUBLIC,
+        });
+      }
       // IPv4-compatible IPv6, which the connection filter alone would let through.
       const port = new URL(base).port;
       for (const host of ["[::7f00:1]", "[::a9fe:a9fe]", "[64:ff9b::7f00:1]"]) {

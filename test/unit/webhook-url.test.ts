@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_WEBHOOK_PORTS,
+  firstRefusedIpv6,
   isPublicAddress,
   NOT_PUBLIC,
   webhookUrlProblem,
@@ -54,6 +55,22 @@ describe("isPublicAddress", () => {
     "",
   ])("%s is not", (a) => {
     expect(isPublicAddress(a)).toBe(false);
+  });
+});
+
+describe("firstRefusedIpv6", () => {
+  it("names the first IPv6 answer outside the public internet, and leaves IPv4 answers to the filter", () => {
+    expect(firstRefusedIpv6([])).toBeUndefined();
+    expect(firstRefusedIpv6([{ address: "2606:4700::1111", family: 6 }])).toBeUndefined();
+    expect(firstRefusedIpv6([{ address: "127.0.0.1", family: 4 }])).toBeUndefined();
+    expect(
+      firstRefusedIpv6([
+        { address: "93.184.216.34", family: 4 },
+        { address: "2606:4700::1111", family: 6 },
+        { address: "::7f00:1", family: 6 },
+        { address: "::1", family: 6 },
+      ]),
+    ).toBe("::7f00:1");
   });
 });
 
