@@ -40,6 +40,17 @@ const rejection = async (p: Promise<unknown>) =>
     (e: unknown) => e,
   )) as ConnectError;
 
+/** A CreateLead request over gRPC with the required fields; override any. */
+const grpcLead = (fields: Record<string, unknown>) =>
+  ({
+    firstName: "Jane",
+    lastName: "Doe",
+    email: "jane@example.com",
+    phoneNumber: "+1 310 555 0100",
+    originZip: "90210",
+    ...fields,
+  }) as never;
+
 /** Runs `node src/main.ts` with `env` to its exit; its code and everything it printed. */
 function runToExit(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
@@ -387,17 +398,7 @@ describe.each(BACKENDS)("5. lone UTF-16 surrogates ($name)", (backend) => {
     const client = connectClient(PublicLeadService, t.port, "connect");
     const body = leadBody() as Json;
     const err = await rejection(
-      client.createLead(
-        {
-          externalId: body.external_id,
-          firstName: LONE,
-          lastName: "Doe",
-          email: "jane@example.com",
-          phoneNumber: "+1 310 555 0100",
-          originZip: "90210",
-        } as never,
-        bearer(live),
-      ),
+      client.createLead(grpcLead({ externalId: body.external_id, firstName: LONE }), bearer(live)),
     );
     expect(err.code).toBe(Code.InvalidArgument);
   });
@@ -638,17 +639,7 @@ describe.each(BACKENDS)("9, 10, 11. smaller findings ($name)", (backend) => {
       expect(res.status, externalId).toBe(400);
       expect(((await res.json()) as Json).errors[0]).toMatchObject({ field: "external_id", code: "invalid_format" });
       const err = await rejection(
-        connectClient(PublicLeadService, t.port, "grpc").createLead(
-          {
-            externalId,
-            firstName: "Jane",
-            lastName: "Doe",
-            email: "jane@example.com",
-            phoneNumber: "+1 310 555 0100",
-            originZip: "90210",
-          } as never,
-          bearer(p.key),
-        ),
+        connectClient(PublicLeadService, t.port, "grpc").createLead(grpcLead({ externalId }), bearer(p.key)),
       );
       expect(err.code, externalId).toBe(Code.InvalidArgument);
     }

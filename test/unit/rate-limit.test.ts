@@ -3,13 +3,19 @@
  * in process and, when REDIS_URL is set, against real Redis. `make mutation` runs it.
  */
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createAdmission } from "../../src/rate-limit/admission.ts";
 import { createRateLimiter, type RateLimiter } from "../../src/rate-limit/rate-limiter.ts";
+import { startProxy } from "../helpers/proxy.ts";
+
+/** A proxy in front of the test Redis that the test can make hang or take away. */
+function redisProxy() {
+  const target = new URL(process.env.REDIS_URL as string);
+  return startProxy({ host: target.hostname, port: Number(target.port || 6379) });
+}
 
 const STORES = process.env.REDIS_URL ? ["memory", "redis"] : ["memory"];
 /** 2026-11-25 00:00:10 UTC: 50 s left in the minute, a whole day ahead. */
@@ -243,16 +249,7 @@ describe("admission rules", () => {
 
 describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", () => {
   it("admits without limits, counts each fail-open, logs once a minute and reports it", async () => {
-    const target = new URL(process.env.REDIS_URL as string);
-    const sockets = new Set<net.Socket>();
-    const proxy = net.createServer((c) => {
-      const u = net.connect(Number(target.port || 6379), target.hostname);
-      sockets.add(c).add(u);
-      c.pipe(u).pipe(c);
-      c.on("error", () => u.destroy());
-      u.on("error", () => c.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const proxy = await redisProxy();
     const logs: string[] = [];
     const sink = new Writable({
       write(chunk, _e, done) {
@@ -262,7 +259,7 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", (
     });
     let opens = 0;
     const limiter = await createRateLimiter({
-      redisUrl: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      redisUrl: `redis://127.0.0.1:${proxy.port}`,
       namespace: `unit-out-${randomBytes(4).toString("hex")}`,
       logger: createLogger("warn", sink),
       onFailOpen: () => opens++,
@@ -270,8 +267,7 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", (
     try {
       expect((await limiter.admit("k", { perMinute: 1, perDay: 1 })).admitted).toBe(true);
       expect((await limiter.admit("k", { perMinute: 1, perDay: 1 })).admitted).toBe(false);
-      proxy.close();
-      for (const s of sockets) s.destroy();
+      await proxy.close(); // Redis is gone
       await new Promise((r) => setTimeout(r, 200));
       for (let i = 0; i < 3; i++) {
         expect(await limiter.admit("k", { perMinute: 1, perDay: 1 })).toEqual({
@@ -300,24 +296,10 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", (
 
 describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis hangs", () => {
   it("fails open after redisTimeoutMs instead of holding the request", async () => {
-    const target = new URL(process.env.REDIS_URL as string);
-    let hang = false;
-    const held = new Set<net.Socket>();
-    const proxy = net.createServer((c) => {
-      held.add(c);
-      const u = net.connect(Number(target.port || 6379), target.hostname);
-      held.add(u);
-      c.on("data", (d) => {
-        if (!hang) u.write(d);
-      });
-      u.on("data", (d) => c.write(d));
-      c.on("error", () => u.destroy());
-      u.on("error", () => c.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const proxy = await redisProxy();
     let opens = 0;
     const limiter = await createRateLimiter({
-      redisUrl: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      redisUrl: `redis://127.0.0.1:${proxy.port}`,
       namespace: `unit-hang-${randomBytes(4).toString("hex")}`,
       logger: createLogger("silent"),
       redisTimeoutMs: 150,
@@ -325,7 +307,7 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis hangs", () =>
     });
     try {
       expect((await limiter.admit("k", { perMinute: 1, perDay: 5 })).admitted).toBe(true);
-      hang = true;
+      proxy.hang();
       const started = Date.now();
       expect(await limiter.admit("k", { perMinute: 1, perDay: 5 })).toEqual({
         admitted: true,
@@ -340,31 +322,17 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis hangs", () =>
       expect(opens).toBe(3);
     } finally {
       await limiter.close();
-      for (const s of held) s.destroy();
-      proxy.close();
+      await proxy.close();
     }
   });
 });
 
 describe.runIf(process.env.REDIS_URL)("the rate limiter's defaults", () => {
   it("waits 250 ms for a hanging Redis by default, and fails open without an onFailOpen hook", async () => {
-    const target = new URL(process.env.REDIS_URL as string);
-    let hang = false;
-    const held = new Set<net.Socket>();
-    const proxy = net.createServer((c) => {
-      const u = net.connect(Number(target.port || 6379), target.hostname);
-      held.add(c).add(u);
-      c.on("data", (d) => {
-        if (!hang) u.write(d);
-      });
-      u.on("data", (d) => c.write(d));
-      c.on("error", () => u.destroy());
-      u.on("error", () => c.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const proxy = await redisProxy();
     const unique = `defaults-${randomBytes(4).toString("hex")}`;
     const limiter = await createRateLimiter({
-      redisUrl: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      redisUrl: `redis://127.0.0.1:${proxy.port}`,
       logger: createLogger("silent"),
     });
     const { Redis } = await import("ioredis");
@@ -374,7 +342,7 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter's defaults", () => {
       // Without a namespace the counters are the deployment's default, lead-provider.
       const keys = await redis.keys(`lead-provider:rate:*:${unique}:*`);
       expect(keys).toHaveLength(2);
-      hang = true;
+      proxy.hang();
       const started = Date.now();
       expect((await limiter.admit(unique, { perMinute: 5, perDay: 5 })).admitted).toBe(true);
       const took = Date.now() - started;
@@ -384,8 +352,7 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter's defaults", () => {
     } finally {
       redis.disconnect();
       await limiter.close();
-      for (const s of held) s.destroy();
-      proxy.close();
+      await proxy.close();
     }
   });
 });
