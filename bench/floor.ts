@@ -27,6 +27,12 @@ pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1082, (v) => v);
 
 const LEADS = "/api/v1/public/leads/";
+
+/**
+ * The duplicate check the bench provider's typical rules give the service (bench/run.ts sets
+ * them): both match keys over 30 days, flag, no caps.
+ */
+const FLOOR_GUARD = { matchPhone: true, matchEmail: true, windowDays: 30, rejectDuplicates: false, caps: [] };
 const places = new Map(ZIPS.map((z) => [z.zip, z]));
 
 interface Row {
@@ -108,6 +114,10 @@ async function create(req: IncomingMessage, res: ServerResponse): Promise<void> 
     lastName: b.last_name,
     email: b.email,
     phoneNumber: b.phone_number,
+    // A bare server's normalisation (US numbers); the service parses with libphonenumber.
+    phoneE164: `+1${String(b.phone_number)
+      .replace(/[^0-9]/g, "")
+      .slice(-10)}`,
     companyName: b.company_name ?? null,
     noteFromShipper: b.note_from_shipper ?? null,
     estimatedShipDate: b.estimated_ship_date,
@@ -115,16 +125,19 @@ async function create(req: IncomingMessage, res: ServerResponse): Promise<void> 
     shipVia: b.ship_via,
     origin: { zip: o.zip, city: o.city, stateCode: o.stateCode, stateId: o.stateId },
     destination: d && { zip: d.zip, city: d.city, stateCode: d.stateCode, stateId: d.stateId },
-    vehicles: b.vehicles.map((v: Row) => ({ ...v, vehicleRun: v.vehicle_run ?? null })),
+    vehicles: b.vehicles.map((v: Row) => ({ ...v, vehicleRun: v.vehicle_run ?? null, vin: v.vin ?? null })),
+    subId: b.sub_id ?? null,
+    sourceUrl: b.source_url ?? null,
+    consent: null,
   };
   const actor = `provider:${who.providerId}`;
   const { rows } = await pool.query({
     name: "create",
     text: INSERT_LEAD.sql,
-    values: INSERT_LEAD.parameters(insertLeadParams(who, lead, actor, newEventId())),
+    values: INSERT_LEAD.parameters(insertLeadParams(who, lead, actor, newEventId(), FLOOR_GUARD)),
   });
-  const row = rows[0] as { id: number; order_number: string; created_at: Date } | undefined;
-  if (!row) return send(res, 409, '{"code":"duplicate_external_id"}');
+  const row = rows[0] as { id: number | null; order_number: string; created_at: Date; duplicate: unknown } | undefined;
+  if (!row || row.id === null) return send(res, 409, '{"code":"duplicate_external_id"}');
   const at = row.created_at.toISOString();
   send(
     res,
@@ -142,6 +155,9 @@ async function create(req: IncomingMessage, res: ServerResponse): Promise<void> 
       origin: place(o.zip, o.city, o.stateCode, o.stateId),
       destination: d && place(d.zip, d.city, d.stateCode, d.stateId),
       history: [{ from_state: null, to_state: "LEAD", lead_status: "LEAD", changed_at: at, actor }],
+      phone_e164: lead.phoneE164,
+      duplicate: row.duplicate,
+      billable: row.duplicate === null,
       warnings: [],
     }),
   );

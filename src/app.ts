@@ -23,6 +23,9 @@ import { createGate } from "./edge/surfaces.ts";
 import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
 import { createEventService } from "./events/event.service.ts";
+import { intakeRoutes } from "./intake/intake.rest.ts";
+import { createIntakeProviderRpc, createIntakePublicRpc } from "./intake/intake.rpc.ts";
+import { createIntakeService } from "./intake/intake.service.ts";
 import { leadRoutes } from "./leads/lead.rest.ts";
 import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
@@ -46,7 +49,7 @@ import { clientIpKey } from "./rpc/context.ts";
 import { createGrpcFastPath } from "./rpc/fast-path.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
-import { sandboxRefusal } from "./sandbox/sandbox.ts";
+import { createSandboxRefusal } from "./sandbox/sandbox.ts";
 import { createOnePortServer, type Handler } from "./server.ts";
 import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
@@ -135,11 +138,26 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     onRejected: (window) => metrics.rateLimited(window),
   });
   const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt), admission.guardAuth);
+  const intake = createIntakeService({
+    db,
+    now,
+    settings: {
+      zone: config.intake.businessTimezone,
+      duplicateWindowDays: config.intake.duplicateWindowDays,
+      duplicateMatch: config.intake.duplicateMatch,
+    },
+    onEvent: () => {
+      metrics.eventWritten("intake_rules.changed");
+      webhookWorker.eventWritten();
+    },
+  });
   const leads = createLeadService({
     db,
     zips,
+    intake,
+    zone: config.intake.businessTimezone,
     now,
-    sandboxRefusal,
+    sandboxRefusal: createSandboxRefusal(config.intake.businessTimezone),
     onCreated: (lead) => {
       if (lead.livemode) {
         metrics.leadCreated();
@@ -196,6 +214,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     clientAddress,
     features: [
       leadRoutes(leads, config.publicBaseUrl),
+      intakeRoutes(intake),
       eventRoutes(events, config.publicBaseUrl),
       providerRoutes(providers, sandbox, config.publicBaseUrl),
       webhookRoutes(webhooks, config.publicBaseUrl),
@@ -226,8 +245,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const routes = createRpcRoutes({
     gate,
     logger,
-    publicLeads: { ...createPublicLeadRpc(leads), ...createEventRpc(events) },
-    providers: { ...createProviderRpc(providers, sandbox), ...createWebhookRpc(webhooks) },
+    publicLeads: { ...createPublicLeadRpc(leads), ...createEventRpc(events), ...createIntakePublicRpc(intake) },
+    providers: {
+      ...createProviderRpc(providers, sandbox),
+      ...createWebhookRpc(webhooks),
+      ...createIntakeProviderRpc(intake),
+    },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
   });

@@ -69,6 +69,15 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Test (sandbox) leads older than this many days are deleted. */
   readonly sandboxRetentionDays: number;
+  /** Lead intake (intake/): the broker's calendar and the duplicate check. */
+  readonly intake: {
+    /** BUSINESS_TIMEZONE (IANA): days, weeks, months, schedules and "yesterday". */
+    readonly businessTimezone: string;
+    /** DUPLICATE_WINDOW_DAYS: how far back the duplicate check looks. */
+    readonly duplicateWindowDays: number;
+    /** DUPLICATE_MATCH: the fields the duplicate check compares. */
+    readonly duplicateMatch: readonly DuplicateField[];
+  };
   readonly webhooks: {
     /** Deliveries this instance sends at once; 0: this instance sends none. */
     readonly concurrency: number;
@@ -88,6 +97,7 @@ export interface Config {
 }
 
 import { DEV_API_KEY_SECRET, DEV_JWT_SECRET } from "./dev-secrets.ts";
+import { DEFAULT_BUSINESS_TIMEZONE, isKnownTimeZone } from "./intake/business-time.ts";
 import { DEFAULT_WEBHOOK_PORTS } from "./providers/webhook-url.ts";
 
 export { DEV_API_KEY_SECRET, DEV_JWT_SECRET };
@@ -228,6 +238,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
     sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
+    intake: {
+      businessTimezone: timeZone(str("BUSINESS_TIMEZONE"), problems),
+      duplicateWindowDays: int("DUPLICATE_WINDOW_DAYS", 30, 1, 365),
+      duplicateMatch: duplicateMatch(str("DUPLICATE_MATCH"), problems),
+    },
     webhooks: {
       concurrency: webhookConcurrency,
       perEndpoint: int("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 4, 1, 256),
@@ -315,4 +330,25 @@ function origin(raw: string | undefined, problems: string[]): string | undefined
     problems.push("PUBLIC_BASE_URL must be an http(s) origin such as https://api.example.com (no path)");
     return undefined;
   }
+}
+
+export const DUPLICATE_FIELDS = ["phone", "email"] as const;
+export type DuplicateField = (typeof DUPLICATE_FIELDS)[number];
+
+function timeZone(raw: string | undefined, problems: string[]): string {
+  if (raw === undefined) return DEFAULT_BUSINESS_TIMEZONE;
+  if (isKnownTimeZone(raw)) return raw;
+  problems.push(`BUSINESS_TIMEZONE must be an IANA time zone such as America/New_York (got "${raw}")`);
+  return DEFAULT_BUSINESS_TIMEZONE;
+}
+
+function duplicateMatch(raw: string | undefined, problems: string[]): readonly DuplicateField[] {
+  if (raw === undefined) return DUPLICATE_FIELDS;
+  const fields = raw.split(",").map((s) => s.trim().toLowerCase());
+  const bad = fields.filter((f) => !(DUPLICATE_FIELDS as readonly string[]).includes(f));
+  if (bad.length > 0 || fields.length === 0 || new Set(fields).size !== fields.length) {
+    problems.push(`DUPLICATE_MATCH must be phone, email or phone,email (got "${raw}")`);
+    return DUPLICATE_FIELDS;
+  }
+  return DUPLICATE_FIELDS.filter((f) => fields.includes(f));
 }

@@ -23,6 +23,7 @@ export interface FieldViolation {
   readonly message: string;
 }
 
+import type { Duplicate } from "./leads/lead.ts";
 import type { Quota } from "./rate-limit/rate-limiter.ts";
 
 /** The lead that already uses an external_id. */
@@ -39,8 +40,16 @@ export interface DomainErrorOptions {
   readonly existingLead?: ExistingLead;
   /** rate_limited, unavailable: whole seconds before a retry can succeed. */
   readonly retryAfterSeconds?: number;
-  /** rate_limited: the exhausted window. */
-  readonly window?: "minute" | "day";
+  /** rate_limited: the exhausted window; cap_reached: the cap's window. */
+  readonly window?: "minute" | "day" | "week" | "month";
+  /** cap_reached: when the cap's window resets. */
+  readonly resetsAt?: Date;
+  /** intake_closed: the next opening (null when the schedule never opens). */
+  readonly opensAt?: Date | null;
+  /** intake_paused: the reason the administrator gave (null when none). */
+  readonly pausedReason?: string | null;
+  /** duplicate_lead: what the lead matched, as its provider may see it. */
+  readonly duplicate?: Duplicate;
   /** rate_limited by a provider's limits: where its windows stand. */
   readonly quota?: Quota;
   /** invalid_transition: the state the lead is in. */
@@ -54,9 +63,13 @@ export class DomainError extends Error {
   readonly violations: readonly FieldViolation[];
   readonly existingLead: ExistingLead | undefined;
   readonly retryAfterSeconds: number | undefined;
-  readonly window: "minute" | "day" | undefined;
+  readonly window: "minute" | "day" | "week" | "month" | undefined;
   readonly quota: Quota | undefined;
   readonly currentState: string | undefined;
+  readonly resetsAt: Date | undefined;
+  readonly opensAt: Date | null | undefined;
+  readonly pausedReason: string | null | undefined;
+  readonly duplicate: Duplicate | undefined;
 
   constructor(kind: ErrorKind, message: string, options: DomainErrorOptions) {
     super(message, { cause: options.cause });
@@ -69,6 +82,10 @@ export class DomainError extends Error {
     this.window = options.window;
     this.quota = options.quota;
     this.currentState = options.currentState;
+    this.resetsAt = options.resetsAt;
+    this.opensAt = options.opensAt;
+    this.pausedReason = options.pausedReason;
+    this.duplicate = options.duplicate;
   }
 }
 

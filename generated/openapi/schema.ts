@@ -54,15 +54,31 @@ export interface paths {
      *     2. A vehicle `year` must not exceed next year + 1 (the schema's bound is the constant
      *        2100). A later year gets 400 `validation_error` (`out_of_range`).
      *     3. `phone_number` must contain 7–15 digits, and nothing but digits, spaces and
-     *        `+ ( ) - .` (the schema checks only its length, 1–32 characters). Otherwise 400
-     *        `validation_error` (`invalid_phone`).
+     *        `+ ( ) - .` (the schema checks only its length, 1–32 characters), and be a valid number
+     *        as libphonenumber reads it (US unless it starts with `+`) that is not toll-free,
+     *        premium-rate, shared-cost, UAN, pager or voicemail. Otherwise 400 `validation_error`
+     *        (`invalid_phone`). The lead returns `phone_e164` beside `phone_number` as sent.
      *     4. `external_id` must not be used already by the same provider. A repeat gets 400
      *        `duplicate_external_id`.
      *     5. The body must not exceed 64 KiB; unknown fields are allowed by the schema, so only the
      *        service sees the size. A larger body gets 413 `payload_too_large`.
      *
      *     `estimated_ship_date` is `format: date` (RFC 3339 full-date), which already excludes
-     *     impossible dates such as 2026-02-30; Prism checks it, and so does the service.
+     *     impossible dates such as 2026-02-30; Prism checks it, and so does the service. It must not
+     *     be before yesterday in the broker's time zone (`ship_date_in_past`), and a VIN must carry
+     *     a valid check digit (`invalid_vin`).
+     *
+     *     **Intake rules.** After those checks, the provider's intake rules decide, in this order:
+     *     pause (`429 intake_paused`, live leads only), schedule (`429 intake_closed` with
+     *     `opens_at` and `Retry-After`, live leads only), criteria (`400 outside_criteria`, listing
+     *     every broken rule in `errors`), the duplicate check (`duplicate_policy` reject:
+     *     `400 duplicate_lead`; flag: 201 with `duplicate` set and `billable: false`) and caps
+     *     (`429 cap_reached` with `window`, `resets_at` and `Retry-After`). None of these refusals
+     *     stores a lead or uses the external_id. `GET /api/v1/public/intake_rules/` publishes the
+     *     rules as they apply to the key now.
+     *
+     *     <!-- intake-rules-table:start -->
+     *     <!-- intake-rules-table:end -->
      */
     post: operations["createLead"];
     delete?: never;
@@ -91,6 +107,33 @@ export interface paths {
      *     (never 403), so the API is no existence oracle.
      */
     get: operations["getLead"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/intake_rules/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your intake rules as they apply now
+     * @description The intake rules as they apply to the calling key now: the rules document, whether intake
+     *     is `open` (and `opens_at` / `closes_at`), each cap with its usage in the current window,
+     *     the duplicate check's window and fields, the broker's time zone, the accepted values, your
+     *     rate limits, and the table of every rule with whether it is `active` for you. For a test
+     *     key, `paused` and `schedule` do not apply and caps count test leads. A Public API request
+     *     like any other (it counts against the rate limit). Answers an `ETag`; send it back in
+     *     `If-None-Match` to get `304 Not Modified` while nothing changed. Administrators' changes
+     *     are also announced as the `intake_rules.changed` event (events feed and webhook).
+     */
+    get: operations["getPublishedIntakeRules"];
     put?: never;
     post?: never;
     delete?: never;
@@ -454,6 +497,38 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/lead_providers/{id}/intake_rules/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Read a provider's intake rules
+     * @description The provider's intake rules document, with its `version` and `updated_at`. Requires the admin-only position.
+     */
+    get: operations["getIntakeRules"];
+    /**
+     * Replace a provider's intake rules
+     * @description Replaces the provider's intake rules with this document; a member left out takes its
+     *     default (no restriction). Every bad member is named (`caps.day must be a positive
+     *     integer ...`). The change is audited with the rules before and after, applies to the next
+     *     lead on every instance within a second, and is announced to the provider as an
+     *     `intake_rules.changed` event (events feed and webhook) carrying the new rules and
+     *     `version`. Requires the admin-only position.
+     */
+    put: operations["setIntakeRules"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/lead_providers/{id}/usage/": {
     parameters: {
       query?: never;
@@ -491,8 +566,10 @@ export interface paths {
      * Search leads across providers
      * @description Leads of every provider, newest first, paged by cursor (`page_size`, `page_token` →
      *     `next_page_token`), for the back office. Filters: `provider_id`, `state`, `created_after`,
-     *     `created_before`, and `q`, an exact `external_id` or order number. Live leads only unless
-     *     `include_test=true`. Each lead carries its `provider_id`. Requires the admin-only position.
+     *     `created_before`, `q` (an exact `external_id` or order number) and `duplicate=true` (only
+     *     leads flagged as duplicates; their `duplicate.original` names the original across
+     *     providers, with its `provider_id`). Live leads only unless `include_test=true`. Each lead
+     *     carries its `provider_id`. Requires the admin-only position.
      */
     get: operations["searchLeads"];
     put?: never;
@@ -696,6 +773,29 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "intake_rules.changed": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Your intake rules changed
+     * @description Sent when an administrator changes the provider's intake rules; `data.intake_rules` is the
+     *     new document with its `version` (each change increments it; keep the highest, as two
+     *     changes may arrive out of order). Also listed in the events feed (live keys). Signed and
+     *     retried like every event.
+     */
+    post: operations["intakeRulesChangedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "webhook.test": {
     parameters: {
       query?: never;
@@ -791,6 +891,12 @@ export interface components {
        * @example true
        */
       vehicle_run?: boolean | null;
+      /**
+       * @description The VIN: 17 characters, no I, O or Q, with the North American check digit in position
+       *     9 (checked by the service: `invalid_vin`). Stored upper-case.
+       * @example 1HGCM82633A004352
+       */
+      vin?: string | null;
     } & {
       [key: string]: unknown;
     };
@@ -870,6 +976,18 @@ export interface components {
        * @example 33
        */
       destination_state?: unknown;
+      /**
+       * @description Your sub-source (a campaign, an affiliate): 1 to 64 of A-Z a-z 0-9 . _ : - . Stored and returned.
+       * @example fb-campaign-17
+       */
+      sub_id?: string | null;
+      /**
+       * @description The page the lead came from, an absolute http(s) URL (checked by the service). Stored and returned.
+       * @example https://quotes.example.com/auto-transport?utm_source=fb
+       */
+      source_url?: string | null;
+      /** @description TCPA consent evidence; stored and returned to you, shown to the broker's staff. */
+      consent?: components["schemas"]["Consent"] | null;
     } & {
       [key: string]: unknown;
     };
@@ -950,6 +1068,11 @@ export interface components {
        * @example true
        */
       vehicle_run: boolean | null;
+      /**
+       * @description The VIN, upper case; null when none was sent.
+       * @example 1HGCM82633A004352
+       */
+      vin: string | null;
     };
     /** @description One entry of a lead's state history. */
     StateChange: {
@@ -984,17 +1107,21 @@ export interface components {
        */
       id: string;
       /**
+       * @description What happened; `intake_rules.changed` (live keys only) carries `data.intake_rules`
+       *     instead of a lead.
        * @example lead.quoted
        * @enum {string}
        */
-      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
+      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed" | "intake_rules.changed";
       /**
        * Format: date-time
        * @example 2026-11-04T09:12:44.530Z
        */
       created_at: string;
+      /** @description `lead` for a lead event; `intake_rules` for intake_rules.changed. */
       data: {
-        lead: components["schemas"]["Lead"];
+        lead?: components["schemas"]["Lead"];
+        intake_rules?: components["schemas"]["VersionedIntakeRules"];
       };
     };
     /** @description One page of the provider's events, newest first. */
@@ -1091,6 +1218,35 @@ export interface components {
        * @example +1 (310) 555-0142
        */
       phone_number: string;
+      /**
+       * @description The phone as parsed (E.164), the key of the duplicate check; null only for a lead
+       *     stored before November 2026 whose number was not a plain US one.
+       * @example +13105550142
+       */
+      phone_e164: string | null;
+      /**
+       * @description Your sub-source, as sent.
+       * @example fb-campaign-17
+       */
+      sub_id: string | null;
+      /**
+       * @description The page the lead came from, as sent.
+       * @example https://quotes.example.com/auto-transport
+       */
+      source_url: string | null;
+      /** @description The consent evidence, as sent; null when none was. */
+      consent: components["schemas"]["Consent"] | null;
+      /**
+       * @description Set when the lead duplicates a lead created earlier in the look-back window (see
+       *     `intake_rules`); null otherwise. A duplicate is stored only under `duplicate_policy`
+       *     flag.
+       */
+      duplicate: components["schemas"]["Duplicate"] | null;
+      /**
+       * @description Whether the broker pays for the lead - a live lead that is not a duplicate. Test leads are never billable.
+       * @example true
+       */
+      billable: boolean;
       /** @example Gonzalez Design Studio */
       company_name: string | null;
       /** @example Gate code 4411. The car is parked in the underground garage. */
@@ -1109,7 +1265,7 @@ export interface components {
       /** @description State changes, oldest first. The creation is the first entry, with from_state null. */
       history: components["schemas"]["StateChange"][];
     };
-    /** @description Input that was accepted but ignored. */
+    /** @description Input that was accepted with a note - ignored (unknown or deprecated) fields, or an email on a disposable-address domain. */
     Warning: {
       /**
        * @description Path of the ignored field.
@@ -1120,7 +1276,7 @@ export interface components {
        * @example unknown_field
        * @enum {string}
        */
-      code: "unknown_field" | "deprecated_field";
+      code: "unknown_field" | "deprecated_field" | "disposable_email";
       /** @example destination_zipcode is not a known field and was ignored */
       message: string;
     };
@@ -1162,8 +1318,9 @@ export interface components {
        * @description Machine-readable reason: `required`, `invalid_type`, `invalid_format`, `invalid_enum`,
        *     `too_short`, `too_long`, `out_of_range`, `too_few_items`, `too_many_items`,
        *     `unknown_field`, `invalid_characters`, `invalid_email`, `invalid_phone`, `invalid_date`,
-       *     `invalid_url`, `invalid_zip`, `invalid_ship_via`, `duplicate`, or `invalid` for any other
-       *     reason. Match on `code`, never on `message`, whose wording may change.
+       *     `invalid_url`, `invalid_zip`, `invalid_ship_via`, `invalid_vin`, `ship_date_in_past`,
+       *     `duplicate`, `duplicate_lead`, the intake rule codes of `outside_criteria` (see
+       *     `IntakeRuleDescription`), or `invalid` for any other reason. Match on `code`, never on `message`, whose wording may change.
        * @example out_of_range
        */
       code: string;
@@ -1207,6 +1364,11 @@ export interface components {
         | "validation_error"
         | "invalid_zip"
         | "duplicate_external_id"
+        | "outside_criteria"
+        | "duplicate_lead"
+        | "cap_reached"
+        | "intake_closed"
+        | "intake_paused"
         | "malformed_json"
         | "payload_too_large"
         | "unsupported_media_type"
@@ -1240,11 +1402,28 @@ export interface components {
         order_number: string;
       };
       /**
-       * @description Only on `rate_limited`, which limit is exhausted (`minute` also for the per-address limit on failed authentications).
-       * @example minute
+       * @description On `rate_limited`, which limit is exhausted (`minute` also for the per-address limit on
+       *     failed authentications); on `cap_reached`, which cap (`day`, `week`, `month`).
        * @enum {string}
        */
-      window?: "minute" | "day";
+      window?: "minute" | "day" | "week" | "month";
+      /**
+       * Format: date-time
+       * @description Only on `cap_reached`, when the cap's window resets (midnight, Monday or the 1st, in the broker's time zone).
+       */
+      resets_at?: string;
+      /**
+       * Format: date-time
+       * @description Only on `intake_closed`, the next opening of the schedule.
+       */
+      opens_at?: string | null;
+      /** @description Only on `intake_paused`, the reason the broker gave. */
+      paused_reason?: string | null;
+      /**
+       * @description Only on `duplicate_lead`, what the lead matched (never whose lead).
+       * @example minute
+       */
+      duplicate?: components["schemas"]["Duplicate"];
       /**
        * @description Only on `rate_limited`, seconds to wait (as `Retry-After`).
        * @example 42
@@ -1536,9 +1715,12 @@ export interface components {
        * @example lead.quoted
        * @enum {string}
        */
-      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
-      /** @example 42 */
-      lead_id: number;
+      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed" | "intake_rules.changed";
+      /**
+       * @description The event's lead; null for an event about no lead (intake_rules.changed).
+       * @example 42
+       */
+      lead_id: number | null;
       /**
        * @example pending
        * @enum {string}
@@ -1611,6 +1793,250 @@ export interface components {
       data: {
         lead: components["schemas"]["Lead"];
       };
+    };
+    /** @description The body of intake_rules.changed (Standard Webhooks' `{type, timestamp, data}`). */
+    WebhookIntakeRulesEvent: {
+      /** @constant */
+      type: "intake_rules.changed";
+      /**
+       * Format: date-time
+       * @example 2026-11-04T09:12:44.530Z
+       */
+      timestamp: string;
+      data: {
+        intake_rules: components["schemas"]["VersionedIntakeRules"];
+      };
+    };
+    /** @description TCPA consent evidence. Every member is optional; each bad one is named (`consent.trusted_form_cert_url`). */
+    Consent: {
+      /**
+       * @description The TrustedForm certificate, `https://cert.trustedform.com/` and 40 hex characters.
+       * @example https://cert.trustedform.com/2f6a1b3c4d5e6f708192a3b4c5d6e7f8091a2b3c
+       */
+      trusted_form_cert_url?: string | null;
+      /**
+       * @description The Jornaya LeadiD, a UUID.
+       * @example 8c1f1e8e-4c5b-4d2a-9a0b-3c4d5e6f7a8b
+       */
+      jornaya_lead_id?: string | null;
+      /** @description The consent language the shipper agreed to. */
+      consent_text?: string | null;
+      /**
+       * Format: date-time
+       * @description When the shipper consented; not in the future.
+       */
+      consented_at?: string | null;
+      /**
+       * @description The shipper's IPv4 or IPv6 address.
+       * @example 203.0.113.7
+       */
+      ip_address?: string | null;
+      user_agent?: string | null;
+      /** @description The page where the shipper consented, an absolute http(s) URL. */
+      page_url?: string | null;
+    };
+    /**
+     * @description What a duplicate lead matched: the earliest lead of the look-back window with the same
+     *     phone (E.164) or email (domain compared case-insensitively). Another provider's lead is
+     *     never named: `original` is set only when that lead is your own.
+     */
+    Duplicate: {
+      /**
+       * @example [
+       *       "phone_number"
+       *     ]
+       */
+      matched_on: ("phone_number" | "email")[];
+      /**
+       * Format: date-time
+       * @description When the earliest matching lead was created.
+       */
+      first_seen_at: string;
+      /** @description Whether that lead is your own (under another external_id). */
+      same_provider: boolean;
+      /** @description That lead, only when it is your own; null otherwise. The Management API adds its `provider_id` for administrators. */
+      original: {
+        id: number;
+        order_number: string;
+        external_id: string;
+        /** @description Management API only. */
+        provider_id?: number;
+      } | null;
+    };
+    Opening: {
+      /** @example 08:00 */
+      open: string;
+      /** @example 20:00 */
+      close: string;
+    };
+    /**
+     * @description A provider's intake rules. `null` means no restriction. State lists are two-letter codes
+     *     of `GET /api/v1/common/states/`; `schedule` maps weekdays (`mon` … `sun`) to openings in the
+     *     broker's time zone (a day left out is closed; `null`: always open).
+     */
+    IntakeRules: {
+      /** @description Live leads are refused with `intake_paused` while true. */
+      paused: boolean;
+      paused_reason: string | null;
+      origin_states: string[] | null;
+      destination_states: string[] | null;
+      overseas_types: components["schemas"]["OverseasType"][] | null;
+      ship_via: components["schemas"]["ShipVia"][] | null;
+      vehicle_types: components["schemas"]["VehicleType"][] | null;
+      /** @default 20 */
+      max_vehicles: number;
+      /** @default false */
+      require_destination_zip: boolean;
+      /** @default 0 */
+      ship_date_min_days: number;
+      /** @default 365 */
+      ship_date_max_days: number;
+      /** @default false */
+      reject_disposable_email: boolean;
+      /**
+       * @description Consent with a `trusted_form_cert_url` or a `jornaya_lead_id` is required.
+       * @default false
+       */
+      consent_required: boolean;
+      /**
+       * @default flag
+       * @enum {string}
+       */
+      duplicate_policy: "flag" | "reject";
+      caps: {
+        day: number | null;
+        week: number | null;
+        month: number | null;
+      };
+      schedule: {
+        [key: string]: components["schemas"]["Opening"][];
+      } | null;
+    };
+    /** @description The intake rules to store; a member left out takes its default (no restriction). Unknown members are refused. */
+    IntakeRulesInput: {
+      paused?: boolean | null;
+      paused_reason?: string | null;
+      origin_states?: string[] | null;
+      destination_states?: string[] | null;
+      overseas_types?: string[] | null;
+      ship_via?: string[] | null;
+      vehicle_types?: string[] | null;
+      max_vehicles?: number | null;
+      require_destination_zip?: boolean | null;
+      ship_date_min_days?: number | null;
+      ship_date_max_days?: number | null;
+      reject_disposable_email?: boolean | null;
+      consent_required?: boolean | null;
+      duplicate_policy?: string | null;
+      caps?: {
+        day?: number | null;
+        week?: number | null;
+        month?: number | null;
+      } | null;
+      schedule?: {
+        [key: string]: {
+          open?: string;
+          close?: string;
+        }[];
+      } | null;
+    };
+    /** @description The intake rules with their revision. */
+    VersionedIntakeRules: components["schemas"]["IntakeRules"] & {
+      /**
+       * @description Incremented by every change (0 before the first).
+       * @example 3
+       */
+      version: number;
+      /**
+       * Format: date-time
+       * @description When the rules last changed; null before the first change.
+       */
+      updated_at: string | null;
+    };
+    CapUsage: {
+      /** @example 200 */
+      limit: number;
+      /**
+       * @description Leads counted in the current window (accepted leads, flagged duplicates included; test leads for a test key).
+       * @example 57
+       */
+      used: number;
+      /** @example 143 */
+      remaining: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-26T05:00:00.000Z
+       */
+      resets_at: string;
+    };
+    /** @description One row of the intake rule table (the same table the service enforces). */
+    IntakeRuleDescription: {
+      /** @example origin_state_not_accepted */
+      code: string;
+      /**
+       * @description The request field a refusal names; null when none.
+       * @example origin_zip
+       */
+      field: string | null;
+      /**
+       * @description The intake rules member that drives the rule; null for checks every lead gets.
+       * @example origin_states
+       */
+      setting: string | null;
+      /** @enum {string} */
+      applies_to: "live_and_test" | "live" | "live_and_test_separately";
+      /** @enum {string} */
+      outcome:
+        | "validation_error"
+        | "warning"
+        | "intake_paused"
+        | "intake_closed"
+        | "outside_criteria"
+        | "duplicate_lead"
+        | "cap_reached";
+      description: string;
+      /** @description Whether the rule judges your leads (of this key's mode) now. */
+      active: boolean;
+    };
+    /** @description The intake rules as they apply to the calling key now. */
+    PublishedIntakeRules: components["schemas"]["VersionedIntakeRules"] & {
+      /** @description False for a test key (pause and schedule do not apply; caps count test leads). */
+      livemode: boolean;
+      /** @description Whether a lead sent now passes pause and schedule. */
+      open: boolean;
+      /**
+       * Format: date-time
+       * @description While closed, the next opening (null while open, while paused, or when the schedule never opens).
+       */
+      opens_at: string | null;
+      /**
+       * Format: date-time
+       * @description While open under a schedule, when this opening ends.
+       */
+      closes_at: string | null;
+      /** @description Each cap (of `caps`) with its usage in the current window; null where there is no cap. */
+      cap_usage: {
+        day: components["schemas"]["CapUsage"] | null;
+        week: components["schemas"]["CapUsage"] | null;
+        month: components["schemas"]["CapUsage"] | null;
+      };
+      /** @example 30 */
+      duplicate_window_days: number;
+      duplicate_match: ("phone_number" | "email")[];
+      /** @example America/New_York */
+      business_timezone: string;
+      accepted: {
+        vehicle_types: components["schemas"]["VehicleType"][];
+        ship_via_by_overseas_type: {
+          [key: string]: components["schemas"]["ShipVia"][];
+        };
+        states: string[];
+      };
+      rate_limits: {
+        per_minute: number;
+        per_day: number;
+      };
+      rules: components["schemas"]["IntakeRuleDescription"][];
     };
     WebhookTestEvent: {
       /** @constant */
@@ -1853,7 +2279,10 @@ export interface components {
      * @description The lead is invalid: `validation_error` (schema or rule violations, listed in `errors`),
      *     `invalid_zip` (every invalid field is a ZIP that is not in the US ZIP directory),
      *     `duplicate_external_id` (the provider already has a lead with this `external_id`;
-     *     `existing_lead` names it) or `malformed_json` (the body is not valid JSON).
+     *     `existing_lead` names it), `outside_criteria` (the lead breaks the provider's intake
+     *     rules; `errors` lists every broken rule), `duplicate_lead` (a duplicate under
+     *     `duplicate_policy` reject; `duplicate` says what it matched, never whose) or
+     *     `malformed_json` (the body is not valid JSON).
      */
     LeadValidationFailed: {
       headers: {
@@ -1991,6 +2420,26 @@ export interface components {
      *     `Retry-After` seconds. A refused request uses no quota.
      */
     RateLimited: {
+      headers: {
+        "Retry-After": components["headers"]["Retry-After"];
+        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+        RateLimit: components["headers"]["RateLimit"];
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /**
+     * @description The lead was not taken now: `rate_limited` (the provider's per-minute or per-day limit,
+     *     `window` says which, or this address failed authentication too often), `cap_reached`
+     *     (the provider's day, week or month cap of leads is full; `window`, `resets_at`),
+     *     `intake_closed` (outside the provider's weekly schedule; `opens_at`) or `intake_paused`
+     *     (an administrator paused intake; `paused_reason`, and no `Retry-After`: intake resumes
+     *     when they lift the pause). Wait `Retry-After` seconds when it is sent. Nothing was stored.
+     */
+    LeadRefused: {
       headers: {
         "Retry-After": components["headers"]["Retry-After"];
         "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2188,7 +2637,7 @@ export interface operations {
       401: components["responses"]["ApiKeyUnauthorized"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
-      429: components["responses"]["RateLimited"];
+      429: components["responses"]["LeadRefused"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
     };
@@ -2220,6 +2669,45 @@ export interface operations {
       400: components["responses"]["PathValidationFailed"];
       401: components["responses"]["ApiKeyUnauthorized"];
       404: components["responses"]["LeadNotFound"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPublishedIntakeRules: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The `ETag` of an earlier answer. */
+        "If-None-Match"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The rules as they apply now. */
+      200: {
+        headers: {
+          /** @description Changes whenever anything in the answer changes (including cap usage). */
+          ETag?: string;
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PublishedIntakeRules"];
+        };
+      };
+      /** @description Nothing changed since the `ETag` sent in `If-None-Match`. */
+      304: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["ApiKeyUnauthorized"];
       429: components["responses"]["RateLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -2711,6 +3199,81 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  getIntakeRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The rules. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["VersionedIntakeRules"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  setIntakeRules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["IntakeRulesInput"];
+      };
+    };
+    responses: {
+      /** @description The rules as stored. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["VersionedIntakeRules"];
+        };
+      };
+      /** @description Some members are invalid; `errors` names each. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   getProviderUsage: {
     parameters: {
       query?: never;
@@ -2761,6 +3324,8 @@ export interface operations {
         q?: components["parameters"]["LeadQuery"];
         /** @description Also list test (sandbox) leads. */
         include_test?: components["parameters"]["IncludeTest"];
+        /** @description Only leads flagged as duplicates (`true`), or only leads that are not (`false`). */
+        duplicate?: boolean;
       };
       header?: never;
       path?: never;
@@ -2985,6 +3550,30 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": components["schemas"]["WebhookLeadEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  intakeRulesChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookIntakeRulesEvent"];
       };
     };
     responses: {

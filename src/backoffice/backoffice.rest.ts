@@ -1,7 +1,7 @@
 /** The back office's reads over REST (admin JWT): leads across providers, the audit trail, usage. */
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
-import { leadJson } from "../leads/lead.rest.ts";
+import { duplicateJson, leadJson } from "../leads/lead.rest.ts";
 import { PROVIDERS_PATH } from "../providers/provider.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
@@ -32,8 +32,20 @@ export function backofficeRoutes(backoffice: Backoffice, publicBaseUrl?: string)
         createdBefore: q.created_before === undefined ? undefined : new Date(q.created_before),
         q: q.q,
         includeTest: q.include_test,
+        duplicate: q.duplicate,
       });
-      res.json(cursorPageJson(req, page, (l) => ({ ...leadJson(l), provider_id: l.providerId }), publicBaseUrl));
+      res.json(
+        cursorPageJson(
+          req,
+          page,
+          (l) => ({
+            ...leadJson(l),
+            duplicate: l.duplicate && duplicateJson(l.duplicate, true),
+            provider_id: l.providerId,
+          }),
+          publicBaseUrl,
+        ),
+      );
     }),
   );
   router.get(

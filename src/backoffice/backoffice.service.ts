@@ -25,6 +25,8 @@ export interface LeadSearchQuery {
   readonly createdBefore?: Date | undefined;
   readonly q?: string | undefined;
   readonly includeTest?: boolean | undefined;
+  /** Only flagged duplicates (true) or only the rest (false). */
+  readonly duplicate?: boolean | undefined;
 }
 
 export interface AuditQuery {
@@ -67,6 +69,7 @@ export function createBackoffice(deps: { readonly db: Kysely<Database>; readonly
         createdBefore,
         q: search === "" ? undefined : search,
         includeTest: q.includeTest,
+        duplicate: q.duplicate,
         beforeId: page.afterId,
       };
       return pageOf(await searchLeads(db, filter, page.size + 1), page.size, (l) => l.id);

@@ -11,6 +11,7 @@ import * as m0003 from "./migrations/0003-webhooks.ts";
 import * as m0004 from "./migrations/0004-sandbox.ts";
 import * as m0005 from "./migrations/0005-backoffice.ts";
 import * as m0006 from "./migrations/0006-hardening.ts";
+import * as m0007 from "./migrations/0007-intake.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0004-sandbox": m0004,
   "0005-backoffice": m0005,
   "0006-hardening": m0006,
+  "0007-intake": m0007,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -20,6 +20,10 @@ export interface ProvidersTable {
   notes: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The intake rules document (intake/intake-rules.ts), as the API shows it. */
+  intake_rules: ColumnType<unknown, string | undefined, string>;
+  intake_rules_version: Generated<number>;
+  intake_rules_updated_at: Date | null;
 }
 
 export interface ApiKeysTable {
@@ -68,6 +72,13 @@ export interface LeadsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   state_changed_at: Timestamp;
+  /** Migration 0007: the duplicate check's keys, the provider's sub-source, consent, duplicate record. */
+  phone_e164: string | null;
+  email_match: string | null;
+  sub_id: string | null;
+  source_url: string | null;
+  consent: ColumnType<unknown, string | null, string | null>;
+  duplicate: ColumnType<unknown, string | null, string | null>;
 }
 
 export interface VehiclesTable {
@@ -80,6 +91,7 @@ export interface VehiclesTable {
   tariff: number;
   deposit: number;
   vehicle_run: boolean | null;
+  vin: string | null;
 }
 
 export interface LeadStateHistoryTable {
@@ -107,7 +119,8 @@ export interface LeadEventsTable {
   livemode: Generated<boolean>;
   event_id: string;
   provider_id: number;
-  lead_id: number;
+  /** Null for an event about no lead (intake_rules.changed). */
+  lead_id: number | null;
   type: string;
   created_at: Timestamp;
   data: ColumnType<unknown, string, string>;
@@ -128,7 +141,7 @@ export interface WebhookDeliveriesTable {
   id: Generated<number>;
   provider_id: number;
   event_sequence: number;
-  lead_id: number;
+  lead_id: number | null;
   /** The lead's mode (false: a test lead's delivery). */
   livemode: Generated<boolean>;
   state: Generated<string>;

@@ -1,8 +1,9 @@
 /** All SQL about the lead_events outbox. */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import type { Lead, LeadOwner } from "../leads/lead.ts";
-import type { EventType, LeadEvent } from "./event.ts";
+import { type DuplicateRow, duplicateFromRow } from "../leads/lead.repository.ts";
+import type { Duplicate, Lead, LeadOwner } from "../leads/lead.ts";
+import { type EventData, type EventType, type LeadEvent, rulesFromSnapshot } from "./event.ts";
 
 type Db = Kysely<Database>;
 
@@ -67,13 +68,39 @@ export async function listProviderEvents(
     providerId: r.provider_id,
     type: r.type as EventType,
     createdAt: r.created_at,
-    lead: leadFromSnapshot((r.data as { lead: SnapshotLead }).lead),
+    ...eventPayload(r.data as EventData),
   }));
 }
 
+/** An event's lead or rules, from its stored JSON. */
+export function eventPayload(data: EventData): Pick<LeadEvent, "lead" | "intakeRules"> {
+  if (data.intakeRules) return { intakeRules: rulesFromSnapshot(data.intakeRules) };
+  return { lead: leadFromSnapshot(data.lead as SnapshotLead) };
+}
+
 /** A lead as stored in an event's JSON (times as ISO strings). */
-export type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedAt" | "history" | "livemode"> & {
+export type SnapshotLead = Omit<
+  Lead,
+  | "createdAt"
+  | "updatedAt"
+  | "stateChangedAt"
+  | "history"
+  | "livemode"
+  | "duplicate"
+  | "phoneE164"
+  | "subId"
+  | "sourceUrl"
+  | "consent"
+  | "vehicles"
+> & {
   livemode?: boolean;
+  phoneE164?: string | null;
+  subId?: string | null;
+  sourceUrl?: string | null;
+  consent?: Lead["consent"];
+  vehicles: Array<Omit<Lead["vehicles"][number], "vin"> & { vin?: string | null }>;
+  /** The insert writes intake_guard's row form; later events the domain form (firstSeenAt as text). */
+  duplicate?: DuplicateRow | (Omit<Duplicate, "firstSeenAt"> & { firstSeenAt: string }) | null;
   createdAt: string;
   updatedAt: string;
   stateChangedAt: string;
@@ -82,8 +109,16 @@ export type SnapshotLead = Omit<Lead, "createdAt" | "updatedAt" | "stateChangedA
 
 /** A lead stored as JSON in an event, with its times as Dates again (older snapshots: live). */
 export function leadFromSnapshot(s: SnapshotLead): Lead {
+  const d = s.duplicate;
   return {
     ...s,
+    // Snapshots written before migration 0007 lack these.
+    phoneE164: s.phoneE164 ?? null,
+    subId: s.subId ?? null,
+    sourceUrl: s.sourceUrl ?? null,
+    consent: s.consent ?? null,
+    vehicles: s.vehicles.map((v) => ({ ...v, vin: v.vin ?? null })),
+    duplicate: !d ? null : "matched_on" in d ? duplicateFromRow(d) : { ...d, firstSeenAt: new Date(d.firstSeenAt) },
     livemode: s.livemode ?? true,
     createdAt: new Date(s.createdAt),
     updatedAt: new Date(s.updatedAt),

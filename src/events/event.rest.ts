@@ -1,6 +1,8 @@
 /** A provider's own lead events over REST. */
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
+import { intakeRulesJson } from "../intake/intake.rest.ts";
+import type { VersionedRules } from "../intake/intake.service.ts";
 import { leadJson } from "../leads/lead.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
@@ -11,7 +13,12 @@ import type { LeadEvent } from "./event.ts";
 export const EVENTS_PATH = "/api/v1/public/events/";
 
 export function eventJson(e: LeadEvent): components["schemas"]["LeadEvent"] {
-  return { id: e.id, type: e.type, created_at: e.createdAt.toISOString(), data: { lead: leadJson(e.lead) } };
+  return {
+    id: e.id,
+    type: e.type,
+    created_at: e.createdAt.toISOString(),
+    data: e.lead ? { lead: leadJson(e.lead) } : { intake_rules: intakeRulesJson(e.intakeRules as VersionedRules) },
+  } as components["schemas"]["LeadEvent"];
 }
 
 export function eventRoutes(events: EventService, publicBaseUrl?: string): RestFeature {

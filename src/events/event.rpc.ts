@@ -1,6 +1,7 @@
 /** PublicLeadService.ListEvents over Connect/gRPC. */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { PublicLeadService } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { intakeRulesMessage } from "../intake/intake.rpc.ts";
 import { leadMessage } from "../leads/lead.rpc.ts";
 import { providerOf } from "../rpc/context.ts";
 import { dateOf, optionalText, ts } from "../rpc/convert.ts";
@@ -20,7 +21,8 @@ export function createEventRpc(events: EventService): Pick<ServiceImpl<typeof Pu
           id: e.id,
           type: e.type,
           createdAt: ts(e.createdAt),
-          lead: leadMessage(e.lead),
+          ...(e.lead && { lead: leadMessage(e.lead) }),
+          ...(e.intakeRules && { intakeRules: intakeRulesMessage(e.intakeRules) }),
         })),
         nextPageToken: page.nextPageToken,
       };

@@ -46,7 +46,7 @@ export function createEventService(db: Kysely<Database>) {
       throwIfViolations(f.violations);
       const rows = await listProviderEvents(db, owner, { type, createdAfter, beforeEventId }, size + 1);
       // Providers see who changed a lead by role only (lead.ts providerView).
-      const items = rows.slice(0, size).map((e) => ({ ...e, lead: providerView(e.lead) }));
+      const items = rows.slice(0, size).map((e) => (e.lead ? { ...e, lead: providerView(e.lead) } : e));
       const last = items.at(-1);
       return { items, nextPageToken: rows.length > size && last ? encodeEventCursor(last.id) : "" };
     },

@@ -1,8 +1,15 @@
 /** Lead events: what happened to a lead, with the lead as it was at that moment. */
 import { randomUUID } from "node:crypto";
+import type { VersionedRules } from "../intake/intake.service.ts";
 import type { Lead, LeadState } from "../leads/lead.ts";
 
-export const EVENT_TYPES = ["lead.created", "lead.quoted", "lead.ordered", "lead.status_changed"] as const;
+export const EVENT_TYPES = [
+  "lead.created",
+  "lead.quoted",
+  "lead.ordered",
+  "lead.status_changed",
+  "intake_rules.changed",
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface LeadEvent {
@@ -13,8 +20,25 @@ export interface LeadEvent {
   readonly providerId: number;
   readonly type: EventType;
   readonly createdAt: Date;
-  /** The lead as GET showed it when the event happened. */
-  readonly lead: Lead;
+  /** The lead as GET showed it when the event happened; absent for intake_rules.changed. */
+  readonly lead?: Lead;
+  /** intake_rules.changed: the new rules. */
+  readonly intakeRules?: VersionedRules;
+}
+
+/** What an event's `data` column holds. */
+export interface EventData {
+  readonly lead?: unknown;
+  readonly intakeRules?: { rules: unknown; version: number; updatedAt: string | null };
+}
+
+/** An intake_rules.changed event's rules, as stored, with its time as a Date again. */
+export function rulesFromSnapshot(s: NonNullable<EventData["intakeRules"]>): VersionedRules {
+  return {
+    rules: s.rules as VersionedRules["rules"],
+    version: s.version,
+    updatedAt: s.updatedAt === null ? null : new Date(s.updatedAt),
+  };
 }
 
 export function newEventId(): string {

@@ -3,13 +3,65 @@ import { type Kysely, sql } from "kysely";
 import { jsonArrayFrom } from "kysely/helpers/postgres";
 import { prepare } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
-import type { Lead, LeadOwner, LeadState, NewLead, OverseasType, ShipVia, StateChange, VehicleType } from "./lead.ts";
+import { emailMatchKey } from "../intake/contact.ts";
+import type {
+  Consent,
+  Duplicate,
+  Lead,
+  LeadOwner,
+  LeadState,
+  NewLead,
+  OverseasType,
+  ShipVia,
+  StateChange,
+  VehicleType,
+} from "./lead.ts";
 
 type Db = Kysely<Database>;
 
 export type InsertResult =
   | { readonly kind: "created"; readonly lead: Lead }
-  | { readonly kind: "duplicate"; readonly existing: { readonly id: number; readonly orderNumber: string } };
+  | { readonly kind: "duplicate"; readonly existing: { readonly id: number; readonly orderNumber: string } }
+  /** intake_guard refused: a duplicate under the reject policy. Nothing was stored. */
+  | { readonly kind: "duplicate_lead"; readonly duplicate: Duplicate }
+  /** intake_guard refused: these cap windows are full. Nothing was stored. */
+  | { readonly kind: "cap_reached"; readonly windows: readonly string[] };
+
+/** What intake_guard (migration 0007) is asked to check before the insert, atomically with it. */
+export interface IntakeGuard {
+  /** Match on the phone / the email (DUPLICATE_MATCH). */
+  readonly matchPhone: boolean;
+  readonly matchEmail: boolean;
+  readonly windowDays: number;
+  /** Refuse a duplicate (reject) instead of storing it flagged (flag). */
+  readonly rejectDuplicates: boolean;
+  /** The provider's caps of the lead's mode: window name, window start, limit. */
+  readonly caps: ReadonlyArray<{ readonly window: string; readonly start: Date; readonly limit: number }>;
+}
+
+/** The duplicate record as intake_guard builds it (snake_case JSON, in the column and in events). */
+export interface DuplicateRow {
+  matched_on: string[];
+  first_seen_at: string;
+  same_provider: boolean;
+  original: { id: number; provider_id: number; order_number: string; external_id: string };
+}
+
+export function duplicateFromRow(d: DuplicateRow | null | undefined): Duplicate | null {
+  if (!d) return null;
+  const o = d.original;
+  return {
+    matchedOn: d.matched_on,
+    firstSeenAt: new Date(d.first_seen_at),
+    sameProvider: d.same_provider,
+    original: {
+      id: Number(o.id),
+      providerId: Number(o.provider_id),
+      orderNumber: o.order_number,
+      externalId: o.external_id,
+    },
+  };
+}
 
 /** The parameters of INSERT_LEAD. */
 export interface InsertLeadParams extends Record<string, unknown> {
@@ -20,6 +72,8 @@ export interface InsertLeadParams extends Record<string, unknown> {
   readonly lastName: string;
   readonly email: string;
   readonly phoneNumber: string;
+  readonly phoneE164: string | null;
+  readonly emailMatch: string;
   readonly companyName: string | null;
   readonly noteFromShipper: string | null;
   readonly estimatedShipDate: string;
@@ -33,8 +87,20 @@ export interface InsertLeadParams extends Record<string, unknown> {
   readonly destinationCity: string | null;
   readonly destinationStateId: number | null;
   readonly destinationStateCode: string | null;
-  /** JSON array of {position, year, make, model, type, tariff, deposit, vehicle_run}. */
+  /** JSON array of {position, year, make, model, type, tariff, deposit, vehicle_run, vin}. */
   readonly vehicles: string;
+  readonly subId: string | null;
+  readonly sourceUrl: string | null;
+  /** JSON of the consent, or null. */
+  readonly consent: string | null;
+  /** intake_guard's arguments. */
+  readonly guardPhone: string | null;
+  readonly guardEmail: string | null;
+  readonly windowDays: number;
+  readonly rejectDuplicates: boolean;
+  readonly capWindows: string[];
+  readonly capStarts: Date[];
+  readonly capLimits: number[];
   readonly actor: string;
   readonly eventId: string;
   /** JSON of the NewLead: the event's lead before what the database assigns. */
@@ -47,7 +113,16 @@ export interface InsertLeadParams extends Record<string, unknown> {
  * number of vehicles (they travel as a JSON array), so it is prepared once per connection. The
  * unique index on (provider_id, livemode, external_id) decides a race: the loser inserts nothing.
  */
-export const INSERT_LEAD = prepare<InsertLeadParams, { id: number; order_number: string; created_at: Date }>(
+interface InsertRow {
+  id: number | null;
+  order_number: string | null;
+  created_at: Date | null;
+  refusal: "duplicate" | "cap_reached" | null;
+  cap_windows: string[] | null;
+  duplicate: DuplicateRow | null;
+}
+
+export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
   [
     "providerId",
     "livemode",
@@ -56,6 +131,8 @@ export const INSERT_LEAD = prepare<InsertLeadParams, { id: number; order_number:
     "lastName",
     "email",
     "phoneNumber",
+    "phoneE164",
+    "emailMatch",
     "companyName",
     "noteFromShipper",
     "estimatedShipDate",
@@ -70,30 +147,49 @@ export const INSERT_LEAD = prepare<InsertLeadParams, { id: number; order_number:
     "destinationStateId",
     "destinationStateCode",
     "vehicles",
+    "subId",
+    "sourceUrl",
+    "consent",
     "actor",
     "eventId",
     "lead",
+    "guardPhone",
+    "guardEmail",
+    "windowDays",
+    "rejectDuplicates",
+    "capWindows",
+    "capStarts",
+    "capLimits",
   ],
-  (_db, p) => sql<{ id: number; order_number: string; created_at: Date }>`
-    with l as (
+  (_db, p) => sql<InsertRow>`
+    with g as (
+      select * from intake_guard(${p.providerId}::bigint, ${p.livemode}::boolean, ${p.externalId}::text,
+        ${p.guardPhone}::text, ${p.guardEmail}::text, ${p.windowDays}::integer, ${p.rejectDuplicates}::boolean,
+        ${p.capWindows}::text[], ${p.capStarts}::timestamptz[], ${p.capLimits}::integer[])
+    ),
+    l as (
       insert into leads (
         provider_id, livemode, external_id, state, lead_status, first_name, last_name, email, phone_number,
-        company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
+        phone_e164, email_match, company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
         origin_zip, origin_city, origin_state_id, origin_state_code,
-        destination_zip, destination_city, destination_state_id, destination_state_code)
-      values (
+        destination_zip, destination_city, destination_state_id, destination_state_code,
+        sub_id, source_url, consent, duplicate)
+      select
         ${p.providerId}::bigint, ${p.livemode}::boolean, ${p.externalId}, 'LEAD', 'LEAD', ${p.firstName}, ${p.lastName},
-        ${p.email}, ${p.phoneNumber}, ${p.companyName}, ${p.noteFromShipper}, ${p.estimatedShipDate}::date,
-        ${p.overseasType}, ${p.shipVia}, ${p.originZip}, ${p.originCity}, ${p.originStateId}::integer, ${p.originStateCode},
-        ${p.destinationZip}, ${p.destinationCity}, ${p.destinationStateId}::integer, ${p.destinationStateCode})
+        ${p.email}, ${p.phoneNumber}, ${p.phoneE164}::text, ${p.emailMatch}::text, ${p.companyName}, ${p.noteFromShipper},
+        ${p.estimatedShipDate}::date, ${p.overseasType}, ${p.shipVia}, ${p.originZip}, ${p.originCity},
+        ${p.originStateId}::integer, ${p.originStateCode},
+        ${p.destinationZip}, ${p.destinationCity}, ${p.destinationStateId}::integer, ${p.destinationStateCode},
+        ${p.subId}::text, ${p.sourceUrl}::text, ${p.consent}::jsonb, g.duplicate
+      from g where g.refusal is null
       on conflict (provider_id, livemode, external_id) do nothing
-      returning id, order_number, created_at
+      returning id, order_number, created_at, duplicate
     ),
     v as (
-      insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
-      select l.id, x.position, x.year, x.make, x.model, x.type, x.tariff, x.deposit, x.vehicle_run
+      insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run, vin)
+      select l.id, x.position, x.year, x.make, x.model, x.type, x.tariff, x.deposit, x.vehicle_run, x.vin
       from l, jsonb_to_recordset(${p.vehicles}::jsonb) as x(position smallint, year integer, make text,
-        model text, type text, tariff bigint, deposit bigint, vehicle_run boolean)
+        model text, type text, tariff bigint, deposit bigint, vehicle_run boolean, vin text)
     ),
     h as (
       insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
@@ -104,19 +200,26 @@ export const INSERT_LEAD = prepare<InsertLeadParams, { id: number; order_number:
       select ${p.eventId}::text, ${p.providerId}::bigint, l.id, 'lead.created', l.created_at, ${p.livemode}::boolean,
         jsonb_build_object('lead', ${p.lead}::jsonb || jsonb_build_object(
           'id', l.id, 'providerId', ${p.providerId}::bigint, 'livemode', ${p.livemode}::boolean, 'orderNumber', l.order_number,
-          'state', 'LEAD', 'leadStatus', 'LEAD',
+          'state', 'LEAD', 'leadStatus', 'LEAD', 'duplicate', l.duplicate,
           'createdAt', l.created_at, 'updatedAt', l.created_at, 'stateChangedAt', l.created_at,
           'history', jsonb_build_array(jsonb_build_object(
             'fromState', null, 'toState', 'LEAD', 'leadStatus', 'LEAD', 'changedAt', l.created_at, 'actor', ${p.actor}::text))))
       from l
     )
-    select id, order_number, created_at from l`,
+    select l.id, l.order_number, l.created_at, g.refusal, g.cap_windows, g.duplicate from g left join l on true`,
 );
 
 /** INSERT_LEAD's values for a validated lead. */
-export function insertLeadParams(owner: LeadOwner, lead: NewLead, actor: string, eventId: string): InsertLeadParams {
+export function insertLeadParams(
+  owner: LeadOwner,
+  lead: NewLead,
+  actor: string,
+  eventId: string,
+  guard: IntakeGuard,
+): InsertLeadParams {
   const o = lead.origin;
   const d = lead.destination;
+  const emailMatch = emailMatchKey(lead.email);
   let vehicles = "[";
   for (let i = 0; i < lead.vehicles.length; i++) {
     const v = lead.vehicles[i] as NewLead["vehicles"][number];
@@ -130,6 +233,7 @@ export function insertLeadParams(owner: LeadOwner, lead: NewLead, actor: string,
       tariff: v.tariff,
       deposit: v.deposit,
       vehicle_run: v.vehicleRun,
+      vin: v.vin,
     });
   }
   vehicles += "]";
@@ -141,6 +245,8 @@ export function insertLeadParams(owner: LeadOwner, lead: NewLead, actor: string,
     lastName: lead.lastName,
     email: lead.email,
     phoneNumber: lead.phoneNumber,
+    phoneE164: lead.phoneE164,
+    emailMatch,
     companyName: lead.companyName,
     noteFromShipper: lead.noteFromShipper,
     estimatedShipDate: lead.estimatedShipDate,
@@ -155,9 +261,19 @@ export function insertLeadParams(owner: LeadOwner, lead: NewLead, actor: string,
     destinationStateId: d?.stateId ?? null,
     destinationStateCode: d?.stateCode ?? null,
     vehicles,
+    subId: lead.subId,
+    sourceUrl: lead.sourceUrl,
+    consent: lead.consent === null ? null : JSON.stringify(lead.consent),
     actor,
     eventId,
     lead: JSON.stringify(lead),
+    guardPhone: guard.matchPhone ? lead.phoneE164 : null,
+    guardEmail: guard.matchEmail ? emailMatch : null,
+    windowDays: guard.windowDays,
+    rejectDuplicates: guard.rejectDuplicates,
+    capWindows: guard.caps.map((c) => c.window),
+    capStarts: guard.caps.map((c) => c.start),
+    capLimits: guard.caps.map((c) => c.limit),
   };
 }
 
@@ -176,9 +292,10 @@ export async function insertLead(
   lead: NewLead,
   actor: string,
   eventId: string,
+  guard: IntakeGuard,
 ): Promise<InsertResult> {
   const { providerId, livemode } = owner;
-  const params = insertLeadParams(owner, lead, actor, eventId);
+  const params = insertLeadParams(owner, lead, actor, eventId, guard);
   let rows: Awaited<ReturnType<typeof INSERT_LEAD.execute>>;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -192,7 +309,11 @@ export async function insertLead(
   }
 
   const row = rows[0];
-  if (!row) {
+  if (row?.refusal === "duplicate" && row.duplicate) {
+    return { kind: "duplicate_lead", duplicate: duplicateFromRow(row.duplicate) as Duplicate };
+  }
+  if (row?.refusal === "cap_reached") return { kind: "cap_reached", windows: row.cap_windows ?? [] };
+  if (!row || row.id === null || row.order_number === null || row.created_at === null) {
     const existing = await db
       .selectFrom("leads")
       .select(["id", "order_number"])
@@ -216,6 +337,7 @@ export async function insertLead(
     updatedAt: at,
     stateChangedAt: at,
     history: [{ fromState: null, toState: "LEAD", leadStatus: "LEAD", changedAt: at, actor }],
+    duplicate: duplicateFromRow(row.duplicate),
   };
   return { kind: "created", lead: stored };
 }
@@ -240,6 +362,7 @@ const LEAD_COLUMNS = [
   "leads.last_name",
   "leads.email",
   "leads.phone_number",
+  "leads.phone_e164",
   "leads.company_name",
   "leads.note_from_shipper",
   "leads.estimated_ship_date",
@@ -256,6 +379,10 @@ const LEAD_COLUMNS = [
   "leads.created_at",
   "leads.updated_at",
   "leads.state_changed_at",
+  "leads.sub_id",
+  "leads.source_url",
+  "leads.consent",
+  "leads.duplicate",
 ] as const;
 
 function selectLeads(db: Db) {
@@ -266,7 +393,7 @@ function selectLeads(db: Db) {
       jsonArrayFrom(
         eb
           .selectFrom("vehicles")
-          .select(["year", "make", "model", "type", "tariff", "deposit", "vehicle_run"])
+          .select(["year", "make", "model", "type", "tariff", "deposit", "vehicle_run", "vin"])
           .whereRef("vehicles.lead_id", "=", "leads.id")
           .orderBy("position"),
       ).as("vehicles"),
@@ -333,6 +460,7 @@ export function toLead(row: LeadRow): Lead {
     lastName: row.last_name,
     email: row.email,
     phoneNumber: row.phone_number,
+    phoneE164: row.phone_e164,
     companyName: row.company_name,
     noteFromShipper: row.note_from_shipper,
     estimatedShipDate: row.estimated_ship_date,
@@ -361,7 +489,12 @@ export function toLead(row: LeadRow): Lead {
       tariff: Number(v.tariff),
       deposit: Number(v.deposit),
       vehicleRun: v.vehicle_run,
+      vin: v.vin,
     })),
+    subId: row.sub_id,
+    sourceUrl: row.source_url,
+    consent: row.consent as Consent | null,
+    duplicate: duplicateFromRow(row.duplicate as DuplicateRow | null),
     history: row.history.map(
       (h): StateChange => ({
         fromState: h.from_state as LeadState | null,
@@ -476,6 +609,8 @@ export interface LeadSearch {
   readonly q?: string | undefined;
   /** Test leads too (by default live ones only). */
   readonly includeTest?: boolean | undefined;
+  /** Only leads flagged as duplicates (true), or only the others (false). */
+  readonly duplicate?: boolean | undefined;
   /** Leads with ids below this one (the list runs newest first). */
   readonly beforeId?: number | undefined;
 }
@@ -494,6 +629,8 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number): Promise
     );
   }
   if (!s.includeTest) query = query.where("leads.livemode", "=", true);
+  if (s.duplicate === true) query = query.where("leads.duplicate", "is not", null);
+  if (s.duplicate === false) query = query.where("leads.duplicate", "is", null);
   if (s.beforeId !== undefined) query = query.where("leads.id", "<", s.beforeId);
   const rows = await query.orderBy("leads.id", "desc").limit(limit).execute();
   return rows.map(toLead);

@@ -5,7 +5,7 @@ import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
 import type { CreatedLead, LeadService } from "./lead.service.ts";
-import type { Lead, Place } from "./lead.ts";
+import { type Consent, type Duplicate, isBillable, type Lead, type Place } from "./lead.ts";
 
 export const LEADS_PATH = "/api/v1/public/leads/";
 
@@ -15,6 +15,37 @@ const placeJson = (p: Place): components["schemas"]["Location"] => ({
   state: p.stateCode,
   state_id: p.stateId,
 });
+
+export function consentJson(c: Consent): components["schemas"]["Consent"] {
+  return {
+    trusted_form_cert_url: c.trustedFormCertUrl,
+    jornaya_lead_id: c.jornayaLeadId,
+    consent_text: c.consentText,
+    consented_at: c.consentedAt,
+    ip_address: c.ipAddress,
+    user_agent: c.userAgent,
+    page_url: c.pageUrl,
+  };
+}
+
+/** A duplicate as its provider sees it (the original only when its own); `admin` adds the original's provider. */
+export function duplicateJson(d: Duplicate, admin = false): components["schemas"]["Duplicate"] {
+  const o = d.original;
+  return {
+    matched_on: [...d.matchedOn] as components["schemas"]["Duplicate"]["matched_on"],
+    first_seen_at: d.firstSeenAt.toISOString(),
+    same_provider: d.sameProvider,
+    original:
+      o === null
+        ? null
+        : {
+            id: o.id,
+            order_number: o.orderNumber,
+            external_id: o.externalId,
+            ...(admin && { provider_id: o.providerId }),
+          },
+  };
+}
 
 export function leadJson(lead: Lead): components["schemas"]["Lead"] {
   return {
@@ -31,6 +62,7 @@ export function leadJson(lead: Lead): components["schemas"]["Lead"] {
     last_name: lead.lastName,
     email: lead.email,
     phone_number: lead.phoneNumber,
+    phone_e164: lead.phoneE164,
     company_name: lead.companyName,
     note_from_shipper: lead.noteFromShipper,
     estimated_ship_date: lead.estimatedShipDate,
@@ -46,7 +78,13 @@ export function leadJson(lead: Lead): components["schemas"]["Lead"] {
       tariff: v.tariff,
       deposit: v.deposit,
       vehicle_run: v.vehicleRun,
+      vin: v.vin,
     })),
+    sub_id: lead.subId,
+    source_url: lead.sourceUrl,
+    consent: lead.consent && consentJson(lead.consent),
+    duplicate: lead.duplicate && duplicateJson(lead.duplicate),
+    billable: isBillable(lead),
     history: lead.history.map((h) => ({
       from_state: h.fromState,
       to_state: h.toState,

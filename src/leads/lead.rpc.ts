@@ -2,6 +2,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  type Duplicate as DuplicateMessage,
+  DuplicateSchema,
   type Lead as LeadMessage,
   LeadSchema,
   LeadState as LeadStateEnum,
@@ -16,7 +18,7 @@ import type {
 import { providerOf } from "../rpc/context.ts";
 import { dateOf, enumName, enumValue, optionalText, toInt, ts } from "../rpc/convert.ts";
 import type { LeadService } from "./lead.service.ts";
-import type { Lead } from "./lead.ts";
+import { type Duplicate, isBillable, type Lead } from "./lead.ts";
 
 /** The request as the JSON-like object the lead rules read (same field names as REST). */
 export function createLeadInput(req: CreateLeadRequest): Record<string, unknown> {
@@ -38,14 +40,40 @@ export function createLeadInput(req: CreateLeadRequest): Record<string, unknown>
       tariff: toInt(v.tariff),
       deposit: toInt(v.deposit),
       vehicle_run: v.vehicleRun,
+      vin: v.vin,
     })),
     destination_zip: req.destinationZip,
     origin_city: req.originCity,
     destination_city: req.destinationCity,
     company_name: req.companyName,
     note_from_shipper: req.noteFromShipper,
+    sub_id: req.subId,
+    source_url: req.sourceUrl,
+    consent: req.consent && {
+      trusted_form_cert_url: req.consent.trustedFormCertUrl,
+      jornaya_lead_id: req.consent.jornayaLeadId,
+      consent_text: req.consent.consentText,
+      consented_at: req.consent.consentedAt,
+      ip_address: req.consent.ipAddress,
+      user_agent: req.consent.userAgent,
+      page_url: req.consent.pageUrl,
+    },
   };
 }
+
+/** A duplicate as its provider sees it (the original only when its own). */
+export function duplicateMessage(d: Duplicate): DuplicateMessage {
+  return create(DuplicateSchema, {
+    matchedOn: [...d.matchedOn],
+    firstSeenAt: ts(d.firstSeenAt),
+    sameProvider: d.sameProvider,
+    ...(d.original && {
+      original: { id: BigInt(d.original.id), orderNumber: d.original.orderNumber, externalId: d.original.externalId },
+    }),
+  });
+}
+
+const orUnset = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 export function leadMessage(lead: Lead): LeadMessage {
   const place = (p: Lead["origin"]) => ({ zip: p.zip, city: p.city, state: p.stateCode, stateId: p.stateId });
@@ -63,6 +91,22 @@ export function leadMessage(lead: Lead): LeadMessage {
     lastName: lead.lastName,
     email: lead.email,
     phoneNumber: lead.phoneNumber,
+    phoneE164: lead.phoneE164 ?? "",
+    ...(lead.subId !== null && { subId: lead.subId }),
+    ...(lead.sourceUrl !== null && { sourceUrl: lead.sourceUrl }),
+    ...(lead.consent && {
+      consent: {
+        trustedFormCertUrl: orUnset(lead.consent.trustedFormCertUrl),
+        jornayaLeadId: orUnset(lead.consent.jornayaLeadId),
+        consentText: orUnset(lead.consent.consentText),
+        consentedAt: orUnset(lead.consent.consentedAt),
+        ipAddress: orUnset(lead.consent.ipAddress),
+        userAgent: orUnset(lead.consent.userAgent),
+        pageUrl: orUnset(lead.consent.pageUrl),
+      },
+    }),
+    ...(lead.duplicate && { duplicate: duplicateMessage(lead.duplicate) }),
+    billable: isBillable(lead),
     ...(lead.companyName !== null && { companyName: lead.companyName }),
     ...(lead.noteFromShipper !== null && { noteFromShipper: lead.noteFromShipper }),
     estimatedShipDate: lead.estimatedShipDate,
@@ -78,6 +122,7 @@ export function leadMessage(lead: Lead): LeadMessage {
       tariff: BigInt(v.tariff),
       deposit: BigInt(v.deposit),
       ...(v.vehicleRun !== null && { vehicleRun: v.vehicleRun }),
+      ...(v.vin !== null && { vin: v.vin }),
     })),
     history: lead.history.map((h) => ({
       fromState: h.fromState === null ? LeadStateEnum.UNSPECIFIED : enumValue(LeadStateEnum, h.fromState),
@@ -90,11 +135,13 @@ export function leadMessage(lead: Lead): LeadMessage {
 }
 
 /** The lead methods of PublicLeadService (its events are in events/event.rpc.ts). */
-export function createPublicLeadRpc(leads: LeadService): Omit<ServiceImpl<typeof PublicLeadService>, "listEvents"> {
+export function createPublicLeadRpc(
+  leads: LeadService,
+): Omit<ServiceImpl<typeof PublicLeadService>, "listEvents" | "getIntakeRules"> {
   return {
     async createLead(req, ctx) {
-      const { lead } = await leads.create(providerOf(ctx), createLeadInput(req));
-      return { lead: leadMessage(lead) };
+      const { lead, warnings } = await leads.create(providerOf(ctx), createLeadInput(req));
+      return { lead: leadMessage(lead), warnings: warnings.map((w) => ({ ...w })) };
     },
     async getLead(req, ctx) {
       return { lead: leadMessage(await leads.get(providerOf(ctx), req.externalId)) };

@@ -4,6 +4,8 @@ import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { newEventId } from "../events/event.ts";
 import { Fields, isPossibleExternalId } from "../fields.ts";
+import type { IntakeService } from "../intake/intake.service.ts";
+import { duplicateLead } from "../intake/intake-errors.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
 import { findLead, insertLead, listProviderLeads } from "./lead.repository.ts";
@@ -13,6 +15,7 @@ import {
   type LeadOwner,
   type LeadState,
   type NewLead,
+  providerDuplicate,
   providerView,
   type Warning,
 } from "./lead.ts";
@@ -28,6 +31,10 @@ export interface CreatedLead {
 export interface LeadServiceDeps {
   readonly db: Kysely<Database>;
   readonly zips: ZipDirectory;
+  /** Pause, schedule and criteria before the insert; the duplicate check and caps with it. */
+  readonly intake: IntakeService;
+  /** BUSINESS_TIMEZONE: "yesterday" for ship_date_in_past. */
+  readonly zone: string;
   readonly now?: () => Date;
   /** Called after a lead is stored (metrics). */
   readonly onCreated?: (lead: Lead) => void;
@@ -35,7 +42,7 @@ export interface LeadServiceDeps {
    * Test mode only: the sandbox's answer to a reserved value before anything is stored (e.g. a
    * rate_limited error the integrator asked for), or nothing (sandbox/sandbox.ts).
    */
-  readonly sandboxRefusal?: (lead: NewLead) => DomainError | undefined;
+  readonly sandboxRefusal?: (lead: NewLead, now: Date) => DomainError | undefined;
 }
 
 export type LeadService = ReturnType<typeof createLeadService>;
@@ -52,20 +59,31 @@ export const PROVIDER_LEAD_PAGE = { defaultSize: 20, maxSize: 100 } as const;
 
 export function createLeadService(deps: LeadServiceDeps) {
   const now = deps.now ?? (() => new Date());
+  const context = (at: Date) => ({ zips: deps.zips, now: at, zone: deps.zone });
   return {
     /**
-     * Validates and stores a lead for its owner (a provider, live or test). Throws
-     * `invalid_argument` listing every bad field, or `duplicate` naming the provider's existing
-     * lead of the same mode with the same external_id.
+     * The intake pipeline (after authentication and the rate limit, at the edge): the lead's
+     * fields and contact checks, the sandbox's reserved values (test keys), the provider's intake
+     * rules (pause and schedule for live leads, then every criterion), then the duplicate check
+     * and caps, atomically with the insert. Throws `invalid_argument` listing every bad field,
+     * `outside_criteria` listing every broken rule, `duplicate_lead`, `cap_reached`,
+     * `intake_closed`, `intake_paused`, or `duplicate` naming the provider's existing lead of the
+     * same mode with the same external_id. A refusal stores nothing.
      */
     async create(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
-      const { lead, violations, warnings, warningsTruncated } = validateLead(input, deps.zips, now());
+      const at = now();
+      const { lead, violations, warnings, warningsTruncated } = validateLead(input, context(at));
       throwIfViolations(violations);
       if (!lead) throw new Error("validation returned no lead and no violations");
-      const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead);
+      const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead, at);
       if (refusal) throw refusal;
+      const guard = await deps.intake.admit(owner, lead);
       const actor = `provider:${owner.providerId}`;
-      const result = await insertLead(deps.db, owner, lead, actor, newEventId());
+      const result = await insertLead(deps.db, owner, lead, actor, newEventId(), guard);
+      if (result.kind === "cap_reached") throw deps.intake.capReached(result.windows);
+      if (result.kind === "duplicate_lead") {
+        throw duplicateLead(providerDuplicate(result.duplicate));
+      }
       if (result.kind === "duplicate") {
         const { id, orderNumber } = result.existing;
         const message = `external_id ${lead.externalId} was already used for lead ${orderNumber} (id ${id})`;
@@ -109,7 +127,7 @@ export function createLeadService(deps: LeadServiceDeps) {
 
     /** The violations of a submission without storing it (an edge words schema rejections with them). */
     violations(input: unknown) {
-      return validateLead(input, deps.zips, now()).violations;
+      return validateLead(input, context(now())).violations;
     },
   };
 }

@@ -43,6 +43,40 @@ export interface Vehicle {
   readonly tariff: number;
   readonly deposit: number;
   readonly vehicleRun: boolean | null;
+  /** Upper case; checked (17 characters, check digit). */
+  readonly vin: string | null;
+}
+
+/** TCPA consent evidence a provider sends with a lead; every member optional. */
+export interface Consent {
+  readonly trustedFormCertUrl: string | null;
+  readonly jornayaLeadId: string | null;
+  readonly consentText: string | null;
+  /** RFC 3339, as sent. */
+  readonly consentedAt: string | null;
+  readonly ipAddress: string | null;
+  readonly userAgent: string | null;
+  readonly pageUrl: string | null;
+}
+
+/** What a duplicate lead matched: the earliest live lead in the look-back window with its phone or email. */
+export interface Duplicate {
+  /** `phone_number`, `email`: the fields on which some lead in the window matched. */
+  readonly matchedOn: readonly string[];
+  /** When the earliest matching lead was created. */
+  readonly firstSeenAt: Date;
+  /** Whether that lead is the same provider's. */
+  readonly sameProvider: boolean;
+  /**
+   * That lead. A provider is shown it only when it is its own (providerView); administrators
+   * always.
+   */
+  readonly original: {
+    readonly id: number;
+    readonly providerId: number;
+    readonly orderNumber: string;
+    readonly externalId: string;
+  } | null;
 }
 
 /** A lead that passed every rule, ready to store. */
@@ -52,6 +86,11 @@ export interface NewLead {
   readonly lastName: string;
   readonly email: string;
   readonly phoneNumber: string;
+  /**
+   * The phone as libphonenumber reads it (E.164): the duplicate check's key. Null only for a lead
+   * stored before the check existed whose number was not a plain US one.
+   */
+  readonly phoneE164: string | null;
   readonly companyName: string | null;
   readonly noteFromShipper: string | null;
   readonly estimatedShipDate: string;
@@ -60,6 +99,10 @@ export interface NewLead {
   readonly origin: Place;
   readonly destination: Place | null;
   readonly vehicles: readonly Vehicle[];
+  /** The provider's sub-source (1–64 of A-Za-z0-9._:-). */
+  readonly subId: string | null;
+  readonly sourceUrl: string | null;
+  readonly consent: Consent | null;
 }
 
 export interface StateChange {
@@ -86,9 +129,23 @@ export function actorRole(actor: string): ActorRole {
   return "staff";
 }
 
-/** The lead as its provider sees it: every history actor replaced by its role. */
+/**
+ * The lead as its provider sees it: every history actor replaced by its role, and a duplicate's
+ * original only when it is the provider's own lead (never another provider's id or numbers).
+ */
 export function providerView(lead: Lead): Lead {
-  return { ...lead, history: lead.history.map((h) => ({ ...h, actor: actorRole(h.actor) })) };
+  const duplicate = lead.duplicate && providerDuplicate(lead.duplicate);
+  return { ...lead, duplicate, history: lead.history.map((h) => ({ ...h, actor: actorRole(h.actor) })) };
+}
+
+/** A duplicate as its provider may see it: the original only when it is the provider's own lead. */
+export function providerDuplicate(d: Duplicate): Duplicate {
+  return { ...d, original: d.sameProvider && d.original ? { ...d.original } : null };
+}
+
+/** Whether the broker pays for the lead: a live lead that duplicates none. */
+export function isBillable(lead: Pick<Lead, "livemode" | "duplicate">): boolean {
+  return lead.livemode && lead.duplicate === null;
 }
 
 /** Whose lead: a provider, in live or test mode (the key's mode; test leads are the sandbox's). */
@@ -109,12 +166,14 @@ export interface Lead extends NewLead {
   readonly updatedAt: Date;
   readonly stateChangedAt: Date;
   readonly history: readonly StateChange[];
+  /** Null unless the intake pipeline flagged the lead as a duplicate. */
+  readonly duplicate: Duplicate | null;
 }
 
-/** A field the service ignored: unknown, or deprecated. */
+/** Something the service accepted but tells the provider about: an ignored field, a disposable email. */
 export interface Warning {
   readonly field: string;
-  readonly code: "unknown_field" | "deprecated_field";
+  readonly code: "unknown_field" | "deprecated_field" | "disposable_email";
   readonly message: string;
 }
 

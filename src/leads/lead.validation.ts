@@ -3,10 +3,14 @@
  * object. Both edges call this through the lead service: REST passes the parsed body, gRPC
  * maps its message to the same shape. All violations are collected, never just the first.
  */
+import { isIP } from "node:net";
 import type { FieldViolation } from "../errors.ts";
 import { DOT_SEGMENTS, Fields } from "../fields.ts";
+import { daysUntil } from "../intake/business-time.ts";
+import { checkPhone, isDisposableEmail, isValidVin } from "../intake/contact.ts";
 import { normalizeZip, type ZipDirectory } from "../zip/zip-directory.ts";
 import {
+  type Consent,
   type NewLead,
   OVERSEAS_TYPES,
   type OverseasType,
@@ -40,9 +44,25 @@ const LEAD_FIELDS = new Set([
   "destination_city",
   "company_name",
   "note_from_shipper",
+  "sub_id",
+  "source_url",
+  "consent",
 ]);
 const DEPRECATED_FIELDS = new Set(["origin_state", "destination_state"]);
-const VEHICLE_FIELDS = new Set(["year", "make", "model", "type", "tariff", "deposit", "vehicle_run"]);
+const VEHICLE_FIELDS = new Set(["year", "make", "model", "type", "tariff", "deposit", "vehicle_run", "vin"]);
+const CONSENT_FIELDS = new Set([
+  "trusted_form_cert_url",
+  "jornaya_lead_id",
+  "consent_text",
+  "consented_at",
+  "ip_address",
+  "user_agent",
+  "page_url",
+]);
+const SUB_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const TRUSTED_FORM = /^https:\/\/cert\.trustedform\.com\/[0-9a-f]{40}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
 export interface ValidationResult {
   readonly lead: NewLead | undefined;
@@ -66,7 +86,16 @@ export function maxModelYear(now: Date): number {
   return now.getUTCFullYear() + 2;
 }
 
-export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): ValidationResult {
+/** What the lead rules need besides the body: the ZIP directory, the clock and the broker's time zone. */
+export interface ValidationContext {
+  readonly zips: ZipDirectory;
+  readonly now: Date;
+  /** BUSINESS_TIMEZONE: "yesterday" for ship_date_in_past. */
+  readonly zone: string;
+}
+
+export function validateLead(raw: unknown, ctx: ValidationContext): ValidationResult {
+  const { zips, now } = ctx;
   const f = new Fields();
   const warnings: Warning[] = [];
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
@@ -83,8 +112,25 @@ export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): Valid
   const firstName = f.text(body, "first_name", { max: 100, required: true });
   const lastName = f.text(body, "last_name", { max: 100, required: true });
   const email = f.email(body, "email");
-  const phoneNumber = f.phone(body, "phone_number");
+  if (email !== undefined && isDisposableEmail(email)) {
+    warnings.push({
+      field: "email",
+      code: "disposable_email",
+      message: "email uses a disposable address domain; the lead was accepted",
+    });
+  }
+  const phone = phoneOf(f, body);
   const estimatedShipDate = f.date(body, "estimated_ship_date");
+  // One day of grace: "yesterday" in BUSINESS_TIMEZONE may still be today where the shipper is.
+  if (estimatedShipDate !== undefined && daysUntil(estimatedShipDate, now, ctx.zone) < -1) {
+    f.add("estimated_ship_date", "ship_date_in_past", "estimated_ship_date must not be before yesterday");
+  }
+  const subId = f.text(body, "sub_id", { max: 64 });
+  if (subId !== undefined && !SUB_ID.test(subId)) {
+    f.add("sub_id", "invalid_format", "sub_id must be 1 to 64 of A-Z a-z 0-9 . _ : -");
+  }
+  const sourceUrl = httpUrl(f, body, "source_url", 2048);
+  const consent = consentOf(f, body, now);
   const originCity = f.text(body, "origin_city", { max: 100 });
   const destinationCity = f.text(body, "destination_city", { max: 100 });
   const companyName = f.text(body, "company_name", { max: 100, allowEmpty: true });
@@ -101,7 +147,8 @@ export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): Valid
     firstName: firstName as string,
     lastName: lastName as string,
     email: email as string,
-    phoneNumber: phoneNumber as string,
+    phoneNumber: phone?.text as string,
+    phoneE164: phone?.e164 as string,
     companyName: companyName ?? null,
     noteFromShipper: noteFromShipper ?? null,
     estimatedShipDate: estimatedShipDate as string,
@@ -110,6 +157,9 @@ export function validateLead(raw: unknown, zips: ZipDirectory, now: Date): Valid
     origin: origin as Place,
     destination: destination ?? null,
     vehicles,
+    subId: subId ?? null,
+    sourceUrl: sourceUrl ?? null,
+    consent,
   };
   return { lead, violations: [], ...capped(warnings) };
 }
@@ -194,6 +244,15 @@ function vehiclesOf(f: Fields, body: Record<string, unknown>, warnings: Warning[
     const tariff = f.integer(v, "tariff", 0, MAX_MONEY, path);
     const deposit = f.integer(v, "deposit", 0, MAX_MONEY, path);
     const vehicleRun = f.boolean(v, "vehicle_run", path);
+    const vinText = f.text(v, "vin", { max: 17 }, path);
+    const vin = vinText?.toUpperCase();
+    if (vin !== undefined && !isValidVin(vin)) {
+      f.add(
+        `${path}.vin`,
+        "invalid_vin",
+        `${path}.vin must be 17 characters (no I, O or Q) with a valid check digit in position 9`,
+      );
+    }
     if ([year, make, model, type, tariff, deposit].some((x) => x === undefined)) return;
     out.push({
       year: year as number,
@@ -203,7 +262,83 @@ function vehiclesOf(f: Fields, body: Record<string, unknown>, warnings: Warning[
       tariff: tariff as number,
       deposit: deposit as number,
       vehicleRun: vehicleRun ?? null,
+      vin: vin ?? null,
     });
   });
   return out;
+}
+
+function phoneOf(f: Fields, body: Record<string, unknown>): { text: string; e164: string } | undefined {
+  const text = f.phone(body, "phone_number");
+  if (text === undefined) return undefined;
+  const checked = checkPhone(text);
+  if ("problem" in checked) {
+    f.add("phone_number", "invalid_phone", `phone_number ${checked.problem}`);
+    return undefined;
+  }
+  return { text, e164: checked.e164 };
+}
+
+/** An absolute http(s) URL of at most `max` characters, or undefined (not sent, or named as bad). */
+function httpUrl(f: Fields, obj: Record<string, unknown>, key: string, max: number, prefix = ""): string | undefined {
+  const path = prefix === "" ? key : `${prefix}.${key}`;
+  const text = f.text(obj, key, { max, noControl: true }, prefix);
+  if (text === undefined) return undefined;
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+    f.add(path, "invalid_url", `${path} must be an absolute http or https URL`);
+    return undefined;
+  }
+  return text;
+}
+
+function consentOf(f: Fields, body: Record<string, unknown>, now: Date): Consent | null {
+  const raw = body.consent;
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    f.add("consent", "invalid_type", "consent must be an object");
+    return null;
+  }
+  const c = raw as Record<string, unknown>;
+  const p = "consent";
+  for (const key of Object.keys(c)) {
+    if (!CONSENT_FIELDS.has(key)) f.add(`${p}.${key}`, "unknown_field", `${p}.${key} is not a consent field`);
+  }
+  const cert = f.text(c, "trusted_form_cert_url", { max: 100 }, p);
+  if (cert !== undefined && !TRUSTED_FORM.test(cert)) {
+    f.add(
+      `${p}.trusted_form_cert_url`,
+      "invalid_format",
+      `${p}.trusted_form_cert_url must be https://cert.trustedform.com/ followed by 40 hex characters`,
+    );
+  }
+  const jornaya = f.text(c, "jornaya_lead_id", { max: 36 }, p);
+  if (jornaya !== undefined && !UUID.test(jornaya)) {
+    f.add(`${p}.jornaya_lead_id`, "invalid_format", `${p}.jornaya_lead_id must be a UUID (8-4-4-4-12 hex)`);
+  }
+  const consentText = f.text(c, "consent_text", { max: 2000 }, p);
+  const consentedAt = f.text(c, "consented_at", { max: 40 }, p);
+  if (consentedAt !== undefined) {
+    const at = RFC3339.test(consentedAt) ? new Date(consentedAt) : undefined;
+    if (!at || Number.isNaN(at.getTime())) {
+      f.add(`${p}.consented_at`, "invalid_format", `${p}.consented_at must be an RFC 3339 date-time`);
+    } else if (at.getTime() > now.getTime() + 60_000) {
+      f.add(`${p}.consented_at`, "out_of_range", `${p}.consented_at must not be in the future`);
+    }
+  }
+  const ip = f.text(c, "ip_address", { max: 45 }, p);
+  if (ip !== undefined && isIP(ip) === 0) {
+    f.add(`${p}.ip_address`, "invalid_format", `${p}.ip_address must be an IPv4 or IPv6 address`);
+  }
+  const userAgent = f.text(c, "user_agent", { max: 512 }, p);
+  const pageUrl = httpUrl(f, c, "page_url", 2048, p);
+  return {
+    trustedFormCertUrl: cert ?? null,
+    jornayaLeadId: jornaya ?? null,
+    consentText: consentText ?? null,
+    consentedAt: consentedAt ?? null,
+    ipAddress: ip ?? null,
+    userAgent: userAgent ?? null,
+    pageUrl: pageUrl ?? null,
+  };
 }

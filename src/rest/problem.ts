@@ -7,6 +7,7 @@ import type { ErrorRequestHandler, Request, Response } from "express";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { asDomainError, DomainError, describeViolations, type ErrorKind, type FieldViolation } from "../errors.ts";
+import { duplicateJson } from "../leads/lead.rest.ts";
 import { errorForLog, type Logger } from "../logger.ts";
 
 /** One row per error kind: HTTP status and problem title. */
@@ -60,6 +61,10 @@ export function problemOf(err: DomainError): Problem {
     ...(err.existingLead && { existing_lead: { id: err.existingLead.id, order_number: err.existingLead.orderNumber } }),
     ...(err.kind === "rate_limited" && { window: err.window, retry_after: err.retryAfterSeconds }),
     ...(err.currentState !== undefined && { current_state: err.currentState }),
+    ...(err.resetsAt !== undefined && { resets_at: err.resetsAt.toISOString() }),
+    ...(err.opensAt !== undefined && { opens_at: err.opensAt?.toISOString() ?? null }),
+    ...(err.pausedReason !== undefined && { paused_reason: err.pausedReason }),
+    ...(err.duplicate !== undefined && { duplicate: duplicateJson(err.duplicate) }),
   };
   return { status, title, code: err.code, detail: err.message, errors: err.violations, extra, headers };
 }

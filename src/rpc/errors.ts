@@ -14,6 +14,7 @@ import {
 } from "../../generated/proto/google/rpc/error_details_pb.ts";
 import { ErrorDetailSchema } from "../../generated/proto/leadprovider/v1/errors_pb.ts";
 import { asDomainError, type ErrorKind } from "../errors.ts";
+import { duplicateMessage } from "../leads/lead.rpc.ts";
 
 /** The `domain` of every ErrorInfo this service sends. */
 export const ERROR_DOMAIN = "lead-provider-api";
@@ -47,6 +48,10 @@ export function toConnectError(thrown: unknown): ConnectError {
         }),
         ...(err.kind === "rate_limited" && retry !== undefined && { retryAfterSeconds: retry }),
         ...(err.window !== undefined && { window: err.window }),
+        ...(err.resetsAt !== undefined && { resetsAt: err.resetsAt.toISOString() }),
+        ...(err.opensAt && { opensAt: err.opensAt.toISOString() }),
+        ...(err.pausedReason && { pausedReason: err.pausedReason }),
+        ...(err.duplicate && { duplicate: duplicateMessage(err.duplicate) }),
       }),
     },
     {
@@ -59,6 +64,10 @@ export function toConnectError(thrown: unknown): ConnectError {
           ...(err.existingLead && { existing_lead_id: String(err.existingLead.id) }),
           ...(err.window !== undefined && { window: err.window }),
           ...(err.currentState !== undefined && { current_state: err.currentState }),
+          ...(err.resetsAt !== undefined && { resets_at: err.resetsAt.toISOString() }),
+          ...(err.opensAt && { opens_at: err.opensAt.toISOString() }),
+          ...(err.pausedReason && { paused_reason: err.pausedReason }),
+          ...(err.duplicate && { matched_on: err.duplicate.matchedOn.join(",") }),
         },
       }),
     },

@@ -105,8 +105,11 @@ export function createGrpcFastPath(
         const message = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(lead) }));
         return { outcome: { message }, quota };
       }
-      const { lead } = await leads.create(caller.provider, createLeadInput(createRequest as never));
-      const message = toBinary(CreateLeadResponseSchema, create(CreateLeadResponseSchema, { lead: leadMessage(lead) }));
+      const { lead, warnings } = await leads.create(caller.provider, createLeadInput(createRequest as never));
+      const message = toBinary(
+        CreateLeadResponseSchema,
+        create(CreateLeadResponseSchema, { lead: leadMessage(lead), warnings: warnings.map((w) => ({ ...w })) }),
+      );
       return { outcome: { message }, quota };
     } catch (error) {
       return quota ? { outcome: { error }, quota } : { outcome: { error } };

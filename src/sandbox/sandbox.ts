@@ -3,6 +3,8 @@
  * with an `lp_test_` key to see each outcome without anyone's help. Live leads ignore them.
  */
 import { DomainError } from "../errors.ts";
+import { capWindow } from "../intake/business-time.ts";
+import { capReached, duplicateLead, intakeClosed, outsideCriteria } from "../intake/intake-errors.ts";
 import type { LeadState, NewLead } from "../leads/lead.ts";
 
 /** Seconds between the sandbox's steps (after creation, and between two moves). */
@@ -31,14 +33,55 @@ export const SANDBOX_MARKERS = Object.keys(SANDBOX_SCENARIOS) as SandboxMarker[]
 /** Creating a test lead with this note answers 429 rate_limited (nothing is stored). */
 export const RATE_LIMITED_MARKER = "sandbox:rate_limited";
 
+/**
+ * The refusals a reserved value asks for, before anything is stored, each as the real refusal
+ * would answer: `sandbox:rate_limited` (429, 7 s), `sandbox:duplicate` (400 duplicate_lead, as
+ * under duplicate_policy reject, matched on the phone of another provider's lead a day earlier),
+ * `sandbox:cap_reached` (429, the day cap, resetting at the next midnight of BUSINESS_TIMEZONE),
+ * `sandbox:intake_closed` (429, opening at the next midnight) and `sandbox:outside_criteria` (400,
+ * the origin state not accepted).
+ */
+export const REFUSAL_MARKERS = [
+  RATE_LIMITED_MARKER,
+  "sandbox:duplicate",
+  "sandbox:cap_reached",
+  "sandbox:intake_closed",
+  "sandbox:outside_criteria",
+] as const;
+
 /** The refusal a reserved value asks for, before anything is stored; undefined for the rest. */
-export function sandboxRefusal(lead: NewLead): DomainError | undefined {
-  if (lead.noteFromShipper?.trim() !== RATE_LIMITED_MARKER) return undefined;
-  return new DomainError(
-    "rate_limited",
-    `test mode: "${RATE_LIMITED_MARKER}" answers 429 as a rate limit would; retry in ${SANDBOX_RETRY_AFTER_SECONDS} s`,
-    { code: "rate_limited", window: "minute", retryAfterSeconds: SANDBOX_RETRY_AFTER_SECONDS },
-  );
+export function createSandboxRefusal(zone: string) {
+  return (lead: NewLead, now: Date): DomainError | undefined => {
+    switch (lead.noteFromShipper?.trim()) {
+      case RATE_LIMITED_MARKER:
+        return new DomainError(
+          "rate_limited",
+          `test mode: "${RATE_LIMITED_MARKER}" answers 429 as a rate limit would; retry in ${SANDBOX_RETRY_AFTER_SECONDS} s`,
+          { code: "rate_limited", window: "minute", retryAfterSeconds: SANDBOX_RETRY_AFTER_SECONDS },
+        );
+      case "sandbox:duplicate":
+        return duplicateLead({
+          matchedOn: ["phone_number"],
+          firstSeenAt: new Date(now.getTime() - 24 * 3600 * 1000),
+          sameProvider: false,
+          original: null,
+        });
+      case "sandbox:cap_reached":
+        return capReached("day", capWindow("day", now, zone).resetsAt, now);
+      case "sandbox:intake_closed":
+        return intakeClosed(capWindow("day", now, zone).resetsAt, now);
+      case "sandbox:outside_criteria":
+        return outsideCriteria([
+          {
+            field: "origin_zip",
+            code: "origin_state_not_accepted",
+            message: `test mode: origin state ${lead.origin.stateCode} is not accepted ("sandbox:outside_criteria")`,
+          },
+        ]);
+      default:
+        return undefined;
+    }
+  };
 }
 
 /**

@@ -11,6 +11,7 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
 import { Webhook } from "standardwebhooks";
+import { intakeRulesJson } from "../intake/intake.rest.ts";
 import { leadJson } from "../leads/lead.rest.ts";
 import { firstRefusedIpv6, isPublicAddress, NOT_PUBLIC, webhookUrlProblem } from "../providers/webhook-url.ts";
 import type { AttemptOutcome, OutgoingEvent, WebhookTransport } from "./webhook.ts";
@@ -34,7 +35,12 @@ export function eventBody(event: OutgoingEvent): string {
     type: event.type,
     timestamp: event.occurredAt.toISOString(),
     ...(event.lead !== undefined && { livemode: event.lead.livemode }),
-    data: event.lead === undefined ? {} : { lead: leadJson(event.lead) },
+    data:
+      event.lead !== undefined
+        ? { lead: leadJson(event.lead) }
+        : event.intakeRules !== undefined
+          ? { intake_rules: intakeRulesJson(event.intakeRules) }
+          : {},
   });
 }
 

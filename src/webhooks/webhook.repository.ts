@@ -1,7 +1,9 @@
 /** All SQL about webhook endpoints and deliveries (the outbox itself: events/event.repository.ts). */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { leadFromSnapshot, type SnapshotLead } from "../events/event.repository.ts";
+import { eventPayload } from "../events/event.repository.ts";
+import type { EventData } from "../events/event.ts";
+import type { VersionedRules } from "../intake/intake.service.ts";
 import type { Lead } from "../leads/lead.ts";
 import type { Delivery, DeliveryState } from "./webhook.ts";
 
@@ -121,7 +123,8 @@ export interface ClaimedDelivery {
   readonly eventId: string;
   readonly type: string;
   readonly eventCreatedAt: Date;
-  readonly lead: Lead;
+  readonly lead: Lead | undefined;
+  readonly intakeRules: VersionedRules | undefined;
   readonly url: string | null;
   readonly secretCiphertexts: readonly string[];
 }
@@ -163,7 +166,7 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
       event_id: string;
       type: string;
       event_created_at: Date;
-      data: { lead: SnapshotLead };
+      data: EventData;
       webhook_url: string | null;
       secret_ciphertext: string | null;
       previous_secret_ciphertext: string | null;
@@ -236,7 +239,8 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
     eventId: r.event_id,
     type: r.type,
     eventCreatedAt: new Date(r.event_created_at),
-    lead: leadFromSnapshot(r.data.lead),
+    lead: eventPayload(r.data).lead,
+    intakeRules: eventPayload(r.data).intakeRules,
     url: r.webhook_url,
     secretCiphertexts: [r.secret_ciphertext, r.previous_secret_ciphertext].filter((s): s is string => s !== null),
   }));

@@ -23,7 +23,7 @@ function deliveryMessage(d: Delivery): Omit<WebhookDeliveryMessage, "$typeName">
     id: BigInt(d.id),
     eventId: d.eventId,
     type: d.type,
-    leadId: BigInt(d.leadId),
+    leadId: BigInt(d.leadId ?? 0),
     state: d.state,
     attempts: d.attempts,
     lastStatusCode: some(d.lastStatusCode),

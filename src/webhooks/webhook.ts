@@ -3,6 +3,7 @@
  * Delivery follows the Standard Webhooks specification (standardwebhooks.com).
  */
 import { randomBytes } from "node:crypto";
+import type { VersionedRules } from "../intake/intake.service.ts";
 import type { Lead } from "../leads/lead.ts";
 
 export const DELIVERY_STATES = ["pending", "delivered", "failed", "disabled"] as const;
@@ -33,7 +34,8 @@ export interface Delivery {
   readonly providerId: number;
   readonly eventId: string;
   readonly type: string;
-  readonly leadId: number;
+  /** Null for an event about no lead (intake_rules.changed). */
+  readonly leadId: number | null;
   readonly state: DeliveryState;
   readonly attempts: number;
   readonly lastStatusCode: number | null;
@@ -83,8 +85,10 @@ export interface OutgoingEvent {
   readonly id: string;
   readonly type: string;
   readonly occurredAt: Date;
-  /** The lead as GET showed it when the event happened; absent for `webhook.test`. */
+  /** The lead as GET showed it when the event happened; absent for `webhook.test` and intake_rules.changed. */
   readonly lead?: Lead;
+  /** intake_rules.changed: the new rules. */
+  readonly intakeRules?: VersionedRules;
 }
 
 /** Sends one signed event to a URL (webhook.http.ts); never throws, reports the outcome. */

@@ -149,7 +149,9 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
         id: d.eventId,
         type: d.type,
         occurredAt: d.eventCreatedAt,
-        lead: providerView(d.lead), // the provider's endpoint: actors by role only
+        // The provider's endpoint: actors by role only.
+        ...(d.lead && { lead: providerView(d.lead) }),
+        ...(d.intakeRules && { intakeRules: d.intakeRules }),
       });
       const kind = classify(outcome);
       const log = { event_id: d.eventId, delivery_id: d.id, provider_id: d.providerId, attempt: d.attempt };

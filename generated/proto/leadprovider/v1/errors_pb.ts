@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Duplicate } from "./lead_pb.ts";
+import { file_leadprovider_v1_lead } from "./lead_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/errors.proto.
  */
 export const file_leadprovider_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChxsZWFkcHJvdmlkZXIvdjEvZXJyb3JzLnByb3RvEg9sZWFkcHJvdmlkZXIudjEi9wEKC0Vycm9yRGV0YWlsEgwKBGNvZGUYASABKAkSMwoKdmlvbGF0aW9ucxgCIAMoCzIfLmxlYWRwcm92aWRlci52MS5GaWVsZFZpb2xhdGlvbhI5Cg1leGlzdGluZ19sZWFkGAMgASgLMh0ubGVhZHByb3ZpZGVyLnYxLkV4aXN0aW5nTGVhZEgAiAEBEiAKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKAVIAYgBARITCgZ3aW5kb3cYBSABKAlIAogBAUIQCg5fZXhpc3RpbmdfbGVhZEIWChRfcmV0cnlfYWZ0ZXJfc2Vjb25kc0IJCgdfd2luZG93Ij4KDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSIwCgxFeGlzdGluZ0xlYWQSCgoCaWQYASABKAMSFAoMb3JkZXJfbnVtYmVyGAIgASgJYgZwcm90bzM");
+  fileDesc("ChxsZWFkcHJvdmlkZXIvdjEvZXJyb3JzLnByb3RvEg9sZWFkcHJvdmlkZXIudjEisQMKC0Vycm9yRGV0YWlsEgwKBGNvZGUYASABKAkSMwoKdmlvbGF0aW9ucxgCIAMoCzIfLmxlYWRwcm92aWRlci52MS5GaWVsZFZpb2xhdGlvbhI5Cg1leGlzdGluZ19sZWFkGAMgASgLMh0ubGVhZHByb3ZpZGVyLnYxLkV4aXN0aW5nTGVhZEgAiAEBEiAKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKAVIAYgBARITCgZ3aW5kb3cYBSABKAlIAogBARIWCglyZXNldHNfYXQYBiABKAlIA4gBARIVCghvcGVuc19hdBgHIAEoCUgEiAEBEhoKDXBhdXNlZF9yZWFzb24YCCABKAlIBYgBARIyCglkdXBsaWNhdGUYCSABKAsyGi5sZWFkcHJvdmlkZXIudjEuRHVwbGljYXRlSAaIAQFCEAoOX2V4aXN0aW5nX2xlYWRCFgoUX3JldHJ5X2FmdGVyX3NlY29uZHNCCQoHX3dpbmRvd0IMCgpfcmVzZXRzX2F0QgsKCV9vcGVuc19hdEIQCg5fcGF1c2VkX3JlYXNvbkIMCgpfZHVwbGljYXRlIj4KDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSIwCgxFeGlzdGluZ0xlYWQSCgoCaWQYASABKAMSFAoMb3JkZXJfbnVtYmVyGAIgASgJYgZwcm90bzM", [file_leadprovider_v1_lead]);
 
 /**
  * Attached to every error the service returns over Connect, gRPC and gRPC-Web (in
@@ -48,11 +50,39 @@ export type ErrorDetail = Message<"leadprovider.v1.ErrorDetail"> & {
   retryAfterSeconds?: number | undefined;
 
   /**
-   * The rate-limit window that is exhausted (minute or day), for RESOURCE_EXHAUSTED.
+   * The window that is exhausted: minute or day (rate_limited), day, week or month (cap_reached).
    *
    * @generated from field: optional string window = 5;
    */
   window?: string | undefined;
+
+  /**
+   * cap_reached: when the exhausted cap window resets (RFC 3339).
+   *
+   * @generated from field: optional string resets_at = 6;
+   */
+  resetsAt?: string | undefined;
+
+  /**
+   * intake_closed: the next opening (RFC 3339).
+   *
+   * @generated from field: optional string opens_at = 7;
+   */
+  opensAt?: string | undefined;
+
+  /**
+   * intake_paused: why intake is paused.
+   *
+   * @generated from field: optional string paused_reason = 8;
+   */
+  pausedReason?: string | undefined;
+
+  /**
+   * duplicate_lead: what the lead matched.
+   *
+   * @generated from field: optional leadprovider.v1.Duplicate duplicate = 9;
+   */
+  duplicate?: Duplicate | undefined;
 };
 
 /**

@@ -12,7 +12,7 @@ import type { Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/lead.proto.
  */
 export const file_leadprovider_v1_lead: GenFile = /*@__PURE__*/
-  fileDesc("ChpsZWFkcHJvdmlkZXIvdjEvbGVhZC5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIt8BCgxWZWhpY2xlSW5wdXQSEQoEeWVhchgBIAEoBUgAiAEBEgwKBG1ha2UYAiABKAkSDQoFbW9kZWwYAyABKAkSKgoEdHlwZRgEIAEoDjIcLmxlYWRwcm92aWRlci52MS5WZWhpY2xlVHlwZRITCgZ0YXJpZmYYBSABKANIAYgBARIUCgdkZXBvc2l0GAYgASgDSAKIAQESGAoLdmVoaWNsZV9ydW4YByABKAhIA4gBAUIHCgVfeWVhckIJCgdfdGFyaWZmQgoKCF9kZXBvc2l0Qg4KDF92ZWhpY2xlX3J1biKrAQoHVmVoaWNsZRIMCgR5ZWFyGAEgASgFEgwKBG1ha2UYAiABKAkSDQoFbW9kZWwYAyABKAkSKgoEdHlwZRgEIAEoDjIcLmxlYWRwcm92aWRlci52MS5WZWhpY2xlVHlwZRIOCgZ0YXJpZmYYBSABKAMSDwoHZGVwb3NpdBgGIAEoAxIYCgt2ZWhpY2xlX3J1bhgHIAEoCEgAiAEBQg4KDF92ZWhpY2xlX3J1biJGCghMb2NhdGlvbhILCgN6aXAYASABKAkSDAoEY2l0eRgCIAEoCRINCgVzdGF0ZRgDIAEoCRIQCghzdGF0ZV9pZBgEIAEoBSK/AQoLU3RhdGVDaGFuZ2USLgoKZnJvbV9zdGF0ZRgBIAEoDjIaLmxlYWRwcm92aWRlci52MS5MZWFkU3RhdGUSLAoIdG9fc3RhdGUYAiABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEhMKC2xlYWRfc3RhdHVzGAMgASgJEi4KCmNoYW5nZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAUgASgJIp0GCgRMZWFkEgoKAmlkGAEgASgDEhQKDG9yZGVyX251bWJlchgCIAEoCRIpCgVzdGF0ZRgDIAEoDjIaLmxlYWRwcm92aWRlci52MS5MZWFkU3RhdGUSEwoLbGVhZF9zdGF0dXMYBCABKAkSEwoLZXh0ZXJuYWxfaWQYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQc3RhdGVfY2hhbmdlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKZmlyc3RfbmFtZRgJIAEoCRIRCglsYXN0X25hbWUYCiABKAkSDQoFZW1haWwYCyABKAkSFAoMcGhvbmVfbnVtYmVyGAwgASgJEhkKDGNvbXBhbnlfbmFtZRgNIAEoCUgAiAEBEh4KEW5vdGVfZnJvbV9zaGlwcGVyGA4gASgJSAGIAQESGwoTZXN0aW1hdGVkX3NoaXBfZGF0ZRgPIAEoCRI0Cg1vdmVyc2Vhc190eXBlGBAgASgOMh0ubGVhZHByb3ZpZGVyLnYxLk92ZXJzZWFzVHlwZRIqCghzaGlwX3ZpYRgRIAEoDjIYLmxlYWRwcm92aWRlci52MS5TaGlwVmlhEikKBm9yaWdpbhgSIAEoCzIZLmxlYWRwcm92aWRlci52MS5Mb2NhdGlvbhIzCgtkZXN0aW5hdGlvbhgTIAEoCzIZLmxlYWRwcm92aWRlci52MS5Mb2NhdGlvbkgCiAEBEioKCHZlaGljbGVzGBQgAygLMhgubGVhZHByb3ZpZGVyLnYxLlZlaGljbGUSLQoHaGlzdG9yeRgVIAMoCzIcLmxlYWRwcm92aWRlci52MS5TdGF0ZUNoYW5nZRIQCghsaXZlbW9kZRgWIAEoCEIPCg1fY29tcGFueV9uYW1lQhQKEl9ub3RlX2Zyb21fc2hpcHBlckIOCgxfZGVzdGluYXRpb24qZAoMT3ZlcnNlYXNUeXBlEh0KGU9WRVJTRUFTX1RZUEVfVU5TUEVDSUZJRUQQABIaChZPVkVSU0VBU19UWVBFX0RPTUVTVElDEAESGQoVT1ZFUlNFQVNfVFlQRV9GT1JFSUdOEAIq0gEKB1NoaXBWaWESGAoUU0hJUF9WSUFfVU5TUEVDSUZJRUQQABIRCg1TSElQX1ZJQV9PUEVOEAESFQoRU0hJUF9WSUFfRU5DTE9TRUQQAhIXChNTSElQX1ZJQV9EUklWRV9BV0FZEAMSGwoXU0hJUF9WSUFfQ09OVEFJTkVSXzIwRlQQBBIbChdTSElQX1ZJQV9DT05UQUlORVJfNDBGVBAFEhMKD1NISVBfVklBX1NIQVJFRBAGEhsKF1NISVBfVklBX1JPTExPTl9ST0xMT0ZGEAcq0wIKC1ZlaGljbGVUeXBlEhwKGFZFSElDTEVfVFlQRV9VTlNQRUNJRklFRBAAEhQKEFZFSElDTEVfVFlQRV9DQVIQARIUChBWRUhJQ0xFX1RZUEVfU1VWEAISFwoTVkVISUNMRV9UWVBFX1BJQ0tVUBADEhQKEFZFSElDTEVfVFlQRV9WQU4QBBIYChRWRUhJQ0xFX1RZUEVfTUlOSVZBThAFEhsKF1ZFSElDTEVfVFlQRV9NT1RPUkNZQ0xFEAYSFAoQVkVISUNMRV9UWVBFX0FUVhAHEhUKEVZFSElDTEVfVFlQRV9CT0FUEAgSEwoPVkVISUNMRV9UWVBFX1JWEAkSGAoUVkVISUNMRV9UWVBFX1RSQUlMRVIQChIgChxWRUhJQ0xFX1RZUEVfSEVBVllfRVFVSVBNRU5UEAsSFgoSVkVISUNMRV9UWVBFX09USEVSEAwqaAoJTGVhZFN0YXRlEhoKFkxFQURfU1RBVEVfVU5TUEVDSUZJRUQQABITCg9MRUFEX1NUQVRFX0xFQUQQARIUChBMRUFEX1NUQVRFX1FVT1RFEAISFAoQTEVBRF9TVEFURV9PUkRFUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChpsZWFkcHJvdmlkZXIvdjEvbGVhZC5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIvkBCgxWZWhpY2xlSW5wdXQSEQoEeWVhchgBIAEoBUgAiAEBEgwKBG1ha2UYAiABKAkSDQoFbW9kZWwYAyABKAkSKgoEdHlwZRgEIAEoDjIcLmxlYWRwcm92aWRlci52MS5WZWhpY2xlVHlwZRITCgZ0YXJpZmYYBSABKANIAYgBARIUCgdkZXBvc2l0GAYgASgDSAKIAQESGAoLdmVoaWNsZV9ydW4YByABKAhIA4gBARIQCgN2aW4YCCABKAlIBIgBAUIHCgVfeWVhckIJCgdfdGFyaWZmQgoKCF9kZXBvc2l0Qg4KDF92ZWhpY2xlX3J1bkIGCgRfdmluIsUBCgdWZWhpY2xlEgwKBHllYXIYASABKAUSDAoEbWFrZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIqCgR0eXBlGAQgASgOMhwubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVUeXBlEg4KBnRhcmlmZhgFIAEoAxIPCgdkZXBvc2l0GAYgASgDEhgKC3ZlaGljbGVfcnVuGAcgASgISACIAQESEAoDdmluGAggASgJSAGIAQFCDgoMX3ZlaGljbGVfcnVuQgYKBF92aW4iRgoITG9jYXRpb24SCwoDemlwGAEgASgJEgwKBGNpdHkYAiABKAkSDQoFc3RhdGUYAyABKAkSEAoIc3RhdGVfaWQYBCABKAUivwEKC1N0YXRlQ2hhbmdlEi4KCmZyb21fc3RhdGUYASABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEiwKCHRvX3N0YXRlGAIgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRITCgtsZWFkX3N0YXR1cxgDIAEoCRIuCgpjaGFuZ2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgFIAEoCSKJCAoETGVhZBIKCgJpZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSKQoFc3RhdGUYAyABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEhMKC2xlYWRfc3RhdHVzGAQgASgJEhMKC2V4dGVybmFsX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHN0YXRlX2NoYW5nZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmZpcnN0X25hbWUYCSABKAkSEQoJbGFzdF9uYW1lGAogASgJEg0KBWVtYWlsGAsgASgJEhQKDHBob25lX251bWJlchgMIAEoCRIZCgxjb21wYW55X25hbWUYDSABKAlIAIgBARIeChFub3RlX2Zyb21fc2hpcHBlchgOIAEoCUgBiAEBEhsKE2VzdGltYXRlZF9zaGlwX2RhdGUYDyABKAkSNAoNb3ZlcnNlYXNfdHlwZRgQIAEoDjIdLmxlYWRwcm92aWRlci52MS5PdmVyc2Vhc1R5cGUSKgoIc2hpcF92aWEYESABKA4yGC5sZWFkcHJvdmlkZXIudjEuU2hpcFZpYRIpCgZvcmlnaW4YEiABKAsyGS5sZWFkcHJvdmlkZXIudjEuTG9jYXRpb24SMwoLZGVzdGluYXRpb24YEyABKAsyGS5sZWFkcHJvdmlkZXIudjEuTG9jYXRpb25IAogBARIqCgh2ZWhpY2xlcxgUIAMoCzIYLmxlYWRwcm92aWRlci52MS5WZWhpY2xlEi0KB2hpc3RvcnkYFSADKAsyHC5sZWFkcHJvdmlkZXIudjEuU3RhdGVDaGFuZ2USEAoIbGl2ZW1vZGUYFiABKAgSEgoKcGhvbmVfZTE2NBgXIAEoCRITCgZzdWJfaWQYGCABKAlIA4gBARIXCgpzb3VyY2VfdXJsGBkgASgJSASIAQESLgoHY29uc2VudBgaIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAWIAQESMgoJZHVwbGljYXRlGBsgASgLMhoubGVhZHByb3ZpZGVyLnYxLkR1cGxpY2F0ZUgGiAEBEhAKCGJpbGxhYmxlGBwgASgIQg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg4KDF9kZXN0aW5hdGlvbkIJCgdfc3ViX2lkQg0KC19zb3VyY2VfdXJsQgoKCF9jb25zZW50QgwKCl9kdXBsaWNhdGUixQIKB0NvbnNlbnQSIgoVdHJ1c3RlZF9mb3JtX2NlcnRfdXJsGAEgASgJSACIAQESHAoPam9ybmF5YV9sZWFkX2lkGAIgASgJSAGIAQESGQoMY29uc2VudF90ZXh0GAMgASgJSAKIAQESGQoMY29uc2VudGVkX2F0GAQgASgJSAOIAQESFwoKaXBfYWRkcmVzcxgFIAEoCUgEiAEBEhcKCnVzZXJfYWdlbnQYBiABKAlIBYgBARIVCghwYWdlX3VybBgHIAEoCUgGiAEBQhgKFl90cnVzdGVkX2Zvcm1fY2VydF91cmxCEgoQX2pvcm5heWFfbGVhZF9pZEIPCg1fY29uc2VudF90ZXh0Qg8KDV9jb25zZW50ZWRfYXRCDQoLX2lwX2FkZHJlc3NCDQoLX3VzZXJfYWdlbnRCCwoJX3BhZ2VfdXJsIkoKEUR1cGxpY2F0ZU9yaWdpbmFsEgoKAmlkGAEgASgDEhQKDG9yZGVyX251bWJlchgCIAEoCRITCgtleHRlcm5hbF9pZBgDIAEoCSKxAQoJRHVwbGljYXRlEhIKCm1hdGNoZWRfb24YASADKAkSMQoNZmlyc3Rfc2Vlbl9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNc2FtZV9wcm92aWRlchgDIAEoCBI5CghvcmlnaW5hbBgEIAEoCzIiLmxlYWRwcm92aWRlci52MS5EdXBsaWNhdGVPcmlnaW5hbEgAiAEBQgsKCV9vcmlnaW5hbCI3CgdXYXJuaW5nEg0KBWZpZWxkGAEgASgJEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSpkCgxPdmVyc2Vhc1R5cGUSHQoZT1ZFUlNFQVNfVFlQRV9VTlNQRUNJRklFRBAAEhoKFk9WRVJTRUFTX1RZUEVfRE9NRVNUSUMQARIZChVPVkVSU0VBU19UWVBFX0ZPUkVJR04QAirSAQoHU2hpcFZpYRIYChRTSElQX1ZJQV9VTlNQRUNJRklFRBAAEhEKDVNISVBfVklBX09QRU4QARIVChFTSElQX1ZJQV9FTkNMT1NFRBACEhcKE1NISVBfVklBX0RSSVZFX0FXQVkQAxIbChdTSElQX1ZJQV9DT05UQUlORVJfMjBGVBAEEhsKF1NISVBfVklBX0NPTlRBSU5FUl80MEZUEAUSEwoPU0hJUF9WSUFfU0hBUkVEEAYSGwoXU0hJUF9WSUFfUk9MTE9OX1JPTExPRkYQByrTAgoLVmVoaWNsZVR5cGUSHAoYVkVISUNMRV9UWVBFX1VOU1BFQ0lGSUVEEAASFAoQVkVISUNMRV9UWVBFX0NBUhABEhQKEFZFSElDTEVfVFlQRV9TVVYQAhIXChNWRUhJQ0xFX1RZUEVfUElDS1VQEAMSFAoQVkVISUNMRV9UWVBFX1ZBThAEEhgKFFZFSElDTEVfVFlQRV9NSU5JVkFOEAUSGwoXVkVISUNMRV9UWVBFX01PVE9SQ1lDTEUQBhIUChBWRUhJQ0xFX1RZUEVfQVRWEAcSFQoRVkVISUNMRV9UWVBFX0JPQVQQCBITCg9WRUhJQ0xFX1RZUEVfUlYQCRIYChRWRUhJQ0xFX1RZUEVfVFJBSUxFUhAKEiAKHFZFSElDTEVfVFlQRV9IRUFWWV9FUVVJUE1FTlQQCxIWChJWRUhJQ0xFX1RZUEVfT1RIRVIQDCpoCglMZWFkU3RhdGUSGgoWTEVBRF9TVEFURV9VTlNQRUNJRklFRBAAEhMKD0xFQURfU1RBVEVfTEVBRBABEhQKEExFQURfU1RBVEVfUVVPVEUQAhIUChBMRUFEX1NUQVRFX09SREVSEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * A vehicle of a lead, as submitted.
@@ -68,6 +68,13 @@ export type VehicleInput = Message<"leadprovider.v1.VehicleInput"> & {
    * @generated from field: optional bool vehicle_run = 7;
    */
   vehicleRun?: boolean | undefined;
+
+  /**
+   * VIN: 17 characters (no I, O or Q) with a valid check digit in position 9.
+   *
+   * @generated from field: optional string vin = 8;
+   */
+  vin?: string | undefined;
 };
 
 /**
@@ -131,6 +138,13 @@ export type Vehicle = Message<"leadprovider.v1.Vehicle"> & {
    * @generated from field: optional bool vehicle_run = 7;
    */
   vehicleRun?: boolean | undefined;
+
+  /**
+   * VIN, upper case.
+   *
+   * @generated from field: optional string vin = 8;
+   */
+  vin?: string | undefined;
 };
 
 /**
@@ -393,6 +407,48 @@ export type Lead = Message<"leadprovider.v1.Lead"> & {
    * @generated from field: bool livemode = 22;
    */
   livemode: boolean;
+
+  /**
+   * The phone as parsed, E.164.
+   *
+   * @generated from field: string phone_e164 = 23;
+   */
+  phoneE164: string;
+
+  /**
+   * The provider's sub-source.
+   *
+   * @generated from field: optional string sub_id = 24;
+   */
+  subId?: string | undefined;
+
+  /**
+   * The page the lead came from.
+   *
+   * @generated from field: optional string source_url = 25;
+   */
+  sourceUrl?: string | undefined;
+
+  /**
+   * Consent evidence.
+   *
+   * @generated from field: optional leadprovider.v1.Consent consent = 26;
+   */
+  consent?: Consent | undefined;
+
+  /**
+   * Set when the lead duplicates an earlier one.
+   *
+   * @generated from field: optional leadprovider.v1.Duplicate duplicate = 27;
+   */
+  duplicate?: Duplicate | undefined;
+
+  /**
+   * Whether the broker pays for the lead (live and not a duplicate).
+   *
+   * @generated from field: bool billable = 28;
+   */
+  billable: boolean;
 };
 
 /**
@@ -401,6 +457,181 @@ export type Lead = Message<"leadprovider.v1.Lead"> & {
  */
 export const LeadSchema: GenMessage<Lead> = /*@__PURE__*/
   messageDesc(file_leadprovider_v1_lead, 4);
+
+/**
+ * TCPA consent evidence; every member optional.
+ *
+ * @generated from message leadprovider.v1.Consent
+ */
+export type Consent = Message<"leadprovider.v1.Consent"> & {
+  /**
+   * https://cert.trustedform.com/ and 40 hex characters.
+   *
+   * @generated from field: optional string trusted_form_cert_url = 1;
+   */
+  trustedFormCertUrl?: string | undefined;
+
+  /**
+   * Jornaya LeadiD (UUID).
+   *
+   * @generated from field: optional string jornaya_lead_id = 2;
+   */
+  jornayaLeadId?: string | undefined;
+
+  /**
+   * The consent language shown, at most 2000 characters.
+   *
+   * @generated from field: optional string consent_text = 3;
+   */
+  consentText?: string | undefined;
+
+  /**
+   * When consent was given, RFC 3339, not in the future.
+   *
+   * @generated from field: optional string consented_at = 4;
+   */
+  consentedAt?: string | undefined;
+
+  /**
+   * The shipper's IP address.
+   *
+   * @generated from field: optional string ip_address = 5;
+   */
+  ipAddress?: string | undefined;
+
+  /**
+   * The shipper's user agent, at most 512 characters.
+   *
+   * @generated from field: optional string user_agent = 6;
+   */
+  userAgent?: string | undefined;
+
+  /**
+   * The page where consent was given.
+   *
+   * @generated from field: optional string page_url = 7;
+   */
+  pageUrl?: string | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.Consent.
+ * Use `create(ConsentSchema)` to create a new message.
+ */
+export const ConsentSchema: GenMessage<Consent> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead, 5);
+
+/**
+ * The earlier lead a duplicate matched, when it is the caller's own.
+ *
+ * @generated from message leadprovider.v1.DuplicateOriginal
+ */
+export type DuplicateOriginal = Message<"leadprovider.v1.DuplicateOriginal"> & {
+  /**
+   * Lead id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Order number.
+   *
+   * @generated from field: string order_number = 2;
+   */
+  orderNumber: string;
+
+  /**
+   * The provider's external_id.
+   *
+   * @generated from field: string external_id = 3;
+   */
+  externalId: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.DuplicateOriginal.
+ * Use `create(DuplicateOriginalSchema)` to create a new message.
+ */
+export const DuplicateOriginalSchema: GenMessage<DuplicateOriginal> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead, 6);
+
+/**
+ * What a duplicate lead matched.
+ *
+ * @generated from message leadprovider.v1.Duplicate
+ */
+export type Duplicate = Message<"leadprovider.v1.Duplicate"> & {
+  /**
+   * phone_number, email.
+   *
+   * @generated from field: repeated string matched_on = 1;
+   */
+  matchedOn: string[];
+
+  /**
+   * When the earliest matching lead was created.
+   *
+   * @generated from field: google.protobuf.Timestamp first_seen_at = 2;
+   */
+  firstSeenAt?: Timestamp | undefined;
+
+  /**
+   * Whether the earliest matching lead is the caller's own.
+   *
+   * @generated from field: bool same_provider = 3;
+   */
+  sameProvider: boolean;
+
+  /**
+   * That lead, only when it is the caller's own.
+   *
+   * @generated from field: optional leadprovider.v1.DuplicateOriginal original = 4;
+   */
+  original?: DuplicateOriginal | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.Duplicate.
+ * Use `create(DuplicateSchema)` to create a new message.
+ */
+export const DuplicateSchema: GenMessage<Duplicate> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead, 7);
+
+/**
+ * Something accepted with a note: an ignored field, a disposable email.
+ *
+ * @generated from message leadprovider.v1.Warning
+ */
+export type Warning = Message<"leadprovider.v1.Warning"> & {
+  /**
+   * The field.
+   *
+   * @generated from field: string field = 1;
+   */
+  field: string;
+
+  /**
+   * unknown_field, deprecated_field or disposable_email.
+   *
+   * @generated from field: string code = 2;
+   */
+  code: string;
+
+  /**
+   * A sentence for people.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.Warning.
+ * Use `create(WarningSchema)` to create a new message.
+ */
+export const WarningSchema: GenMessage<Warning> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead, 8);
 
 /**
  * How a vehicle crosses: within the US, or overseas. Selects the allowed ShipVia set.

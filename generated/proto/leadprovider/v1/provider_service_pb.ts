@@ -6,13 +6,106 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { IntakeRules } from "./intake_pb.ts";
+import { file_leadprovider_v1_intake } from "./intake_pb.ts";
 import type { Message, UnknownEnum } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/provider_service.proto.
  */
 export const file_leadprovider_v1_provider_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCLWAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBEjkKDHRlc3RfYXBpX2tleRgMIAEoCzIeLmxlYWRwcm92aWRlci52MS5BcGlLZXlTdW1tYXJ5SASIAQFCEAoOX2NvbnRhY3RfZW1haWxCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3Rlc0IKCghfYXBpX2tleUIPCg1fdGVzdF9hcGlfa2V5In0KFExpc3RQcm92aWRlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhMKBnNlYXJjaBgDIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgBiAEBQgkKB19zZWFyY2hCDAoKX2lzX2FjdGl2ZSJkChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USDQoFY291bnQYASABKAMSKgoHcmVzdWx0cxgCIAMoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIQCghoYXNfbmV4dBgDIAEoCCK3AgoVQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSGgoNY29udGFjdF9lbWFpbBgCIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgDIAEoCEgBiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgFIAEoBUgDiAEBEhgKC3dlYmhvb2tfdXJsGAYgASgJSASIAQESEgoFbm90ZXMYByABKAlIBYgBAUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIAoSR2V0UHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDIqgBChNHZXRQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhoKDWFwaV9rZXlfdmFsdWUYAiABKAlIAIgBARIfChJ0ZXN0X2FwaV9rZXlfdmFsdWUYAyABKAlIAYgBAUIQCg5fYXBpX2tleV92YWx1ZUIVChNfdGVzdF9hcGlfa2V5X3ZhbHVlItECChVVcGRhdGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMSEQoEbmFtZRgCIAEoCUgAiAEBEhoKDWNvbnRhY3RfZW1haWwYAyABKAlIAYgBARIWCglpc19hY3RpdmUYBCABKAhIAogBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAVIA4gBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAVIBIgBARIYCgt3ZWJob29rX3VybBgHIAEoCUgFiAEBEhIKBW5vdGVzGAggASgJSAaIAQFCBwoFX25hbWVCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZVcGRhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyIkwKE1JldmVhbEFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSKQoEbW9kZRgCIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlImMKFFJldmVhbEFwaUtleVJlc3BvbnNlEikKBG1vZGUYASABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZRIUCgdhcGlfa2V5GAIgASgJSACIAQFCCgoIX2FwaV9rZXki2gEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQESKQoEbW9kZRgEIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0Qh0KG19wcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcyKmAgoWR2VuZXJhdGVBcGlLZXlSZXNwb25zZRIPCgdhcGlfa2V5GAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESQAoXcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESKQoEbW9kZRgFIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCJMChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgDEikKBG1vZGUYAiABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZSJDChRSZXZva2VBcGlLZXlSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIiChRQdXJnZVRlc3REYXRhUmVxdWVzdBIKCgJpZBgBIAEoAyIuChVQdXJnZVRlc3REYXRhUmVzcG9uc2USFQoNZGVsZXRlZF9sZWFkcxgBIAEoAyLEAgoPV2ViaG9va0VuZHBvaW50EhAKA3VybBgBIAEoCUgAiAEBEhMKBnNlY3JldBgCIAEoCUgBiAEBEg8KB2VuYWJsZWQYAyABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAQgASgJSAKIAQESOgoRc2VjcmV0X3JvdGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESQwoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQFCBgoEX3VybEIJCgdfc2VjcmV0QhIKEF9kaXNhYmxlZF9yZWFzb25CFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoAyJIChJHZXRXZWJob29rUmVzcG9uc2USMgoIZW5kcG9pbnQYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0VuZHBvaW50IloKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgDEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiyAEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSNQoRc2VjcmV0X3JvdGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIkChZTZW5kV2ViaG9va1Rlc3RSZXF1ZXN0EgoKAmlkGAEgASgDIpoBChdTZW5kV2ViaG9va1Rlc3RSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRIRCglkZWxpdmVyZWQYAiABKAgSGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARISCgpsYXRlbmN5X21zGAQgASgFEhIKBWVycm9yGAUgASgJSAGIAQFCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciLfAwoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgDEhAKCGV2ZW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHbGVhZF9pZBgEIAEoAxINCgVzdGF0ZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoBRIdChBsYXN0X3N0YXR1c19jb2RlGAcgASgFSACIAQESFwoKbGFzdF9lcnJvchgIIAEoCUgBiAEBEjgKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9uZXh0X2F0dGVtcHRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESNQoMZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9sYXN0X3N0YXR1c19jb2RlQg0KC19sYXN0X2Vycm9yQhIKEF9sYXN0X2F0dGVtcHRfYXRCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fZGVsaXZlcmVkX2F0IlEKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSCgoCaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLmxlYWRwcm92aWRlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KHFJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSCgoCaWQYASABKAMSEwoLZGVsaXZlcnlfaWQYAiABKAMiUwodUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USMgoIZGVsaXZlcnkYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5KlgKCkFwaUtleU1vZGUSHAoYQVBJX0tFWV9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQVBJX0tFWV9NT0RFX0xJVkUQARIVChFBUElfS0VZX01PREVfVEVTVBACMq0KCg9Qcm92aWRlclNlcnZpY2USXgoNTGlzdFByb3ZpZGVycxIlLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVzcG9uc2USYQoOQ3JlYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USWAoLR2V0UHJvdmlkZXISIy5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXF1ZXN0GiQubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVzcG9uc2USWwoMUmV2ZWFsQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldmVhbEFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2ZWFsQXBpS2V5UmVzcG9uc2USYQoOVXBkYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USYQoOR2VuZXJhdGVBcGlLZXkSJi5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USXgoNUHVyZ2VUZXN0RGF0YRIlLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVzcG9uc2USVQoKR2V0V2ViaG9vaxIiLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVzcG9uc2UScAoTUm90YXRlV2ViaG9va1NlY3JldBIrLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBosLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USZAoPU2VuZFdlYmhvb2tUZXN0EicubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlcXVlc3QaKC5sZWFkcHJvdmlkZXIudjEuU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USdgoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEi0ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USdgoVUmVwbGF5V2ViaG9va0RlbGl2ZXJ5Ei0ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIjIKJFByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAyJUCiVQcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIlAKFVNldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAxIrCgVydWxlcxgCIAEoCzIcLmxlYWRwcm92aWRlci52MS5JbnRha2VSdWxlcyJFChZTZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCLWAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBEjkKDHRlc3RfYXBpX2tleRgMIAEoCzIeLmxlYWRwcm92aWRlci52MS5BcGlLZXlTdW1tYXJ5SASIAQFCEAoOX2NvbnRhY3RfZW1haWxCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3Rlc0IKCghfYXBpX2tleUIPCg1fdGVzdF9hcGlfa2V5In0KFExpc3RQcm92aWRlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhMKBnNlYXJjaBgDIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgBiAEBQgkKB19zZWFyY2hCDAoKX2lzX2FjdGl2ZSJkChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USDQoFY291bnQYASABKAMSKgoHcmVzdWx0cxgCIAMoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIQCghoYXNfbmV4dBgDIAEoCCK3AgoVQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSGgoNY29udGFjdF9lbWFpbBgCIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgDIAEoCEgBiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgFIAEoBUgDiAEBEhgKC3dlYmhvb2tfdXJsGAYgASgJSASIAQESEgoFbm90ZXMYByABKAlIBYgBAUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIAoSR2V0UHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDIqgBChNHZXRQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhoKDWFwaV9rZXlfdmFsdWUYAiABKAlIAIgBARIfChJ0ZXN0X2FwaV9rZXlfdmFsdWUYAyABKAlIAYgBAUIQCg5fYXBpX2tleV92YWx1ZUIVChNfdGVzdF9hcGlfa2V5X3ZhbHVlItECChVVcGRhdGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMSEQoEbmFtZRgCIAEoCUgAiAEBEhoKDWNvbnRhY3RfZW1haWwYAyABKAlIAYgBARIWCglpc19hY3RpdmUYBCABKAhIAogBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAVIA4gBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAVIBIgBARIYCgt3ZWJob29rX3VybBgHIAEoCUgFiAEBEhIKBW5vdGVzGAggASgJSAaIAQFCBwoFX25hbWVCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZVcGRhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyIkwKE1JldmVhbEFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSKQoEbW9kZRgCIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlImMKFFJldmVhbEFwaUtleVJlc3BvbnNlEikKBG1vZGUYASABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZRIUCgdhcGlfa2V5GAIgASgJSACIAQFCCgoIX2FwaV9rZXki2gEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQESKQoEbW9kZRgEIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0Qh0KG19wcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcyKmAgoWR2VuZXJhdGVBcGlLZXlSZXNwb25zZRIPCgdhcGlfa2V5GAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESQAoXcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESKQoEbW9kZRgFIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCJMChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgDEikKBG1vZGUYAiABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZSJDChRSZXZva2VBcGlLZXlSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIiChRQdXJnZVRlc3REYXRhUmVxdWVzdBIKCgJpZBgBIAEoAyIuChVQdXJnZVRlc3REYXRhUmVzcG9uc2USFQoNZGVsZXRlZF9sZWFkcxgBIAEoAyLEAgoPV2ViaG9va0VuZHBvaW50EhAKA3VybBgBIAEoCUgAiAEBEhMKBnNlY3JldBgCIAEoCUgBiAEBEg8KB2VuYWJsZWQYAyABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAQgASgJSAKIAQESOgoRc2VjcmV0X3JvdGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESQwoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQFCBgoEX3VybEIJCgdfc2VjcmV0QhIKEF9kaXNhYmxlZF9yZWFzb25CFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoAyJIChJHZXRXZWJob29rUmVzcG9uc2USMgoIZW5kcG9pbnQYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0VuZHBvaW50IloKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgDEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiyAEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSNQoRc2VjcmV0X3JvdGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIkChZTZW5kV2ViaG9va1Rlc3RSZXF1ZXN0EgoKAmlkGAEgASgDIpoBChdTZW5kV2ViaG9va1Rlc3RSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRIRCglkZWxpdmVyZWQYAiABKAgSGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARISCgpsYXRlbmN5X21zGAQgASgFEhIKBWVycm9yGAUgASgJSAGIAQFCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciLfAwoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgDEhAKCGV2ZW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHbGVhZF9pZBgEIAEoAxINCgVzdGF0ZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoBRIdChBsYXN0X3N0YXR1c19jb2RlGAcgASgFSACIAQESFwoKbGFzdF9lcnJvchgIIAEoCUgBiAEBEjgKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9uZXh0X2F0dGVtcHRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESNQoMZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9sYXN0X3N0YXR1c19jb2RlQg0KC19sYXN0X2Vycm9yQhIKEF9sYXN0X2F0dGVtcHRfYXRCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fZGVsaXZlcmVkX2F0IlEKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSCgoCaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLmxlYWRwcm92aWRlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KHFJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSCgoCaWQYASABKAMSEwoLZGVsaXZlcnlfaWQYAiABKAMiUwodUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USMgoIZGVsaXZlcnkYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5KlgKCkFwaUtleU1vZGUSHAoYQVBJX0tFWV9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQVBJX0tFWV9NT0RFX0xJVkUQARIVChFBUElfS0VZX01PREVfVEVTVBACMpEMCg9Qcm92aWRlclNlcnZpY2USXgoNTGlzdFByb3ZpZGVycxIlLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVzcG9uc2USYQoOQ3JlYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USWAoLR2V0UHJvdmlkZXISIy5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXF1ZXN0GiQubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVzcG9uc2USWwoMUmV2ZWFsQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldmVhbEFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2ZWFsQXBpS2V5UmVzcG9uc2USYQoOVXBkYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USYQoOR2VuZXJhdGVBcGlLZXkSJi5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USXgoNUHVyZ2VUZXN0RGF0YRIlLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVzcG9uc2USVQoKR2V0V2ViaG9vaxIiLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVzcG9uc2UScAoTUm90YXRlV2ViaG9va1NlY3JldBIrLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBosLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USZAoPU2VuZFdlYmhvb2tUZXN0EicubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlcXVlc3QaKC5sZWFkcHJvdmlkZXIudjEuU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USdgoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEi0ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USdgoVUmVwbGF5V2ViaG9va0RlbGl2ZXJ5Ei0ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USfwoOR2V0SW50YWtlUnVsZXMSNS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJTZXJ2aWNlR2V0SW50YWtlUnVsZXNSZXF1ZXN0GjYubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVzcG9uc2USYQoOU2V0SW50YWtlUnVsZXMSJi5sZWFkcHJvdmlkZXIudjEuU2V0SW50YWtlUnVsZXNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlNldEludGFrZVJ1bGVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_leadprovider_v1_intake]);
+
+/**
+ * Whose intake rules to read.
+ *
+ * @generated from message leadprovider.v1.ProviderServiceGetIntakeRulesRequest
+ */
+export type ProviderServiceGetIntakeRulesRequest = Message<"leadprovider.v1.ProviderServiceGetIntakeRulesRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.ProviderServiceGetIntakeRulesRequest.
+ * Use `create(ProviderServiceGetIntakeRulesRequestSchema)` to create a new message.
+ */
+export const ProviderServiceGetIntakeRulesRequestSchema: GenMessage<ProviderServiceGetIntakeRulesRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 0);
+
+/**
+ * A provider's intake rules.
+ *
+ * @generated from message leadprovider.v1.ProviderServiceGetIntakeRulesResponse
+ */
+export type ProviderServiceGetIntakeRulesResponse = Message<"leadprovider.v1.ProviderServiceGetIntakeRulesResponse"> & {
+  /**
+   * The rules.
+   *
+   * @generated from field: leadprovider.v1.IntakeRules rules = 1;
+   */
+  rules?: IntakeRules | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ProviderServiceGetIntakeRulesResponse.
+ * Use `create(ProviderServiceGetIntakeRulesResponseSchema)` to create a new message.
+ */
+export const ProviderServiceGetIntakeRulesResponseSchema: GenMessage<ProviderServiceGetIntakeRulesResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 1);
+
+/**
+ * New intake rules for a provider.
+ *
+ * @generated from message leadprovider.v1.SetIntakeRulesRequest
+ */
+export type SetIntakeRulesRequest = Message<"leadprovider.v1.SetIntakeRulesRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * The whole document (version and updated_at are ignored).
+   *
+   * @generated from field: leadprovider.v1.IntakeRules rules = 2;
+   */
+  rules?: IntakeRules | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.SetIntakeRulesRequest.
+ * Use `create(SetIntakeRulesRequestSchema)` to create a new message.
+ */
+export const SetIntakeRulesRequestSchema: GenMessage<SetIntakeRulesRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 2);
+
+/**
+ * The rules as stored.
+ *
+ * @generated from message leadprovider.v1.SetIntakeRulesResponse
+ */
+export type SetIntakeRulesResponse = Message<"leadprovider.v1.SetIntakeRulesResponse"> & {
+  /**
+   * The rules.
+   *
+   * @generated from field: leadprovider.v1.IntakeRules rules = 1;
+   */
+  rules?: IntakeRules | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.SetIntakeRulesResponse.
+ * Use `create(SetIntakeRulesResponseSchema)` to create a new message.
+ */
+export const SetIntakeRulesResponseSchema: GenMessage<SetIntakeRulesResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 3);
 
 /**
  * Summary of a provider's current API key; never the key itself.
@@ -61,7 +154,7 @@ export type ApiKeySummary = Message<"leadprovider.v1.ApiKeySummary"> & {
  * Use `create(ApiKeySummarySchema)` to create a new message.
  */
 export const ApiKeySummarySchema: GenMessage<ApiKeySummary> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 0);
+  messageDesc(file_leadprovider_v1_provider_service, 4);
 
 /**
  * A lead provider.
@@ -159,7 +252,7 @@ export type Provider = Message<"leadprovider.v1.Provider"> & {
  * Use `create(ProviderSchema)` to create a new message.
  */
 export const ProviderSchema: GenMessage<Provider> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 1);
+  messageDesc(file_leadprovider_v1_provider_service, 5);
 
 /**
  * Page and filters.
@@ -201,7 +294,7 @@ export type ListProvidersRequest = Message<"leadprovider.v1.ListProvidersRequest
  * Use `create(ListProvidersRequestSchema)` to create a new message.
  */
 export const ListProvidersRequestSchema: GenMessage<ListProvidersRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 2);
+  messageDesc(file_leadprovider_v1_provider_service, 6);
 
 /**
  * One page of providers.
@@ -236,7 +329,7 @@ export type ListProvidersResponse = Message<"leadprovider.v1.ListProvidersRespon
  * Use `create(ListProvidersResponseSchema)` to create a new message.
  */
 export const ListProvidersResponseSchema: GenMessage<ListProvidersResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 3);
+  messageDesc(file_leadprovider_v1_provider_service, 7);
 
 /**
  * A provider to create.
@@ -299,7 +392,7 @@ export type CreateProviderRequest = Message<"leadprovider.v1.CreateProviderReque
  * Use `create(CreateProviderRequestSchema)` to create a new message.
  */
 export const CreateProviderRequestSchema: GenMessage<CreateProviderRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 4);
+  messageDesc(file_leadprovider_v1_provider_service, 8);
 
 /**
  * The created provider.
@@ -320,7 +413,7 @@ export type CreateProviderResponse = Message<"leadprovider.v1.CreateProviderResp
  * Use `create(CreateProviderResponseSchema)` to create a new message.
  */
 export const CreateProviderResponseSchema: GenMessage<CreateProviderResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 5);
+  messageDesc(file_leadprovider_v1_provider_service, 9);
 
 /**
  * Which provider to read.
@@ -341,7 +434,7 @@ export type GetProviderRequest = Message<"leadprovider.v1.GetProviderRequest"> &
  * Use `create(GetProviderRequestSchema)` to create a new message.
  */
 export const GetProviderRequestSchema: GenMessage<GetProviderRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 6);
+  messageDesc(file_leadprovider_v1_provider_service, 10);
 
 /**
  * The provider read.
@@ -376,7 +469,7 @@ export type GetProviderResponse = Message<"leadprovider.v1.GetProviderResponse">
  * Use `create(GetProviderResponseSchema)` to create a new message.
  */
 export const GetProviderResponseSchema: GenMessage<GetProviderResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 7);
+  messageDesc(file_leadprovider_v1_provider_service, 11);
 
 /**
  * Fields to change; unset fields stay as they are.
@@ -446,7 +539,7 @@ export type UpdateProviderRequest = Message<"leadprovider.v1.UpdateProviderReque
  * Use `create(UpdateProviderRequestSchema)` to create a new message.
  */
 export const UpdateProviderRequestSchema: GenMessage<UpdateProviderRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 8);
+  messageDesc(file_leadprovider_v1_provider_service, 12);
 
 /**
  * The updated provider.
@@ -467,7 +560,7 @@ export type UpdateProviderResponse = Message<"leadprovider.v1.UpdateProviderResp
  * Use `create(UpdateProviderResponseSchema)` to create a new message.
  */
 export const UpdateProviderResponseSchema: GenMessage<UpdateProviderResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 9);
+  messageDesc(file_leadprovider_v1_provider_service, 13);
 
 /**
  * Which key to reveal.
@@ -495,7 +588,7 @@ export type RevealApiKeyRequest = Message<"leadprovider.v1.RevealApiKeyRequest">
  * Use `create(RevealApiKeyRequestSchema)` to create a new message.
  */
 export const RevealApiKeyRequestSchema: GenMessage<RevealApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 10);
+  messageDesc(file_leadprovider_v1_provider_service, 14);
 
 /**
  * One key in plain text.
@@ -523,7 +616,7 @@ export type RevealApiKeyResponse = Message<"leadprovider.v1.RevealApiKeyResponse
  * Use `create(RevealApiKeyResponseSchema)` to create a new message.
  */
 export const RevealApiKeyResponseSchema: GenMessage<RevealApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 11);
+  messageDesc(file_leadprovider_v1_provider_service, 15);
 
 /**
  * Key issuance options.
@@ -565,7 +658,7 @@ export type GenerateApiKeyRequest = Message<"leadprovider.v1.GenerateApiKeyReque
  * Use `create(GenerateApiKeyRequestSchema)` to create a new message.
  */
 export const GenerateApiKeyRequestSchema: GenMessage<GenerateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 12);
+  messageDesc(file_leadprovider_v1_provider_service, 16);
 
 /**
  * The issued key.
@@ -614,7 +707,7 @@ export type GenerateApiKeyResponse = Message<"leadprovider.v1.GenerateApiKeyResp
  * Use `create(GenerateApiKeyResponseSchema)` to create a new message.
  */
 export const GenerateApiKeyResponseSchema: GenMessage<GenerateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 13);
+  messageDesc(file_leadprovider_v1_provider_service, 17);
 
 /**
  * Which key to revoke.
@@ -642,7 +735,7 @@ export type RevokeApiKeyRequest = Message<"leadprovider.v1.RevokeApiKeyRequest">
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 14);
+  messageDesc(file_leadprovider_v1_provider_service, 18);
 
 /**
  * The provider after the revocation.
@@ -663,7 +756,7 @@ export type RevokeApiKeyResponse = Message<"leadprovider.v1.RevokeApiKeyResponse
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 15);
+  messageDesc(file_leadprovider_v1_provider_service, 19);
 
 /**
  * Whose test data to delete.
@@ -684,7 +777,7 @@ export type PurgeTestDataRequest = Message<"leadprovider.v1.PurgeTestDataRequest
  * Use `create(PurgeTestDataRequestSchema)` to create a new message.
  */
 export const PurgeTestDataRequestSchema: GenMessage<PurgeTestDataRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 16);
+  messageDesc(file_leadprovider_v1_provider_service, 20);
 
 /**
  * What was deleted.
@@ -705,7 +798,7 @@ export type PurgeTestDataResponse = Message<"leadprovider.v1.PurgeTestDataRespon
  * Use `create(PurgeTestDataResponseSchema)` to create a new message.
  */
 export const PurgeTestDataResponseSchema: GenMessage<PurgeTestDataResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 17);
+  messageDesc(file_leadprovider_v1_provider_service, 21);
 
 /**
  * A provider's webhook endpoint and its signing secret.
@@ -761,7 +854,7 @@ export type WebhookEndpoint = Message<"leadprovider.v1.WebhookEndpoint"> & {
  * Use `create(WebhookEndpointSchema)` to create a new message.
  */
 export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 18);
+  messageDesc(file_leadprovider_v1_provider_service, 22);
 
 /**
  * Which provider's endpoint.
@@ -782,7 +875,7 @@ export type GetWebhookRequest = Message<"leadprovider.v1.GetWebhookRequest"> & {
  * Use `create(GetWebhookRequestSchema)` to create a new message.
  */
 export const GetWebhookRequestSchema: GenMessage<GetWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 19);
+  messageDesc(file_leadprovider_v1_provider_service, 23);
 
 /**
  * The endpoint.
@@ -803,7 +896,7 @@ export type GetWebhookResponse = Message<"leadprovider.v1.GetWebhookResponse"> &
  * Use `create(GetWebhookResponseSchema)` to create a new message.
  */
 export const GetWebhookResponseSchema: GenMessage<GetWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 20);
+  messageDesc(file_leadprovider_v1_provider_service, 24);
 
 /**
  * Rotation options.
@@ -831,7 +924,7 @@ export type RotateWebhookSecretRequest = Message<"leadprovider.v1.RotateWebhookS
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 21);
+  messageDesc(file_leadprovider_v1_provider_service, 25);
 
 /**
  * The new secret.
@@ -866,7 +959,7 @@ export type RotateWebhookSecretResponse = Message<"leadprovider.v1.RotateWebhook
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 22);
+  messageDesc(file_leadprovider_v1_provider_service, 26);
 
 /**
  * Which provider's endpoint to test.
@@ -887,7 +980,7 @@ export type SendWebhookTestRequest = Message<"leadprovider.v1.SendWebhookTestReq
  * Use `create(SendWebhookTestRequestSchema)` to create a new message.
  */
 export const SendWebhookTestRequestSchema: GenMessage<SendWebhookTestRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 23);
+  messageDesc(file_leadprovider_v1_provider_service, 27);
 
 /**
  * What the test attempt produced.
@@ -936,7 +1029,7 @@ export type SendWebhookTestResponse = Message<"leadprovider.v1.SendWebhookTestRe
  * Use `create(SendWebhookTestResponseSchema)` to create a new message.
  */
 export const SendWebhookTestResponseSchema: GenMessage<SendWebhookTestResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 24);
+  messageDesc(file_leadprovider_v1_provider_service, 28);
 
 /**
  * One event on its way to a provider's endpoint.
@@ -966,7 +1059,7 @@ export type WebhookDelivery = Message<"leadprovider.v1.WebhookDelivery"> & {
   type: string;
 
   /**
-   * The lead the event is about.
+   * The lead the event is about; 0 for an event about no lead (intake_rules.changed).
    *
    * @generated from field: int64 lead_id = 4;
    */
@@ -1034,7 +1127,7 @@ export type WebhookDelivery = Message<"leadprovider.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 25);
+  messageDesc(file_leadprovider_v1_provider_service, 29);
 
 /**
  * A page of a provider's deliveries.
@@ -1069,7 +1162,7 @@ export type ListWebhookDeliveriesRequest = Message<"leadprovider.v1.ListWebhookD
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 26);
+  messageDesc(file_leadprovider_v1_provider_service, 30);
 
 /**
  * One page, newest first.
@@ -1097,7 +1190,7 @@ export type ListWebhookDeliveriesResponse = Message<"leadprovider.v1.ListWebhook
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 27);
+  messageDesc(file_leadprovider_v1_provider_service, 31);
 
 /**
  * Which delivery to send again.
@@ -1125,7 +1218,7 @@ export type ReplayWebhookDeliveryRequest = Message<"leadprovider.v1.ReplayWebhoo
  * Use `create(ReplayWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryRequestSchema: GenMessage<ReplayWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 28);
+  messageDesc(file_leadprovider_v1_provider_service, 32);
 
 /**
  * The queued delivery.
@@ -1146,7 +1239,7 @@ export type ReplayWebhookDeliveryResponse = Message<"leadprovider.v1.ReplayWebho
  * Use `create(ReplayWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryResponseSchema: GenMessage<ReplayWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 29);
+  messageDesc(file_leadprovider_v1_provider_service, 33);
 
 /**
  * Which kind of API key.
@@ -1328,6 +1421,27 @@ export const ProviderService: GenService<{
     methodKind: "unary";
     input: typeof ReplayWebhookDeliveryRequestSchema;
     output: typeof ReplayWebhookDeliveryResponseSchema;
+  },
+  /**
+   * Reads the provider's intake rules.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.GetIntakeRules
+   */
+  getIntakeRules: {
+    methodKind: "unary";
+    input: typeof ProviderServiceGetIntakeRulesRequestSchema;
+    output: typeof ProviderServiceGetIntakeRulesResponseSchema;
+  },
+  /**
+   * Replaces the provider's intake rules (unset members take their defaults); audited with before
+   * and after, announced to the provider as intake_rules.changed.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.SetIntakeRules
+   */
+  setIntakeRules: {
+    methodKind: "unary";
+    input: typeof SetIntakeRulesRequestSchema;
+    output: typeof SetIntakeRulesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_provider_service, 0);

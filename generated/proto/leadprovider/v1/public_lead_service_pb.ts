@@ -6,7 +6,9 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Lead, LeadState, OverseasType, ShipVia, VehicleInput } from "./lead_pb.ts";
+import type { IntakeRules, PublishedIntakeRules } from "./intake_pb.ts";
+import { file_leadprovider_v1_intake } from "./intake_pb.ts";
+import type { Consent, Lead, LeadState, OverseasType, ShipVia, VehicleInput, Warning } from "./lead_pb.ts";
 import { file_leadprovider_v1_lead } from "./lead_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +16,43 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/public_lead_service.proto.
  */
 export const file_leadprovider_v1_public_lead_service: GenFile = /*@__PURE__*/
-  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIpQFChFDcmVhdGVMZWFkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgpmaXJzdF9uYW1lGAIgASgJEhEKCWxhc3RfbmFtZRgDIAEoCRINCgVlbWFpbBgEIAEoCRIUCgxwaG9uZV9udW1iZXIYBSABKAkSEgoKb3JpZ2luX3ppcBgGIAEoCRIbChNlc3RpbWF0ZWRfc2hpcF9kYXRlGAcgASgJEjQKDW92ZXJzZWFzX3R5cGUYCCABKA4yHS5sZWFkcHJvdmlkZXIudjEuT3ZlcnNlYXNUeXBlEioKCHNoaXBfdmlhGAkgASgOMhgubGVhZHByb3ZpZGVyLnYxLlNoaXBWaWESLwoIdmVoaWNsZXMYCiADKAsyHS5sZWFkcHJvdmlkZXIudjEuVmVoaWNsZUlucHV0EhwKD2Rlc3RpbmF0aW9uX3ppcBgLIAEoCUgAiAEBEhgKC29yaWdpbl9jaXR5GAwgASgJSAGIAQESHQoQZGVzdGluYXRpb25fY2l0eRgNIAEoCUgCiAEBEhkKDGNvbXBhbnlfbmFtZRgOIAEoCUgDiAEBEh4KEW5vdGVfZnJvbV9zaGlwcGVyGA8gASgJSASIAQESHQoMb3JpZ2luX3N0YXRlGBAgASgFQgIYAUgFiAEBEiIKEWRlc3RpbmF0aW9uX3N0YXRlGBEgASgFQgIYAUgGiAEBQhIKEF9kZXN0aW5hdGlvbl96aXBCDgoMX29yaWdpbl9jaXR5QhMKEV9kZXN0aW5hdGlvbl9jaXR5Qg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg8KDV9vcmlnaW5fc3RhdGVCFAoSX2Rlc3RpbmF0aW9uX3N0YXRlIjkKEkNyZWF0ZUxlYWRSZXNwb25zZRIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQiJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInoKCUxlYWRFdmVudBIKCgJpZBgBIAEoCRIMCgR0eXBlGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKBGxlYWQYBCABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZDKFAwoRUHVibGljTGVhZFNlcnZpY2USVQoKQ3JlYXRlTGVhZBIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVzcG9uc2USTAoHR2V0TGVhZBIfLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVxdWVzdBogLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVzcG9uc2USdAoJTGlzdExlYWRzEjIubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVxdWVzdBozLmxlYWRwcm92aWRlci52MS5QdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlElUKCkxpc3RFdmVudHMSIi5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_leadprovider_v1_lead]);
+  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIhcKFUdldEludGFrZVJ1bGVzUmVxdWVzdCJVChZHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEjsKDGludGFrZV9ydWxlcxgBIAEoCzIlLmxlYWRwcm92aWRlci52MS5QdWJsaXNoZWRJbnRha2VSdWxlcyKYBgoRQ3JlYXRlTGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSEgoKZmlyc3RfbmFtZRgCIAEoCRIRCglsYXN0X25hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSFAoMcGhvbmVfbnVtYmVyGAUgASgJEhIKCm9yaWdpbl96aXAYBiABKAkSGwoTZXN0aW1hdGVkX3NoaXBfZGF0ZRgHIAEoCRI0Cg1vdmVyc2Vhc190eXBlGAggASgOMh0ubGVhZHByb3ZpZGVyLnYxLk92ZXJzZWFzVHlwZRIqCghzaGlwX3ZpYRgJIAEoDjIYLmxlYWRwcm92aWRlci52MS5TaGlwVmlhEi8KCHZlaGljbGVzGAogAygLMh0ubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVJbnB1dBIcCg9kZXN0aW5hdGlvbl96aXAYCyABKAlIAIgBARIYCgtvcmlnaW5fY2l0eRgMIAEoCUgBiAEBEh0KEGRlc3RpbmF0aW9uX2NpdHkYDSABKAlIAogBARIZCgxjb21wYW55X25hbWUYDiABKAlIA4gBARIeChFub3RlX2Zyb21fc2hpcHBlchgPIAEoCUgEiAEBEh0KDG9yaWdpbl9zdGF0ZRgQIAEoBUICGAFIBYgBARIiChFkZXN0aW5hdGlvbl9zdGF0ZRgRIAEoBUICGAFIBogBARITCgZzdWJfaWQYEiABKAlIB4gBARIXCgpzb3VyY2VfdXJsGBMgASgJSAiIAQESLgoHY29uc2VudBgUIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAmIAQFCEgoQX2Rlc3RpbmF0aW9uX3ppcEIOCgxfb3JpZ2luX2NpdHlCEwoRX2Rlc3RpbmF0aW9uX2NpdHlCDwoNX2NvbXBhbnlfbmFtZUIUChJfbm90ZV9mcm9tX3NoaXBwZXJCDwoNX29yaWdpbl9zdGF0ZUIUChJfZGVzdGluYXRpb25fc3RhdGVCCQoHX3N1Yl9pZEINCgtfc291cmNlX3VybEIKCghfY29uc2VudCJlChJDcmVhdGVMZWFkUmVzcG9uc2USIwoEbGVhZBgBIAEoCzIVLmxlYWRwcm92aWRlci52MS5MZWFkEioKCHdhcm5pbmdzGAIgAygLMhgubGVhZHByb3ZpZGVyLnYxLldhcm5pbmciJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIsQBCglMZWFkRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRsZWFkGAQgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSNwoMaW50YWtlX3J1bGVzGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzSACIAQFCDwoNX2ludGFrZV9ydWxlczLoAwoRUHVibGljTGVhZFNlcnZpY2USVQoKQ3JlYXRlTGVhZBIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVzcG9uc2USTAoHR2V0TGVhZBIfLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVxdWVzdBogLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVzcG9uc2USdAoJTGlzdExlYWRzEjIubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVxdWVzdBozLmxlYWRwcm92aWRlci52MS5QdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlElUKCkxpc3RFdmVudHMSIi5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEmEKDkdldEludGFrZVJ1bGVzEiYubGVhZHByb3ZpZGVyLnYxLkdldEludGFrZVJ1bGVzUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5HZXRJbnRha2VSdWxlc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_leadprovider_v1_intake, file_leadprovider_v1_lead]);
+
+/**
+ * Reads the calling key's intake rules.
+ *
+ * @generated from message leadprovider.v1.GetIntakeRulesRequest
+ */
+export type GetIntakeRulesRequest = Message<"leadprovider.v1.GetIntakeRulesRequest"> & {
+};
+
+/**
+ * Describes the message leadprovider.v1.GetIntakeRulesRequest.
+ * Use `create(GetIntakeRulesRequestSchema)` to create a new message.
+ */
+export const GetIntakeRulesRequestSchema: GenMessage<GetIntakeRulesRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 0);
+
+/**
+ * The calling key's intake rules now.
+ *
+ * @generated from message leadprovider.v1.GetIntakeRulesResponse
+ */
+export type GetIntakeRulesResponse = Message<"leadprovider.v1.GetIntakeRulesResponse"> & {
+  /**
+   * The rules as they apply to the caller now.
+   *
+   * @generated from field: leadprovider.v1.PublishedIntakeRules intake_rules = 1;
+   */
+  intakeRules?: PublishedIntakeRules | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetIntakeRulesResponse.
+ * Use `create(GetIntakeRulesResponseSchema)` to create a new message.
+ */
+export const GetIntakeRulesResponseSchema: GenMessage<GetIntakeRulesResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 1);
 
 /**
  * A lead to submit (spec section 2.1).
@@ -142,6 +180,27 @@ export type CreateLeadRequest = Message<"leadprovider.v1.CreateLeadRequest"> & {
    * @deprecated
    */
   destinationState?: number | undefined;
+
+  /**
+   * The provider's sub-source: 1 to 64 of A-Z a-z 0-9 . _ : -.
+   *
+   * @generated from field: optional string sub_id = 18;
+   */
+  subId?: string | undefined;
+
+  /**
+   * The page the lead came from: an absolute http(s) URL, at most 2048 characters.
+   *
+   * @generated from field: optional string source_url = 19;
+   */
+  sourceUrl?: string | undefined;
+
+  /**
+   * Consent evidence (TCPA).
+   *
+   * @generated from field: optional leadprovider.v1.Consent consent = 20;
+   */
+  consent?: Consent | undefined;
 };
 
 /**
@@ -149,7 +208,7 @@ export type CreateLeadRequest = Message<"leadprovider.v1.CreateLeadRequest"> & {
  * Use `create(CreateLeadRequestSchema)` to create a new message.
  */
 export const CreateLeadRequestSchema: GenMessage<CreateLeadRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 0);
+  messageDesc(file_leadprovider_v1_public_lead_service, 2);
 
 /**
  * The created lead.
@@ -163,6 +222,13 @@ export type CreateLeadResponse = Message<"leadprovider.v1.CreateLeadResponse"> &
    * @generated from field: leadprovider.v1.Lead lead = 1;
    */
   lead?: Lead | undefined;
+
+  /**
+   * What was accepted with a note (ignored fields, a disposable email), at most 20.
+   *
+   * @generated from field: repeated leadprovider.v1.Warning warnings = 2;
+   */
+  warnings: Warning[];
 };
 
 /**
@@ -170,7 +236,7 @@ export type CreateLeadResponse = Message<"leadprovider.v1.CreateLeadResponse"> &
  * Use `create(CreateLeadResponseSchema)` to create a new message.
  */
 export const CreateLeadResponseSchema: GenMessage<CreateLeadResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 1);
+  messageDesc(file_leadprovider_v1_public_lead_service, 3);
 
 /**
  * Which lead to read.
@@ -191,7 +257,7 @@ export type GetLeadRequest = Message<"leadprovider.v1.GetLeadRequest"> & {
  * Use `create(GetLeadRequestSchema)` to create a new message.
  */
 export const GetLeadRequestSchema: GenMessage<GetLeadRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 2);
+  messageDesc(file_leadprovider_v1_public_lead_service, 4);
 
 /**
  * The lead read.
@@ -212,7 +278,7 @@ export type GetLeadResponse = Message<"leadprovider.v1.GetLeadResponse"> & {
  * Use `create(GetLeadResponseSchema)` to create a new message.
  */
 export const GetLeadResponseSchema: GenMessage<GetLeadResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 3);
+  messageDesc(file_leadprovider_v1_public_lead_service, 5);
 
 /**
  * Which of the provider's leads to list.
@@ -254,7 +320,7 @@ export type PublicLeadServiceListLeadsRequest = Message<"leadprovider.v1.PublicL
  * Use `create(PublicLeadServiceListLeadsRequestSchema)` to create a new message.
  */
 export const PublicLeadServiceListLeadsRequestSchema: GenMessage<PublicLeadServiceListLeadsRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 4);
+  messageDesc(file_leadprovider_v1_public_lead_service, 6);
 
 /**
  * One page of the provider's leads.
@@ -282,7 +348,7 @@ export type PublicLeadServiceListLeadsResponse = Message<"leadprovider.v1.Public
  * Use `create(PublicLeadServiceListLeadsResponseSchema)` to create a new message.
  */
 export const PublicLeadServiceListLeadsResponseSchema: GenMessage<PublicLeadServiceListLeadsResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 5);
+  messageDesc(file_leadprovider_v1_public_lead_service, 7);
 
 /**
  * Which of the provider's events to list.
@@ -305,7 +371,7 @@ export type ListEventsRequest = Message<"leadprovider.v1.ListEventsRequest"> & {
   pageToken: string;
 
   /**
-   * Only events of this type (lead.created, lead.quoted, lead.ordered, lead.status_changed); empty means any.
+   * Only events of this type (lead.created, lead.quoted, lead.ordered, lead.status_changed, intake_rules.changed); empty means any.
    *
    * @generated from field: string type = 3;
    */
@@ -324,7 +390,7 @@ export type ListEventsRequest = Message<"leadprovider.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 6);
+  messageDesc(file_leadprovider_v1_public_lead_service, 8);
 
 /**
  * One page of the provider's events.
@@ -352,7 +418,7 @@ export type ListEventsResponse = Message<"leadprovider.v1.ListEventsResponse"> &
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 7);
+  messageDesc(file_leadprovider_v1_public_lead_service, 9);
 
 /**
  * Something that happened to a lead.
@@ -368,7 +434,7 @@ export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
   id: string;
 
   /**
-   * lead.created, lead.quoted, lead.ordered or lead.status_changed.
+   * lead.created, lead.quoted, lead.ordered, lead.status_changed or intake_rules.changed.
    *
    * @generated from field: string type = 2;
    */
@@ -382,11 +448,18 @@ export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
   createdAt?: Timestamp | undefined;
 
   /**
-   * The lead as it was at that moment.
+   * The lead as it was at that moment (unset for intake_rules.changed).
    *
    * @generated from field: leadprovider.v1.Lead lead = 4;
    */
   lead?: Lead | undefined;
+
+  /**
+   * The new intake rules, for intake_rules.changed.
+   *
+   * @generated from field: optional leadprovider.v1.IntakeRules intake_rules = 5;
+   */
+  intakeRules?: IntakeRules | undefined;
 };
 
 /**
@@ -394,7 +467,7 @@ export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
  * Use `create(LeadEventSchema)` to create a new message.
  */
 export const LeadEventSchema: GenMessage<LeadEvent> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 8);
+  messageDesc(file_leadprovider_v1_public_lead_service, 10);
 
 /**
  * Public Lead API for lead providers. Authenticated with a provider API key
@@ -444,6 +517,17 @@ export const PublicLeadService: GenService<{
     methodKind: "unary";
     input: typeof ListEventsRequestSchema;
     output: typeof ListEventsResponseSchema;
+  },
+  /**
+   * The caller's intake rules as they apply now: criteria, schedule, caps with usage, duplicate
+   * window, accepted values and rate limits (a Public API request like any other).
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.GetIntakeRules
+   */
+  getIntakeRules: {
+    methodKind: "unary";
+    input: typeof GetIntakeRulesRequestSchema;
+    output: typeof GetIntakeRulesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_public_lead_service, 0);

@@ -1,0 +1,87 @@
+/**
+ * The broker's calendar in BUSINESS_TIMEZONE (default America/New_York), with Luxon: what day it
+ * is, where the cap windows start and reset (calendar day, ISO week from Monday, calendar month)
+ * and when the intake schedule opens and closes, across weekends and daylight-saving changes.
+ */
+import { DateTime } from "luxon";
+import { type CapWindow, minutesOf, type Schedule, WEEKDAYS } from "./intake-rules.ts";
+
+export const DEFAULT_BUSINESS_TIMEZONE = "America/New_York";
+
+/** True when `zone` is an IANA time zone Luxon (and so Intl) knows. */
+export function isKnownTimeZone(zone: string): boolean {
+  return DateTime.now().setZone(zone).isValid;
+}
+
+function local(now: Date, zone: string): DateTime {
+  return DateTime.fromJSDate(now, { zone });
+}
+
+/** Today's date (YYYY-MM-DD) in `zone`. */
+export function businessToday(now: Date, zone: string): string {
+  return local(now, zone).toISODate() as string;
+}
+
+/** Whole days from today (in `zone`) to `date` (YYYY-MM-DD); negative for the past. */
+export function daysUntil(date: string, now: Date, zone: string): number {
+  const today = DateTime.fromISO(businessToday(now, zone), { zone: "utc" });
+  return Math.round(DateTime.fromISO(date, { zone: "utc" }).diff(today, "days").days);
+}
+
+const UNIT = { day: "day", week: "week", month: "month" } as const;
+
+/** The window `now` falls in: its start and the instant it resets. */
+export function capWindow(window: CapWindow, now: Date, zone: string): { start: Date; resetsAt: Date } {
+  // Luxon's weeks are ISO weeks: they start on Monday.
+  const start = local(now, zone).startOf(UNIT[window]);
+  return { start: start.toJSDate(), resetsAt: start.plus({ [`${window}s`]: 1 }).toJSDate() };
+}
+
+export interface ScheduleState {
+  readonly open: boolean;
+  /** While closed: the next opening (null when the schedule never opens). */
+  readonly opensAt: Date | null;
+  /** While open: when this opening ends (null when always open). */
+  readonly closesAt: Date | null;
+}
+
+const ALWAYS_OPEN: ScheduleState = { open: true, opensAt: null, closesAt: null };
+
+/**
+ * Whether intake is open at `now` under `schedule` (null: always), and the next change. Openings
+ * that meet across midnight (mon 20:00–24:00, tue 00:00–06:00) count as one.
+ */
+export function scheduleState(schedule: Schedule | null, now: Date, zone: string): ScheduleState {
+  if (schedule === null) return ALWAYS_OPEN;
+  const here = local(now, zone);
+  // The openings of the next 8 days as instants, in order (8: a week, and the day it began).
+  const spans: Array<{ from: DateTime; to: DateTime }> = [];
+  for (let d = -1; d <= 8; d++) {
+    const day = here.startOf("day").plus({ days: d });
+    const name = WEEKDAYS[day.weekday - 1];
+    for (const o of (name && schedule[name]) ?? []) {
+      const from = atTime(day, o.open);
+      const to = atTime(day, o.close);
+      const last = spans.at(-1);
+      if (last && +last.to >= +from) last.to = to > last.to ? to : last.to;
+      else spans.push({ from, to });
+    }
+  }
+  const t = +here;
+  const current = spans.find((s) => +s.from <= t && t < +s.to);
+  if (current) return { open: true, opensAt: null, closesAt: current.to.toJSDate() };
+  const next = spans.find((s) => +s.from > t);
+  return { open: false, opensAt: next ? next.from.toJSDate() : null, closesAt: null };
+}
+
+/** `HH:MM` on `day`, as a wall-clock time (so 08:00 stays 08:00 on a daylight-saving day). */
+function atTime(day: DateTime, time: string): DateTime {
+  const m = minutesOf(time);
+  if (m === 24 * 60) return day.plus({ days: 1 }).startOf("day");
+  return day.set({ hour: Math.floor(m / 60), minute: m % 60 });
+}
+
+/** Whole seconds from `now` to `at`, at least 1. */
+export function secondsUntil(at: Date, now: Date): number {
+  return Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000));
+}

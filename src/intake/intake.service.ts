@@ -1,0 +1,246 @@
+/**
+ * The intake pipeline's rules half, for every edge: administrators read and replace a provider's
+ * rules (audited, announced as `intake_rules.changed`), the lead service asks `admit` before each
+ * insert (pause, schedule, criteria; then the duplicate check and caps it hands to the insert,
+ * which applies them atomically), and providers read the rules as they apply to them now.
+ */
+import type { Kysely } from "kysely";
+import { recordAudit } from "../audit/audit.repository.ts";
+import type { DuplicateField } from "../config.ts";
+import type { Database } from "../db/schema.ts";
+import { DomainError, throwIfViolations } from "../errors.ts";
+import { newEventId } from "../events/event.ts";
+import { Fields, type RawId } from "../fields.ts";
+import type { IntakeGuard } from "../leads/lead.repository.ts";
+import type { LeadOwner, NewLead } from "../leads/lead.ts";
+import { capWindow, daysUntil, scheduleState } from "./business-time.ts";
+import { isDisposableEmail } from "./contact.ts";
+import * as repo from "./intake.repository.ts";
+import { capReached, intakeClosed, intakePaused, outsideCriteria } from "./intake-errors.ts";
+import { CAP_WINDOWS, type CapWindow, type IntakeRules, parseIntakeRules, withDefaults } from "./intake-rules.ts";
+import { criteriaBreaches, INTAKE_RULES_TABLE, type IntakeRuleRow } from "./rule-table.ts";
+
+export interface IntakeSettings {
+  readonly zone: string;
+  readonly duplicateWindowDays: number;
+  readonly duplicateMatch: readonly DuplicateField[];
+}
+
+export interface IntakeServiceDeps {
+  readonly db: Kysely<Database>;
+  readonly settings: IntakeSettings;
+  readonly now?: () => Date;
+  /**
+   * How long a provider's rules are reused before they are read again: a change made on another
+   * instance applies within this time (500 ms by default; 0 reads them for every lead).
+   */
+  readonly cacheMs?: number;
+  /** Called after an `intake_rules.changed` event is stored (wakes the webhook worker). */
+  readonly onEvent?: () => void;
+}
+
+/** The rules with their revision. */
+export interface VersionedRules {
+  readonly rules: IntakeRules;
+  readonly version: number;
+  readonly updatedAt: Date | null;
+}
+
+export interface CapUsage {
+  readonly limit: number;
+  readonly used: number;
+  readonly remaining: number;
+  readonly resetsAt: Date;
+}
+
+/** The rules as they apply to one key now. */
+export interface PublishedRules extends VersionedRules {
+  readonly livemode: boolean;
+  readonly open: boolean;
+  readonly opensAt: Date | null;
+  readonly closesAt: Date | null;
+  readonly caps: Readonly<Record<CapWindow, CapUsage | null>>;
+  readonly duplicateWindowDays: number;
+  readonly duplicateMatch: readonly string[];
+  readonly zone: string;
+  readonly rateLimits: { readonly perMinute: number; readonly perDay: number };
+  readonly table: ReadonlyArray<IntakeRuleRow & { readonly active: boolean }>;
+}
+
+interface Current extends VersionedRules {
+  readonly perMinute: number;
+  readonly perDay: number;
+}
+
+export type IntakeService = ReturnType<typeof createIntakeService>;
+
+/** The duplicate check's fields as the API names them. */
+const MATCH_FIELD: Readonly<Record<DuplicateField, string>> = { phone: "phone_number", email: "email" };
+
+function providerNotFound(id: number): DomainError {
+  return new DomainError("not_found", `no provider with id ${id}`, { code: "provider_not_found" });
+}
+
+/** Whether a row judges leads of this mode under these rules now. */
+function isActive(row: IntakeRuleRow, rules: IntakeRules, livemode: boolean): boolean {
+  if (row.appliesTo === "live" && !livemode) return false;
+  if (row.setting === null) return true;
+  const value = rules[row.setting];
+  if (row.setting === "caps") return CAP_WINDOWS.some((w) => rules.caps[w] !== null);
+  if (typeof value === "boolean") return value;
+  return value !== null;
+}
+
+export function createIntakeService(deps: IntakeServiceDeps) {
+  const { db, settings } = deps;
+  const now = deps.now ?? (() => new Date());
+  const cacheMs = deps.cacheMs ?? 500;
+  const cache = new Map<number, { readonly at: number; readonly value: Promise<Current | undefined> }>();
+
+  async function load(providerId: number): Promise<Current | undefined> {
+    const stored = await repo.readRules(db, providerId);
+    if (!stored) return undefined;
+    return { ...stored, rules: withDefaults(stored.rules) };
+  }
+
+  /** The provider's rules, read again when older than cacheMs (one read at a time per provider). */
+  function current(providerId: number): Promise<Current | undefined> {
+    const t = Date.now();
+    const hit = cache.get(providerId);
+    if (hit && t - hit.at < cacheMs) return hit.value;
+    const value = load(providerId);
+    cache.set(providerId, { at: t, value });
+    value.catch(() => cache.delete(providerId));
+    if (cache.size > 10_000) cache.delete(cache.keys().next().value as number);
+    return value;
+  }
+
+  function idOf(raw: RawId): number {
+    const f = new Fields();
+    const id = f.id({ id: raw }, "id");
+    throwIfViolations(f.violations);
+    return id as number;
+  }
+
+  return {
+    /**
+     * Pause and schedule (live leads only), then every criterion at once: throws intake_paused,
+     * intake_closed or outside_criteria; otherwise the duplicate check and caps for the insert.
+     */
+    async admit(owner: LeadOwner, lead: NewLead): Promise<IntakeGuard> {
+      const at = now();
+      const found = await current(owner.providerId);
+      const rules = found?.rules ?? withDefaults({});
+      if (owner.livemode) {
+        if (rules.paused) throw intakePaused(rules.paused_reason);
+        const schedule = scheduleState(rules.schedule, at, settings.zone);
+        if (!schedule.open) throw intakeClosed(schedule.opensAt, at);
+      }
+      const breaches = criteriaBreaches(lead, rules, {
+        shipDateInDays: daysUntil(lead.estimatedShipDate, at, settings.zone),
+        disposableEmail: isDisposableEmail(lead.email),
+      });
+      if (breaches.length > 0) throw outsideCriteria(breaches);
+      const caps = CAP_WINDOWS.flatMap((window) => {
+        const limit = rules.caps[window];
+        return limit === null ? [] : [{ window, start: capWindow(window, at, settings.zone).start, limit }];
+      });
+      return {
+        matchPhone: settings.duplicateMatch.includes("phone"),
+        matchEmail: settings.duplicateMatch.includes("email"),
+        windowDays: settings.duplicateWindowDays,
+        rejectDuplicates: rules.duplicate_policy === "reject",
+        caps,
+      };
+    },
+
+    /** cap_reached for the full windows: the one that resets last (until then no lead gets in). */
+    capReached(windows: readonly string[]): DomainError {
+      const at = now();
+      const full = CAP_WINDOWS.filter((w) => windows.includes(w)).map((w) => ({
+        window: w,
+        resetsAt: capWindow(w, at, settings.zone).resetsAt,
+      }));
+      const last = full.reduce((a, b) => (b.resetsAt > a.resetsAt ? b : a));
+      return capReached(last.window, last.resetsAt, at);
+    },
+
+    /** A provider's rules for administrators. */
+    async get(rawId: RawId): Promise<VersionedRules> {
+      const id = idOf(rawId);
+      const found = await load(id);
+      if (!found) throw providerNotFound(id);
+      return { rules: found.rules, version: found.version, updatedAt: found.updatedAt };
+    },
+
+    /**
+     * Replaces a provider's rules (members left out take their defaults), audited with before and
+     * after, and announced to the provider as an `intake_rules.changed` event in the same
+     * transaction.
+     */
+    async set(actor: string, rawId: RawId, input: unknown): Promise<VersionedRules> {
+      const id = idOf(rawId);
+      const { rules, violations } = parseIntakeRules(input);
+      throwIfViolations(violations);
+      const next = rules as IntakeRules;
+      const result = await db.transaction().execute(async (trx) => {
+        const before = await repo.lockRules(trx, id);
+        if (!before) throw providerNotFound(id);
+        const written = await repo.writeRules(trx, id, next);
+        await recordAudit(trx, {
+          actor,
+          action: "intake_rules.updated",
+          targetType: "provider",
+          targetId: String(id),
+          details: {
+            provider_id: id,
+            version: written.version,
+            before: withDefaults(before.intake_rules),
+            after: next,
+          },
+        });
+        const versioned = { rules: next, version: written.version, updatedAt: written.updatedAt };
+        await repo.insertRulesEvent(trx, id, newEventId(), { intakeRules: versioned });
+        return versioned;
+      });
+      cache.delete(id);
+      deps.onEvent?.();
+      return result;
+    },
+
+    /** The rules as they apply to the calling key now (Public API). */
+    async published(owner: LeadOwner): Promise<PublishedRules> {
+      const at = now();
+      const found = await current(owner.providerId);
+      if (!found) throw providerNotFound(owner.providerId);
+      const { rules } = found;
+      const schedule = owner.livemode
+        ? scheduleState(rules.schedule, at, settings.zone)
+        : { open: true, opensAt: null, closesAt: null };
+      const open = schedule.open && !(owner.livemode && rules.paused);
+      const usage = async (window: CapWindow): Promise<CapUsage | null> => {
+        const limit = rules.caps[window];
+        if (limit === null) return null;
+        const { start, resetsAt } = capWindow(window, at, settings.zone);
+        const used = await repo.countSince(db, owner.providerId, owner.livemode, start, limit);
+        return { limit, used, remaining: Math.max(0, limit - used), resetsAt };
+      };
+      const [day, week, month] = await Promise.all(CAP_WINDOWS.map(usage));
+      return {
+        rules,
+        version: found.version,
+        updatedAt: found.updatedAt,
+        livemode: owner.livemode,
+        open,
+        opensAt: open ? null : schedule.opensAt,
+        closesAt: open ? schedule.closesAt : null,
+        caps: { day: day ?? null, week: week ?? null, month: month ?? null },
+        duplicateWindowDays: settings.duplicateWindowDays,
+        duplicateMatch: settings.duplicateMatch.map((f) => MATCH_FIELD[f]),
+        zone: settings.zone,
+        rateLimits: { perMinute: found.perMinute, perDay: found.perDay },
+        table: INTAKE_RULES_TABLE.map((row) => ({ ...row, active: isActive(row, rules, owner.livemode) })),
+      };
+    },
+  };
+}
