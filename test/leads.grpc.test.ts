@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorDetailSchema } from "../generated/proto/leadprovider/v1/errors_pb.ts";
 import { LeadState, OverseasType, ShipVia, VehicleType } from "../generated/proto/leadprovider/v1/lead_pb.ts";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
-import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, leadBody, shipDate, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient, grpcCall, grpcJsClient, PROTOCOLS } from "./helpers/grpc.ts";
 
@@ -42,7 +42,7 @@ function request(overrides: Json = {}) {
     phoneNumber: "787-555-0100",
     originZip: "33101",
     destinationZip: "00901",
-    estimatedShipDate: "2026-12-20",
+    estimatedShipDate: shipDate(25),
     overseasType: OverseasType.FOREIGN,
     shipVia: ShipVia.ROLLON_ROLLOFF,
     vehicles: [
@@ -189,7 +189,7 @@ describe.each(BACKENDS)("Public Lead API over Connect and gRPC ($name)", (backen
           email: "li@example.com",
           phone_number: "2125550100",
           origin_zip: "10001",
-          estimated_ship_date: "2027-01-05",
+          estimated_ship_date: shipDate(40),
           overseas_type: "OVERSEAS_TYPE_DOMESTIC",
           ship_via: "SHIP_VIA_ENCLOSED",
           vehicles: [

@@ -156,7 +156,7 @@ describe.each(BACKENDS)("Public Lead API over REST ($name)", (backend) => {
     expect((await create(leadBody({ vehicles }))).status).toBe(201);
     const uk = await create(leadBody({ phone_number: "+44 20 7946 0958" }));
     expect(uk.status).toBe(201);
-    expect((await uk.json()).phone_e164).toBe("+442079460958");
+    expect(((await uk.json()) as Json).phone_e164).toBe("+442079460958");
   });
 
   it("treats null in an optional field as not sent", async () => {

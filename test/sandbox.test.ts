@@ -11,7 +11,7 @@ import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_wor
 import { ApiKeyMode, ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { isWellFormedKey } from "../src/api-keys/api-key.ts";
-import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, leadBody, minuteClock, shipDate, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
@@ -147,7 +147,7 @@ describe.each(BACKENDS)("test mode ($name)", (backend) => {
         email: "ana@example.com",
         phoneNumber: "787-555-0100",
         originZip: "33101",
-        estimatedShipDate: "2026-12-20",
+        estimatedShipDate: shipDate(25),
         overseasType: OverseasType.DOMESTIC,
         shipVia: ShipVia.OPEN,
         vehicles: [{ year: 2019, make: "Honda", model: "Civic", type: VehicleType.CAR, tariff: 1800n, deposit: 200n }],

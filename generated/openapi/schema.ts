@@ -1404,6 +1404,7 @@ export interface components {
       /**
        * @description On `rate_limited`, which limit is exhausted (`minute` also for the per-address limit on
        *     failed authentications); on `cap_reached`, which cap (`day`, `week`, `month`).
+       * @example minute
        * @enum {string}
        */
       window?: "minute" | "day" | "week" | "month";
@@ -1419,10 +1420,7 @@ export interface components {
       opens_at?: string | null;
       /** @description Only on `intake_paused`, the reason the broker gave. */
       paused_reason?: string | null;
-      /**
-       * @description Only on `duplicate_lead`, what the lead matched (never whose lead).
-       * @example minute
-       */
+      /** @description Only on `duplicate_lead`, what the lead matched (never whose lead). */
       duplicate?: components["schemas"]["Duplicate"];
       /**
        * @description Only on `rate_limited`, seconds to wait (as `Retry-After`).
@@ -2532,7 +2530,7 @@ export interface components {
     /** @description Events per page. */
     EventPageSize: number;
     /** @description Only events of this type. */
-    EventTypeFilter: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed";
+    EventTypeFilter: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed" | "intake_rules.changed";
     /** @description Only events recorded after this instant (RFC 3339). */
     CreatedAfter: string;
     /** @description Page number, from 1. */
@@ -2677,10 +2675,7 @@ export interface operations {
   getPublishedIntakeRules: {
     parameters: {
       query?: never;
-      header?: {
-        /** @description The `ETag` of an earlier answer. */
-        "If-None-Match"?: string;
-      };
+      header?: never;
       path?: never;
       cookie?: never;
     };
@@ -3256,9 +3251,10 @@ export interface operations {
           "application/json": components["schemas"]["VersionedIntakeRules"];
         };
       };
-      /** @description Some members are invalid; `errors` names each. */
+      /** @description Some members are invalid; `errors` names each (or `malformed_json`). */
       400: {
         headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
           [name: string]: unknown;
         };
         content: {
@@ -3268,6 +3264,7 @@ export interface operations {
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];

@@ -6,7 +6,7 @@ import { OVERSEAS_TYPES, SHIP_VIA_BY_OVERSEAS_TYPE, VEHICLE_TYPES } from "../lea
 import type { RestFeature } from "../rest/feature.ts";
 import { actorOf as actor, operation, providerOf } from "../rest/typed.ts";
 import type { CapUsage, IntakeService, PublishedRules, VersionedRules } from "./intake.service.ts";
-import { STATE_CODES } from "./intake-rules.ts";
+import { parseIntakeRules, STATE_CODES } from "./intake-rules.ts";
 
 export const PUBLIC_INTAKE_RULES_PATH = "/api/v1/public/intake_rules/";
 
@@ -83,5 +83,5 @@ export function intakeRoutes(intake: IntakeService): RestFeature {
       res.json(intakeRulesJson(await intake.set(actor(res), req.params.id, req.body)));
     }),
   );
-  return { router };
+  return { router, explainers: { setIntakeRules: (body) => parseIntakeRules(body).violations } };
 }

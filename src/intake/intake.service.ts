@@ -87,6 +87,7 @@ function isActive(row: IntakeRuleRow, rules: IntakeRules, livemode: boolean): bo
   if (row.setting === null) return true;
   const value = rules[row.setting];
   if (row.setting === "caps") return CAP_WINDOWS.some((w) => rules.caps[w] !== null);
+  if (row.setting === "ship_date_min_days") return rules.ship_date_min_days > 0;
   if (typeof value === "boolean") return value;
   return value !== null;
 }

@@ -199,9 +199,10 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
     setting: "ship_date_min_days",
     appliesTo: "live_and_test",
     outcome: "outside_criteria",
-    description: "estimated_ship_date must be at least ship_date_min_days after today (broker's time zone).",
+    description:
+      "estimated_ship_date must be at least ship_date_min_days after today (broker's time zone); 0 adds nothing to ship_date_in_past.",
     check: (_lead, r, ctx) =>
-      one(ctx.shipDateInDays < r.ship_date_min_days, "estimated_ship_date", () => {
+      one(r.ship_date_min_days > 0 && ctx.shipDateInDays < r.ship_date_min_days, "estimated_ship_date", () => {
         return `estimated_ship_date must be at least ${r.ship_date_min_days} days from today`;
       }),
   },

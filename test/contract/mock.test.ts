@@ -143,7 +143,17 @@ const PARITY: (() => Case)[] = [
       ["20 vehicles", () => lead({ vehicles: Array.from({ length: 20 }, () => car) })],
       ["model year 1900", () => withVehicle({ ...car, year: 1900 })],
       ["tariff and deposit 0", () => withVehicle({ ...car, tariff: 0, deposit: 0, vehicle_run: false })],
-      ["a leap day", () => lead({ estimated_ship_date: "2028-02-29" })],
+      [
+        "the last day of next month",
+        () => {
+          const d = new Date();
+          return lead({
+            estimated_ship_date: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 2, 0))
+              .toISOString()
+              .slice(0, 10),
+          });
+        },
+      ],
       ["a 100-character first_name", () => lead({ first_name: "f".repeat(100) })],
       ["a 128-character external_id", () => lead({ external_id: `${Date.now()}`.padEnd(128, "x") })],
       ["an email with a plus tag", () => lead({ email: "jane+leads@mail.example.com" })],

@@ -7,6 +7,8 @@ import { type Backend, createTestDatabase } from "./database.ts";
 
 export interface TestApp {
   readonly app: App;
+  /** The Postgres database this app uses (undefined: its own in-memory PGlite). */
+  readonly databaseUrl: string | undefined;
   readonly port: number;
   readonly url: string;
   stop(): Promise<void>;
@@ -79,7 +81,10 @@ export async function startTestApp(
   env: Record<string, string> = {},
   options: AppOptions = {},
 ): Promise<TestApp> {
-  const database = await createTestDatabase(backend);
+  // DATABASE_URL given: a second instance on another app's database (that app drops it).
+  const database = env.DATABASE_URL
+    ? { url: env.DATABASE_URL, drop: async () => {} }
+    : await createTestDatabase(backend);
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
@@ -96,6 +101,7 @@ export async function startTestApp(
   const client = serviceClient(port, { ...config.jwt, secret: config.jwt.secret ?? DEV_JWT_SECRET });
   return {
     app,
+    databaseUrl: database.url,
     ...client,
     async stop() {
       await app.stop();
@@ -116,6 +122,11 @@ export function minuteClock(): () => Date {
   return () => new Date(Date.now() + offset);
 }
 
+/** The date `days` from today (UTC), YYYY-MM-DD: a ship date that stays valid whenever the tests run. */
+export function shipDate(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
 /** A valid lead body; override any field. */
 export function leadBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   counter += 1;
@@ -127,7 +138,7 @@ export function leadBody(overrides: Record<string, unknown> = {}): Record<string
     phone_number: "+1 (310) 555-0100",
     origin_zip: "90210",
     destination_zip: "10001",
-    estimated_ship_date: "2026-12-15",
+    estimated_ship_date: shipDate(20),
     overseas_type: "DOMESTIC",
     ship_via: "OPEN",
     vehicles: [{ year: 2021, make: "Toyota", model: "Camry", type: "CAR", tariff: 950, deposit: 150 }],

@@ -61,6 +61,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       add column intake_rules_updated_at timestamptz`.execute(db);
 
   await sql`alter table lead_events alter column lead_id drop not null`.execute(db);
+  await sql`alter table lead_events drop constraint lead_events_type_check`.execute(db);
+  await sql`
+    alter table lead_events add constraint lead_events_type_check check (type in
+      ('lead.created', 'lead.quoted', 'lead.ordered', 'lead.status_changed', 'intake_rules.changed'))`.execute(db);
   await sql`alter table webhook_deliveries alter column lead_id drop not null`.execute(db);
 
   await sql`
