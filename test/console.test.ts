@@ -209,6 +209,85 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(elsewhere, "requests to other hosts").toEqual([]);
   }, 180_000);
 
+  it("sets a provider's intake rules in the Intake panel, and shows duplicates with a badge, a filter and a link to the original", async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    const admin = await t.token({}, { sub: "intake-admin" });
+    const first = await t.provider(`Intake Original ${Date.now()}`);
+    const second = await t.provider(`Intake Second ${Date.now()}`);
+    const phone = "+1 (415) 555-0173";
+    const email = `intake.${Date.now()}@example.com`;
+    const original = (await (
+      await t.call("POST", "/api/v1/public/leads/", { auth: first.key, body: leadBody({ phone_number: phone, email }) })
+    ).json()) as Json;
+    const dup = (await (
+      await t.call("POST", "/api/v1/public/leads/", { auth: second.key, body: leadBody({ phone_number: phone, email }) })
+    ).json()) as Json;
+    expect(dup.billable).toBe(false);
+
+    await page.goto(`${t.url}/admin/providers/${second.id}/show#token=${admin}`);
+    const panel = page.getByRole("region", { name: "Intake rules" });
+    await panel.getByText("never changed").waitFor();
+    // The help texts are the rule table's descriptions.
+    await panel.getByText("The origin ZIP's state must be one of origin_states.").waitFor();
+    await panel.getByLabel("Origin states").click();
+    await page.getByRole("option", { name: "FL", exact: true }).click();
+    await panel.getByLabel("Origin states").click();
+    await page.getByRole("option", { name: "GA", exact: true }).click();
+    await page.keyboard.press("Escape");
+    await panel.getByLabel("Per day").fill("0");
+    await panel.getByRole("button", { name: "Save intake rules" }).click();
+    // The service's refusal is shown under the member it names.
+    await panel
+      .getByText(/caps\.day must be a positive integer/)
+      .first()
+      .waitFor();
+    // That refusal was asked for: the browser logs the 400 it got; nothing else may be logged.
+    const asked = problems.findIndex((p) => p.includes("status of 400"));
+    expect(asked).toBeGreaterThanOrEqual(0);
+    problems.splice(asked, 1);
+    await panel.getByLabel("Per day").fill("25");
+    await panel.getByLabel("Open only at these hours", { exact: false }).or(panel.getByLabel("Always open")).click();
+    await panel
+      .getByLabel("Saturday opens")
+      .waitFor({ state: "detached" })
+      .catch(() => {});
+    await panel.getByRole("button", { name: "Add Saturday hours" }).click();
+    await panel.getByLabel("Saturday closes").fill("13:00");
+    await accessible(page, "provider-intake");
+    await panel.getByRole("button", { name: "Save intake rules" }).click();
+    await panel.getByText(/^Version 1/).waitFor();
+    await panel.getByText(/1 used, 24 left/).waitFor();
+    const stored = (await (
+      await t.call("GET", `/api/v1/lead_providers/${second.id}/intake_rules/`, { auth: admin })
+    ).json()) as Json;
+    expect(stored).toMatchObject({
+      version: 1,
+      origin_states: ["FL", "GA"],
+      caps: { day: 25, week: null, month: null },
+      schedule: {
+        mon: [{ open: "08:00", close: "20:00" }],
+        fri: [{ open: "08:00", close: "20:00" }],
+        sat: [{ open: "08:00", close: "13:00" }],
+      },
+    });
+
+    // The duplicates filter, the badge, and the link from the duplicate to the original.
+    await page.goto(`${t.url}/admin/leads?filter=${encodeURIComponent(JSON.stringify({ duplicate: true }))}`);
+    const row = page.getByRole("row").filter({ hasText: dup.order_number });
+    await row.getByText("Duplicate (phone_number, email)").waitFor();
+    await accessible(page, "leads-duplicates");
+    await row.getByText(dup.order_number).click();
+    await page.getByRole("link", { name: `Original ${original.order_number}` }).waitFor();
+    await accessible(page, "lead-duplicate");
+    await page.getByRole("link", { name: `Original ${original.order_number}` }).click();
+    await page.getByText(original.external_id).first().waitFor();
+    expect(page.url()).toContain(`/leads/${original.id}/show`);
+    await context.close();
+    expect(problems, "errors in the browser").toEqual([]);
+    expect(elsewhere, "requests to other hosts").toEqual([]);
+  }, 120_000);
+
   it("works at a 390 px phone width, opens deep links, and takes the token from the URL fragment once", async () => {
     const context = await newContext(WIDTHS[1]);
     const page = await context.newPage();

@@ -94,7 +94,37 @@ export function leadRecord(lead: LeadMessage, providerId: bigint): RaRecord {
       tariff: Number(v.tariff),
       deposit: Number(v.deposit),
       vehicle_run: v.vehicleRun ?? null,
+      vin: v.vin ?? null,
     })),
+    phone_e164: lead.phoneE164,
+    sub_id: lead.subId ?? null,
+    source_url: lead.sourceUrl ?? null,
+    consent: lead.consent
+      ? {
+          trusted_form_cert_url: lead.consent.trustedFormCertUrl ?? null,
+          jornaya_lead_id: lead.consent.jornayaLeadId ?? null,
+          consent_text: lead.consent.consentText ?? null,
+          consented_at: lead.consent.consentedAt ?? null,
+          ip_address: lead.consent.ipAddress ?? null,
+          user_agent: lead.consent.userAgent ?? null,
+          page_url: lead.consent.pageUrl ?? null,
+        }
+      : null,
+    billable: lead.billable,
+    duplicate: lead.duplicate
+      ? {
+          matched_on: lead.duplicate.matchedOn,
+          first_seen_at: iso(lead.duplicate.firstSeenAt),
+          same_provider: lead.duplicate.sameProvider,
+          original: lead.duplicate.original
+            ? {
+                id: Number(lead.duplicate.original.id),
+                order_number: lead.duplicate.original.orderNumber,
+                external_id: lead.duplicate.original.externalId,
+              }
+            : null,
+        }
+      : null,
     history: lead.history.map((h, i) => ({
       id: i,
       from_state: enumName(LeadState, h.fromState),
@@ -161,6 +191,7 @@ const calls: DataProvider = {
                 }),
                 ...(filter.q !== undefined && { q: String(filter.q).trim() }),
                 ...(filter.include_test === true && { include_test: true }),
+                ...(filter.duplicate === true && { duplicate: true }),
               },
             },
           }),

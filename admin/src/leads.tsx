@@ -1,6 +1,6 @@
 /** Leads across providers: the filtered list, and the detail page with moves through the workflow service. */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { Alert, Button, Stack, type Theme, useMediaQuery } from "@mui/material";
+import { Alert, Button, Chip, Stack, type Theme, useMediaQuery } from "@mui/material";
 import { useState } from "react";
 import {
   ArrayField,
@@ -26,6 +26,7 @@ import {
   useRecordContext,
   useRefresh,
 } from "react-admin";
+import { Link } from "react-router-dom";
 import { LeadState } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { workflow } from "./api.ts";
 
@@ -44,7 +45,26 @@ const filters = [
   <DateTimeInput key="created_after" source="created_after" label="Created after" />,
   <DateTimeInput key="created_before" source="created_before" label="Created before" />,
   <BooleanInput key="include_test" source="include_test" label="Include test leads" />,
+  <BooleanInput key="duplicate" source="duplicate" label="Duplicates only" />,
 ];
+
+/** A lead's duplicate badge: what it matched, and a link to the original (any provider's: this is the back office). */
+function DuplicateBadge({ link }: { link: boolean }) {
+  const record = useRecordContext();
+  const d = record?.duplicate;
+  if (!d) return null;
+  const label = `Duplicate (${(d.matched_on as string[]).join(", ")})`;
+  return (
+    <Stack direction="row" spacing={1} alignItems="center">
+      <Chip size="small" variant="outlined" sx={{ color: "#7a3d00", borderColor: "#7a3d00" }} label={label} />
+      {link && d.original && (
+        <Link to={`/leads/${d.original.id}/show`} onClick={(e) => e.stopPropagation()}>
+          Original {d.original.order_number}
+        </Link>
+      )}
+    </Stack>
+  );
+}
 
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
@@ -65,6 +85,7 @@ export function LeadList() {
           <TextField source="lead_status" sortable={false} />
           <FunctionField label="Customer" render={(l) => `${l.first_name} ${l.last_name}`} />
           <BooleanField source="livemode" label="Live" sortable={false} />
+          <FunctionField label="Duplicate" render={() => <DuplicateBadge link={false} />} />
           <DateField source="created_at" showTime sortable={false} />
         </Datagrid>
       )}
@@ -123,9 +144,26 @@ export function LeadShow() {
         <TextField source="state" />
         <TextField source="lead_status" />
         <BooleanField source="livemode" label="Live" />
+        <BooleanField source="billable" />
+        <FunctionField label="Duplicate" render={(l) => (l.duplicate ? <DuplicateBadge link /> : "No")} />
         <FunctionField
           label="Customer"
-          render={(l) => `${l.first_name} ${l.last_name} · ${l.email} · ${l.phone_number}`}
+          render={(l) =>
+            `${l.first_name} ${l.last_name} · ${l.email} · ${l.phone_number} (${l.phone_e164 ?? "not parsed"})`
+          }
+        />
+        <TextField source="sub_id" label="Sub-source" emptyText="—" />
+        <TextField source="source_url" emptyText="—" />
+        <FunctionField
+          label="Consent"
+          render={(l) =>
+            l.consent
+              ? Object.entries(l.consent as Record<string, string | null>)
+                  .filter(([, v]) => v !== null)
+                  .map(([k, v]) => `${k}: ${v}`)
+                  .join(" · ")
+              : "—"
+          }
         />
         <TextField source="company_name" emptyText="—" />
         <FunctionField label="Origin" render={(l) => place(l.origin)} />
@@ -141,6 +179,7 @@ export function LeadShow() {
             <TextField source="type" />
             <NumberField source="tariff" />
             <NumberField source="deposit" />
+            <TextField source="vin" label="VIN" emptyText="—" />
           </Datagrid>
         </ArrayField>
         <ArrayField source="history">

@@ -28,7 +28,7 @@ import { api, data, type Schemas } from "./api.ts";
 
 type Provider = Schemas["Provider"];
 
-function Panel({ title, children }: { title: string; children: ReactNode }) {
+export function Panel({ title, children }: { title: string; children: ReactNode }) {
   return (
     <Card component="section" aria-label={title} sx={{ m: 2 }} variant="outlined">
       <CardContent>

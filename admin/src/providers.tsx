@@ -29,6 +29,7 @@ import {
   TopToolbar,
   useRecordContext,
 } from "react-admin";
+import { IntakePanel } from "./intakePanel.tsx";
 import { DeactivateButton, KeyPanel, UsagePanel, WebhookPanel } from "./providerPanels.tsx";
 
 const filters = [
@@ -126,6 +127,7 @@ function Panels() {
       <KeyPanel mode="live" />
       <KeyPanel mode="test" />
       <UsagePanel />
+      <IntakePanel />
       <WebhookPanel />
     </>
   );

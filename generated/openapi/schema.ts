@@ -78,6 +78,27 @@ export interface paths {
      *     rules as they apply to the key now.
      *
      *     <!-- intake-rules-table:start -->
+     *     | code | field | setting | applies to | answer | rule |
+     *     |---|---|---|---|---|---|
+     *     | `invalid_phone` | `phone_number` | every lead | live and test | validation_error | phone_number must be a valid number (libphonenumber, US unless it starts with +), and not toll-free, premium-rate, shared-cost, UAN, pager or voicemail. |
+     *     | `ship_date_in_past` | `estimated_ship_date` | every lead | live and test | validation_error | estimated_ship_date must not be before yesterday in the broker's time zone. |
+     *     | `invalid_vin` | `vehicles[i].vin` | every lead | live and test | validation_error | A VIN, when sent, has 17 characters, no I, O or Q, and a valid check digit in position 9. |
+     *     | `disposable_email` | `email` | every lead | live and test | warning | An email on a disposable-address domain is accepted with this warning (refused instead when reject_disposable_email is true). |
+     *     | `intake_paused` | - | `paused` | live only | intake_paused | While paused, live leads are refused with paused_reason and no Retry-After. |
+     *     | `intake_closed` | - | `schedule` | live only | intake_closed | Outside the weekly schedule, live leads are refused with opens_at and Retry-After. |
+     *     | `origin_state_not_accepted` | `origin_zip` | `origin_states` | live and test | outside_criteria | The origin ZIP's state must be one of origin_states. |
+     *     | `destination_state_not_accepted` | `destination_zip` | `destination_states` | live and test | outside_criteria | The destination ZIP's state, when sent, must be one of destination_states. |
+     *     | `overseas_type_not_accepted` | `overseas_type` | `overseas_types` | live and test | outside_criteria | overseas_type must be one of overseas_types. |
+     *     | `ship_via_not_accepted` | `ship_via` | `ship_via` | live and test | outside_criteria | ship_via must be one of ship_via. |
+     *     | `vehicle_type_not_accepted` | `vehicles[i].type` | `vehicle_types` | live and test | outside_criteria | Every vehicle's type must be one of vehicle_types. |
+     *     | `too_many_vehicles` | `vehicles` | `max_vehicles` | live and test | outside_criteria | A lead may list at most max_vehicles vehicles. |
+     *     | `destination_zip_required` | `destination_zip` | `require_destination_zip` | live and test | outside_criteria | When require_destination_zip is true, destination_zip must be sent. |
+     *     | `ship_date_too_soon` | `estimated_ship_date` | `ship_date_min_days` | live and test | outside_criteria | estimated_ship_date must be at least ship_date_min_days after today (broker's time zone); 0 adds nothing to ship_date_in_past. |
+     *     | `ship_date_too_far` | `estimated_ship_date` | `ship_date_max_days` | live and test | outside_criteria | estimated_ship_date must be at most ship_date_max_days after today (broker's time zone). |
+     *     | `disposable_email` | `email` | `reject_disposable_email` | live and test | outside_criteria | When reject_disposable_email is true, an email on a disposable-address domain is refused. |
+     *     | `consent_required` | `consent` | `consent_required` | live and test | outside_criteria | When consent_required is true, consent must carry a trusted_form_cert_url or a jornaya_lead_id. |
+     *     | `duplicate_lead` | `phone_number` | `duplicate_policy` | live and test | duplicate_lead | A lead whose phone or email matches a lead of the look-back window (any provider's for live leads; the same provider's test leads for test leads) is flagged (duplicate_policy flag: 201, billable false) or refused (reject). |
+     *     | `cap_reached` | - | `caps` | live and test, counted apart | cap_reached | At most caps.day / caps.week / caps.month leads per calendar day, ISO week (from Monday) and calendar month; test leads are counted apart from live ones. |
      *     <!-- intake-rules-table:end -->
      */
     post: operations["createLead"];
@@ -1951,6 +1972,15 @@ export interface components {
        */
       updated_at: string | null;
     };
+    /** @description A provider's intake rules for administrators, with its live caps' usage now. */
+    AdminIntakeRules: components["schemas"]["VersionedIntakeRules"] & {
+      /** @description Each cap with the provider's live leads counted in its current window; null where there is no cap. */
+      cap_usage: {
+        day: components["schemas"]["CapUsage"] | null;
+        week: components["schemas"]["CapUsage"] | null;
+        month: components["schemas"]["CapUsage"] | null;
+      };
+    };
     CapUsage: {
       /** @example 200 */
       limit: number;
@@ -3213,7 +3243,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["VersionedIntakeRules"];
+          "application/json": components["schemas"]["AdminIntakeRules"];
         };
       };
       400: components["responses"]["PathValidationFailed"];
@@ -3248,7 +3278,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["VersionedIntakeRules"];
+          "application/json": components["schemas"]["AdminIntakeRules"];
         };
       };
       /** @description Some members are invalid; `errors` names each (or `malformed_json`). */

@@ -19,6 +19,10 @@ export function intakeRulesJson(v: VersionedRules): Json["VersionedIntakeRules"]
 const capJson = (c: CapUsage | null): Json["CapUsage"] | null =>
   c && { limit: c.limit, used: c.used, remaining: c.remaining, resets_at: c.resetsAt.toISOString() };
 
+function capUsageJson(c: PublishedRules["caps"]): Json["PublishedIntakeRules"]["cap_usage"] {
+  return { day: capJson(c.day), week: capJson(c.week), month: capJson(c.month) };
+}
+
 export function publishedJson(p: PublishedRules): Json["PublishedIntakeRules"] {
   return {
     ...intakeRulesJson(p),
@@ -26,7 +30,7 @@ export function publishedJson(p: PublishedRules): Json["PublishedIntakeRules"] {
     open: p.open,
     opens_at: p.opensAt?.toISOString() ?? null,
     closes_at: p.closesAt?.toISOString() ?? null,
-    cap_usage: { day: capJson(p.caps.day), week: capJson(p.caps.week), month: capJson(p.caps.month) },
+    cap_usage: capUsageJson(p.caps),
     duplicate_window_days: p.duplicateWindowDays,
     duplicate_match: p.duplicateMatch as Json["PublishedIntakeRules"]["duplicate_match"],
     business_timezone: p.zone,
@@ -74,13 +78,16 @@ export function intakeRoutes(intake: IntakeService): RestFeature {
   router.get(
     "/api/v1/lead_providers/:id/intake_rules/",
     operation("getIntakeRules", async (req, res) => {
-      res.json(intakeRulesJson(await intake.get(req.params.id)));
+      const found = await intake.get(req.params.id);
+      res.json({ ...intakeRulesJson(found), cap_usage: capUsageJson(found.caps) });
     }),
   );
   router.put(
     "/api/v1/lead_providers/:id/intake_rules/",
     operation("setIntakeRules", async (req, res) => {
-      res.json(intakeRulesJson(await intake.set(actor(res), req.params.id, req.body)));
+      await intake.set(actor(res), req.params.id, req.body);
+      const found = await intake.get(req.params.id);
+      res.json({ ...intakeRulesJson(found), cap_usage: capUsageJson(found.caps) });
     }),
   );
   return { router, explainers: { setIntakeRules: (body) => parseIntakeRules(body).violations } };

@@ -116,6 +116,19 @@ export function createIntakeService(deps: IntakeServiceDeps) {
     return value;
   }
 
+  /** Each cap of `rules` with the leads of this mode counted in its current window. */
+  async function capUsage(providerId: number, livemode: boolean, rules: IntakeRules, at: Date) {
+    const usage = async (window: CapWindow): Promise<CapUsage | null> => {
+      const limit = rules.caps[window];
+      if (limit === null) return null;
+      const { start, resetsAt } = capWindow(window, at, settings.zone);
+      const used = await repo.countSince(db, providerId, livemode, start, limit);
+      return { limit, used, remaining: Math.max(0, limit - used), resetsAt };
+    };
+    const [day, week, month] = await Promise.all(CAP_WINDOWS.map(usage));
+    return { day: day ?? null, week: week ?? null, month: month ?? null };
+  }
+
   function idOf(raw: RawId): number {
     const f = new Fields();
     const id = f.id({ id: raw }, "id");
@@ -166,12 +179,13 @@ export function createIntakeService(deps: IntakeServiceDeps) {
       return capReached(last.window, last.resetsAt, at);
     },
 
-    /** A provider's rules for administrators. */
-    async get(rawId: RawId): Promise<VersionedRules> {
+    /** A provider's rules for administrators, with its live caps' usage now. */
+    async get(rawId: RawId): Promise<VersionedRules & { caps: Readonly<Record<CapWindow, CapUsage | null>> }> {
       const id = idOf(rawId);
       const found = await load(id);
       if (!found) throw providerNotFound(id);
-      return { rules: found.rules, version: found.version, updatedAt: found.updatedAt };
+      const caps = await capUsage(id, true, found.rules, now());
+      return { rules: found.rules, version: found.version, updatedAt: found.updatedAt, caps };
     },
 
     /**
@@ -219,14 +233,7 @@ export function createIntakeService(deps: IntakeServiceDeps) {
         ? scheduleState(rules.schedule, at, settings.zone)
         : { open: true, opensAt: null, closesAt: null };
       const open = schedule.open && !(owner.livemode && rules.paused);
-      const usage = async (window: CapWindow): Promise<CapUsage | null> => {
-        const limit = rules.caps[window];
-        if (limit === null) return null;
-        const { start, resetsAt } = capWindow(window, at, settings.zone);
-        const used = await repo.countSince(db, owner.providerId, owner.livemode, start, limit);
-        return { limit, used, remaining: Math.max(0, limit - used), resetsAt };
-      };
-      const [day, week, month] = await Promise.all(CAP_WINDOWS.map(usage));
+      const caps = await capUsage(owner.providerId, owner.livemode, rules, at);
       return {
         rules,
         version: found.version,
@@ -235,7 +242,7 @@ export function createIntakeService(deps: IntakeServiceDeps) {
         open,
         opensAt: open ? null : schedule.opensAt,
         closesAt: open ? schedule.closesAt : null,
-        caps: { day: day ?? null, week: week ?? null, month: month ?? null },
+        caps,
         duplicateWindowDays: settings.duplicateWindowDays,
         duplicateMatch: settings.duplicateMatch.map((f) => MATCH_FIELD[f]),
         zone: settings.zone,
