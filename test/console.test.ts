@@ -221,7 +221,10 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       await t.call("POST", "/api/v1/public/leads/", { auth: first.key, body: leadBody({ phone_number: phone, email }) })
     ).json()) as Json;
     const dup = (await (
-      await t.call("POST", "/api/v1/public/leads/", { auth: second.key, body: leadBody({ phone_number: phone, email }) })
+      await t.call("POST", "/api/v1/public/leads/", {
+        auth: second.key,
+        body: leadBody({ phone_number: phone, email }),
+      })
     ).json()) as Json;
     expect(dup.billable).toBe(false);
 

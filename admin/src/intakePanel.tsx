@@ -285,6 +285,7 @@ export function IntakePanel() {
                     </Typography>
                   )}
                   {openings.map((o, i) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: an opening has no identity but its place in the day
                     <Stack key={`${day}-${i}`} direction="row" spacing={0.5} alignItems="center">
                       <TextField
                         size="small"

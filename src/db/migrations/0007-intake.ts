@@ -43,10 +43,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           then '+' || regexp_replace(phone_number, '[^0-9]', '', 'g')
       end,
       email_match = split_part(email, '@', 1) || '@' || lower(split_part(email, '@', 2))`.execute(db);
-  await sql`create index leads_phone_match_idx on leads (phone_e164, created_at) where phone_e164 is not null`.execute(
+  await sql`create index leads_phone_match_idx on leads (phone_e164, created_at, id) where phone_e164 is not null`.execute(
     db,
   );
-  await sql`create index leads_email_match_idx on leads (email_match, created_at) where email_match is not null`.execute(
+  await sql`create index leads_email_match_idx on leads (email_match, created_at, id) where email_match is not null`.execute(
     db,
   );
   // Caps count a provider's leads of one mode since the window's start.
