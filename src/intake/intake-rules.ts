@@ -80,7 +80,8 @@ export const DEFAULT_INTAKE_RULES: IntakeRules = Object.freeze({
 
 const MEMBERS = new Set(Object.keys(DEFAULT_INTAKE_RULES));
 export const STATE_CODES: readonly string[] = US_STATES.map((s) => s.code);
-const TIME = /^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$/;
+const OPEN_TIME = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
+const CLOSE_TIME = /^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$/;
 
 /** Minutes from midnight of `HH:MM`. */
 export function minutesOf(time: string): number {
@@ -220,8 +221,8 @@ function scheduleOf(f: Fields, raw: unknown): Schedule | null {
     value.forEach((item: unknown, i) => {
       const at = `${path}[${i}]`;
       const o = (item ?? {}) as Record<string, unknown>;
-      const open = typeof o.open === "string" && TIME.test(o.open) ? o.open : undefined;
-      const close = typeof o.close === "string" && TIME.test(o.close) ? o.close : undefined;
+      const open = typeof o.open === "string" && OPEN_TIME.test(o.open) ? o.open : undefined;
+      const close = typeof o.close === "string" && CLOSE_TIME.test(o.close) ? o.close : undefined;
       if (open === undefined) f.add(`${at}.open`, "invalid_format", `${at}.open must be a time HH:MM (00:00–23:59)`);
       if (close === undefined) f.add(`${at}.close`, "invalid_format", `${at}.close must be a time HH:MM (00:01–24:00)`);
       if (open === undefined || close === undefined) return;

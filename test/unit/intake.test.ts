@@ -1,0 +1,560 @@
+/**
+ * The intake rules and checks on their own (make mutation mutates src/intake/*.ts against these):
+ * the contact checks, the rules document's parser, every criterion of the rule table at its
+ * bounds, the broker's calendar, and the duplicate check's SQL half (intake_guard) on a real
+ * in-memory PGlite.
+ */
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
+import { migrateToLatest } from "../../src/db/migrator.ts";
+import { businessToday, capWindow, daysUntil, scheduleState, secondsUntil } from "../../src/intake/business-time.ts";
+import { checkPhone, emailMatchKey, isDisposableEmail, isValidVin, vinCheckDigit } from "../../src/intake/contact.ts";
+import {
+  capReached,
+  duplicateLead,
+  intakeClosed,
+  intakePaused,
+  outsideCriteria,
+} from "../../src/intake/intake-errors.ts";
+import {
+  DEFAULT_INTAKE_RULES,
+  type IntakeRules,
+  minutesOf,
+  parseIntakeRules,
+  withDefaults,
+} from "../../src/intake/intake-rules.ts";
+import { CRITERIA_CODES, criteriaBreaches, INTAKE_RULES_TABLE } from "../../src/intake/rule-table.ts";
+import { duplicateFromRow } from "../../src/leads/lead.repository.ts";
+import { isBillable, type NewLead, providerDuplicate } from "../../src/leads/lead.ts";
+
+const NY = "America/New_York";
+
+describe("contact checks", () => {
+  it.each([
+    ["(212) 555-0142", "+12125550142"],
+    ["+44 20 7946 0958", "+442079460958"],
+    ["212.555.0142", "+12125550142"],
+  ])("reads %s as %s", (text, e164) => {
+    expect(checkPhone(text)).toEqual({ e164 });
+  });
+  it.each([
+    ["123-456-7890", "is not a valid phone number"],
+    ["555 0100", "is not a valid phone number"],
+    ["800-555-1234", "is a toll-free number, not the shipper's own number"],
+    ["900-555-1234", "is a premium-rate number, not the shipper's own number"],
+    ["+61 1300 123 456", "is a shared-cost number, not the shipper's own number"],
+    ["+44 7640 123456", "is a pager number, not the shipper's own number"],
+    ["+44 55 1234 5678", "is a universal access number, not the shipper's own number"],
+    ["+44 300 123 4567", "is a universal access number, not the shipper's own number"],
+  ])("refuses %s: %s", (text, problem) => {
+    expect(checkPhone(text)).toEqual({ problem });
+  });
+
+  it("compares an email's domain case-insensitively and its local part as sent", () => {
+    expect(emailMatchKey("Jane.Doe@Example.COM")).toBe("Jane.Doe@example.com");
+    expect(emailMatchKey('"a@b"@X.org')).toBe('"a@b"@x.org');
+  });
+  it("knows disposable domains from the maintained list, whatever their case", () => {
+    expect(isDisposableEmail("x@mailinator.com")).toBe(true);
+    expect(isDisposableEmail("x@MAILINATOR.com")).toBe(true);
+    expect(isDisposableEmail("x@example.com")).toBe(false);
+    expect(isDisposableEmail("mailinator.com@example.com")).toBe(false);
+  });
+
+  it.each(["1HGCM82633A004352", "11111111111111111", "1M8GDM9AXKP042788", "5YJSA1DG9DFP14705"])(
+    "accepts the VIN %s (its check digit holds)",
+    (vin) => {
+      expect(isValidVin(vin)).toBe(true);
+    },
+  );
+  it.each([
+    ["a wrong check digit", "1HGCM82633A004353"],
+    ["an O", "1HGCM82633A00435O"],
+    ["an I", "1HGCM8263IA004352"],
+    ["a Q", "1HGCM8263QA004352"],
+    ["16 characters", "1HGCM82633A00435"],
+    ["18 characters", "1HGCM82633A0043521"],
+    ["lower case", "1hgcm82633a004352"],
+  ])("refuses a VIN with %s", (_what, vin) => {
+    expect(isValidVin(vin)).toBe(false);
+  });
+  it("computes the check digit, X for 10, and nothing for characters a VIN cannot hold", () => {
+    expect(vinCheckDigit("1M8GDM9A_KP042788")).toBeUndefined();
+    expect(vinCheckDigit("1M8GDM9AXKP042788")).toBe("X");
+    expect(vinCheckDigit("1HGCM82633A004352")).toBe("3");
+  });
+});
+
+describe("the intake rules document", () => {
+  it("defaults to no restriction", () => {
+    expect(parseIntakeRules({})).toEqual({ rules: DEFAULT_INTAKE_RULES, violations: [] });
+    expect(withDefaults(null)).toEqual(DEFAULT_INTAKE_RULES);
+    expect(withDefaults({ caps: { day: 5 } }).caps).toEqual({ day: 5, week: null, month: null });
+  });
+
+  it("reads a full document as sent", () => {
+    const doc = {
+      paused: true,
+      paused_reason: "Holidays",
+      origin_states: ["FL", "GA"],
+      destination_states: ["TX"],
+      overseas_types: ["DOMESTIC"],
+      ship_via: ["OPEN", "ENCLOSED"],
+      vehicle_types: ["CAR"],
+      max_vehicles: 1,
+      require_destination_zip: true,
+      ship_date_min_days: 2,
+      ship_date_max_days: 2,
+      reject_disposable_email: true,
+      consent_required: true,
+      duplicate_policy: "reject",
+      caps: { day: 1, week: 10_000_000, month: 3 },
+      schedule: {
+        sun: [
+          { open: "20:00", close: "24:00" },
+          { open: "00:00", close: "06:00" },
+        ],
+      },
+    };
+    const { rules, violations } = parseIntakeRules(doc);
+    expect(violations).toEqual([]);
+    expect(rules).toEqual({
+      ...doc,
+      schedule: {
+        sun: [
+          { open: "00:00", close: "06:00" },
+          { open: "20:00", close: "24:00" },
+        ],
+      },
+    });
+  });
+
+  it.each([
+    [{ body: 1 }, "body"],
+    [{ caps: { day: 0 } }, "caps.day", "caps.day must be a positive integer (at most 10000000), or null for no cap"],
+    [{ caps: { week: 10_000_001 } }, "caps.week"],
+    [{ caps: { month: 2.5 } }, "caps.month"],
+    [{ caps: { month: "3" } }, "caps.month"],
+    [{ caps: { year: 3 } }, "caps.year"],
+    [{ caps: [1] }, "caps"],
+    [{ origin_states: ["ZZ"] }, "origin_states[0]"],
+    [{ origin_states: [] }, "origin_states"],
+    [{ origin_states: "FL" }, "origin_states"],
+    [{ destination_states: ["TX", "TX"] }, "destination_states[1]"],
+    [{ vehicle_types: ["SPACESHIP"] }, "vehicle_types[0]"],
+    [{ ship_via: ["open"] }, "ship_via[0]"],
+    [{ overseas_types: ["OVERSEAS"] }, "overseas_types[0]"],
+    [{ max_vehicles: 0 }, "max_vehicles"],
+    [{ max_vehicles: 21 }, "max_vehicles"],
+    [{ ship_date_min_days: -1 }, "ship_date_min_days"],
+    [{ ship_date_max_days: 731 }, "ship_date_max_days"],
+    [{ ship_date_min_days: 5, ship_date_max_days: 4 }, "ship_date_min_days"],
+    [{ duplicate_policy: "ignore" }, "duplicate_policy"],
+    [{ paused: "yes" }, "paused"],
+    [{ paused_reason: "why" }, "paused_reason"],
+    [{ paused: true, paused_reason: "x".repeat(501) }, "paused_reason"],
+    [{ require_destination_zip: 1 }, "require_destination_zip"],
+    [{ colour: "red" }, "colour"],
+    [{ schedule: [] }, "schedule"],
+    [{ schedule: {} }, "schedule"],
+    [{ schedule: { mon: [] } }, "schedule"],
+    [{ schedule: { monday: [{ open: "08:00", close: "09:00" }] } }, "schedule.monday"],
+    [{ schedule: { mon: "08:00" } }, "schedule.mon"],
+    [{ schedule: { mon: [{ open: "8:00", close: "09:00" }] } }, "schedule.mon[0].open"],
+    [{ schedule: { mon: [{ open: "24:00", close: "24:00" }] } }, "schedule.mon[0].open"],
+    [{ schedule: { mon: [{ open: "08:00", close: "24:01" }] } }, "schedule.mon[0].close"],
+    [{ schedule: { mon: [{ open: "09:00", close: "09:00" }] } }, "schedule.mon[0].close"],
+    [
+      {
+        schedule: {
+          mon: [
+            { open: "08:00", close: "12:00" },
+            { open: "11:59", close: "13:00" },
+          ],
+        },
+      },
+      "schedule.mon[1]",
+    ],
+  ])("names the bad member of %j", (input, field, message?: string) => {
+    const { rules, violations } = parseIntakeRules(input);
+    expect(rules).toBeUndefined();
+    expect(violations.map((v) => v.field)).toEqual([field]);
+    if (message) expect(violations[0]?.message).toBe(message);
+  });
+
+  it("accepts openings that touch, and the whole day", () => {
+    const { violations } = parseIntakeRules({
+      schedule: {
+        mon: [
+          { open: "08:00", close: "12:00" },
+          { open: "12:00", close: "13:00" },
+        ],
+        tue: [{ open: "00:00", close: "24:00" }],
+      },
+    });
+    expect(violations).toEqual([]);
+    expect(minutesOf("24:00")).toBe(1440);
+    expect(minutesOf("07:45")).toBe(465);
+  });
+});
+
+const car = {
+  year: 2020,
+  make: "Ford",
+  model: "F-150",
+  type: "CAR" as const,
+  tariff: 1,
+  deposit: 0,
+  vehicleRun: null,
+  vin: null,
+};
+const lead: NewLead = {
+  externalId: "x",
+  firstName: "A",
+  lastName: "B",
+  email: "a@example.com",
+  phoneNumber: "(212) 555-0142",
+  phoneE164: "+12125550142",
+  companyName: null,
+  noteFromShipper: null,
+  estimatedShipDate: "2026-12-20",
+  overseasType: "DOMESTIC",
+  shipVia: "OPEN",
+  origin: { zip: "33101", city: "Miami", stateCode: "FL", stateId: 10 },
+  destination: { zip: "75201", city: "Dallas", stateCode: "TX", stateId: 44 },
+  vehicles: [car],
+  subId: null,
+  sourceUrl: null,
+  consent: null,
+};
+const rules = (patch: Partial<IntakeRules>): IntakeRules => ({ ...DEFAULT_INTAKE_RULES, ...patch });
+const ctx = { shipDateInDays: 10, disposableEmail: false };
+const codes = (l: NewLead, r: IntakeRules, c = ctx) => criteriaBreaches(l, r, c).map((b) => `${b.field}:${b.code}`);
+
+describe("the criteria of the rule table", () => {
+  it("restrict nothing by default", () => {
+    expect(codes({ ...lead, vehicles: Array.from({ length: 20 }, () => car) }, DEFAULT_INTAKE_RULES)).toEqual([]);
+    expect(codes(lead, DEFAULT_INTAKE_RULES, { shipDateInDays: -1, disposableEmail: true })).toEqual([]);
+  });
+
+  it.each([
+    [{ origin_states: ["GA"] }, lead, "origin_zip:origin_state_not_accepted"],
+    [{ destination_states: ["CA"] }, lead, "destination_zip:destination_state_not_accepted"],
+    [{ overseas_types: ["FOREIGN"] }, lead, "overseas_type:overseas_type_not_accepted"],
+    [{ ship_via: ["ENCLOSED"] }, lead, "ship_via:ship_via_not_accepted"],
+    [{ vehicle_types: ["SUV"] }, lead, "vehicles[0].type:vehicle_type_not_accepted"],
+    [{ max_vehicles: 1 }, { ...lead, vehicles: [car, car] }, "vehicles:too_many_vehicles"],
+    [{ require_destination_zip: true }, { ...lead, destination: null }, "destination_zip:destination_zip_required"],
+    [{ consent_required: true }, lead, "consent:consent_required"],
+  ] as const)("%j refuses what it should", (patch, l, expected) => {
+    expect(codes(l as NewLead, rules(patch as Partial<IntakeRules>))).toEqual([expected]);
+  });
+
+  it.each([
+    [{ origin_states: ["GA", "FL"] }, lead],
+    [{ destination_states: ["TX"] }, lead],
+    [{ destination_states: ["CA"] }, { ...lead, destination: null }],
+    [{ overseas_types: ["DOMESTIC"] }, lead],
+    [{ ship_via: ["OPEN"] }, lead],
+    [{ vehicle_types: ["CAR"] }, lead],
+    [{ max_vehicles: 2 }, { ...lead, vehicles: [car, car] }],
+    [{ require_destination_zip: true }, lead],
+    [{ consent_required: true }, { ...lead, consent: { trustedFormCertUrl: "u", jornayaLeadId: null } }],
+    [{ consent_required: true }, { ...lead, consent: { trustedFormCertUrl: null, jornayaLeadId: "j" } }],
+  ] as const)("%j lets through what it should", (patch, l) => {
+    expect(codes(l as NewLead, rules(patch as Partial<IntakeRules>))).toEqual([]);
+  });
+
+  it("judges the ship date at its bounds", () => {
+    const r = rules({ ship_date_min_days: 3, ship_date_max_days: 30 });
+    expect(codes(lead, r, { ...ctx, shipDateInDays: 3 })).toEqual([]);
+    expect(codes(lead, r, { ...ctx, shipDateInDays: 30 })).toEqual([]);
+    expect(codes(lead, r, { ...ctx, shipDateInDays: 2 })).toEqual(["estimated_ship_date:ship_date_too_soon"]);
+    expect(codes(lead, r, { ...ctx, shipDateInDays: 31 })).toEqual(["estimated_ship_date:ship_date_too_far"]);
+    expect(codes(lead, DEFAULT_INTAKE_RULES, { ...ctx, shipDateInDays: 366 })).toEqual([
+      "estimated_ship_date:ship_date_too_far",
+    ]);
+  });
+
+  it("refuses a disposable email only when the rules say so", () => {
+    const c = { ...ctx, disposableEmail: true };
+    expect(codes(lead, rules({ reject_disposable_email: true }), c)).toEqual(["email:disposable_email"]);
+    expect(codes(lead, rules({ reject_disposable_email: true }), ctx)).toEqual([]);
+  });
+
+  it("lists every broken rule, one per vehicle, in table order, with sentences naming the values", () => {
+    const r = rules({ origin_states: ["GA"], vehicle_types: ["SUV"], max_vehicles: 1 });
+    const breaches = criteriaBreaches({ ...lead, vehicles: [car, { ...car, type: "VAN" }] }, r, ctx);
+    expect(breaches.map((b) => `${b.field}:${b.code}`)).toEqual([
+      "origin_zip:origin_state_not_accepted",
+      "vehicles[0].type:vehicle_type_not_accepted",
+      "vehicles[1].type:vehicle_type_not_accepted",
+      "vehicles:too_many_vehicles",
+    ]);
+    expect(breaches[0]?.message).toBe("origin state FL is not accepted; accepted: GA");
+    expect(breaches[2]?.message).toBe("vehicles[1].type VAN is not accepted; accepted: SUV");
+    expect(breaches[3]?.message).toBe("2 vehicles are more than the 1 accepted");
+  });
+
+  it("has one code per criterion and a description for every row", () => {
+    expect(CRITERIA_CODES).toEqual([
+      "origin_state_not_accepted",
+      "destination_state_not_accepted",
+      "overseas_type_not_accepted",
+      "ship_via_not_accepted",
+      "vehicle_type_not_accepted",
+      "too_many_vehicles",
+      "destination_zip_required",
+      "ship_date_too_soon",
+      "ship_date_too_far",
+      "disposable_email",
+      "consent_required",
+    ]);
+    for (const row of INTAKE_RULES_TABLE) expect(row.description.length).toBeGreaterThan(20);
+  });
+});
+
+describe("the broker's calendar (America/New_York)", () => {
+  it("knows today and how many days away a date is", () => {
+    const evening = new Date("2026-11-26T03:00:00Z"); // 22:00 on the 25th in New York
+    expect(businessToday(evening, NY)).toBe("2026-11-25");
+    expect(daysUntil("2026-11-24", evening, NY)).toBe(-1);
+    expect(daysUntil("2026-11-25", evening, NY)).toBe(0);
+    expect(daysUntil("2026-12-25", evening, NY)).toBe(30);
+  });
+
+  it("starts and resets the cap windows at midnight, on Monday and on the 1st", () => {
+    const wednesday = new Date("2026-11-25T15:00:00Z");
+    expect(capWindow("day", wednesday, NY)).toEqual({
+      start: new Date("2026-11-25T05:00:00Z"),
+      resetsAt: new Date("2026-11-26T05:00:00Z"),
+    });
+    expect(capWindow("week", wednesday, NY)).toEqual({
+      start: new Date("2026-11-23T05:00:00Z"),
+      resetsAt: new Date("2026-11-30T05:00:00Z"),
+    });
+    expect(capWindow("month", wednesday, NY)).toEqual({
+      start: new Date("2026-11-01T04:00:00Z"), // still daylight time on Nov 1 at midnight
+      resetsAt: new Date("2026-12-01T05:00:00Z"),
+    });
+    const sunday = new Date("2026-11-29T23:00:00Z");
+    expect(capWindow("week", sunday, NY).resetsAt).toEqual(new Date("2026-11-30T05:00:00Z"));
+  });
+
+  const weekdays = {
+    mon: [{ open: "08:00", close: "20:00" }],
+    tue: [{ open: "08:00", close: "20:00" }],
+    wed: [{ open: "08:00", close: "20:00" }],
+    thu: [{ open: "08:00", close: "20:00" }],
+    fri: [{ open: "08:00", close: "20:00" }],
+  };
+  it("is open inside an opening and says when it closes; null is always open", () => {
+    expect(scheduleState(null, new Date(), NY)).toEqual({ open: true, opensAt: null, closesAt: null });
+    expect(scheduleState(weekdays, new Date("2026-11-25T13:00:00Z"), NY)).toEqual({
+      open: true,
+      opensAt: null,
+      closesAt: new Date("2026-11-26T01:00:00Z"),
+    });
+    expect(scheduleState(weekdays, new Date("2026-11-26T01:00:00Z"), NY).open).toBe(false); // 20:00 sharp
+    expect(scheduleState(weekdays, new Date("2026-11-25T12:59:59Z"), NY).open).toBe(false);
+  });
+  it("points a closed Saturday at Monday 08:00, across the weekend and a daylight-saving change", () => {
+    expect(scheduleState(weekdays, new Date("2026-11-28T18:00:00Z"), NY)).toEqual({
+      open: false,
+      opensAt: new Date("2026-11-30T13:00:00Z"),
+      closesAt: null,
+    });
+    // The weekend DST ends (Sunday 2026-11-01): Saturday 12:00 EDT → Monday 08:00 EST.
+    expect(scheduleState(weekdays, new Date("2026-10-31T16:00:00Z"), NY).opensAt).toEqual(
+      new Date("2026-11-02T13:00:00Z"),
+    );
+  });
+  it("joins openings that meet across midnight, and says when a schedule never opens", () => {
+    const night = { mon: [{ open: "20:00", close: "24:00" }], tue: [{ open: "00:00", close: "06:00" }] };
+    expect(scheduleState(night, new Date("2026-11-24T04:00:00Z"), NY)).toEqual({
+      open: true,
+      opensAt: null,
+      closesAt: new Date("2026-11-24T11:00:00Z"),
+    });
+    expect(scheduleState({}, new Date(), NY)).toEqual({ open: false, opensAt: null, closesAt: null });
+  });
+  it("rounds a wait up to whole seconds, at least one", () => {
+    const now = new Date(0);
+    expect(secondsUntil(new Date(1500), now)).toBe(2);
+    expect(secondsUntil(new Date(0), now)).toBe(1);
+    expect(secondsUntil(new Date(-5000), now)).toBe(1);
+  });
+});
+
+describe("the intake refusals", () => {
+  const now = new Date("2026-11-25T15:00:00Z");
+  it("words each refusal with its code, kind and extras", () => {
+    expect(intakePaused("Holidays")).toMatchObject({
+      kind: "rate_limited",
+      code: "intake_paused",
+      pausedReason: "Holidays",
+    });
+    expect(intakePaused("Holidays").message).toBe("intake is paused for this provider: Holidays");
+    expect(intakePaused(null).retryAfterSeconds).toBeUndefined();
+    const closed = intakeClosed(new Date("2026-11-25T15:01:00Z"), now);
+    expect(closed).toMatchObject({ code: "intake_closed", retryAfterSeconds: 60 });
+    expect(intakeClosed(null, now).retryAfterSeconds).toBeUndefined();
+    const cap = capReached("week", new Date("2026-11-30T05:00:00Z"), now);
+    expect(cap).toMatchObject({
+      kind: "rate_limited",
+      code: "cap_reached",
+      window: "week",
+      retryAfterSeconds: 396_000,
+    });
+    const outside = outsideCriteria([{ field: "f", code: "c", message: "m" }]);
+    expect(outside).toMatchObject({ kind: "invalid_argument", code: "outside_criteria", message: "m" });
+    expect(outside.violations).toEqual([{ field: "f", code: "c", message: "m" }]);
+    expect(
+      outsideCriteria([
+        { field: "a", code: "x", message: "1" },
+        { field: "b", code: "y", message: "2" },
+      ]).message,
+    ).toBe("the lead breaks 2 intake rules: x, y");
+    const dup = duplicateLead({ matchedOn: ["email"], firstSeenAt: now, sameProvider: false, original: null });
+    expect(dup).toMatchObject({ kind: "invalid_argument", code: "duplicate_lead" });
+    expect(dup.violations.map((v) => v.field)).toEqual(["email"]);
+  });
+});
+
+describe("what a provider is shown of a duplicate", () => {
+  const original = { id: 7, providerId: 3, orderNumber: "LP-X", externalId: "theirs" };
+  it("names the original only when it is the provider's own", () => {
+    const other = { matchedOn: ["phone_number"], firstSeenAt: new Date(0), sameProvider: false, original };
+    expect(providerDuplicate(other).original).toBeNull();
+    expect(providerDuplicate({ ...other, sameProvider: true }).original).toEqual(original);
+    expect(isBillable({ livemode: true, duplicate: null })).toBe(true);
+    expect(isBillable({ livemode: true, duplicate: other })).toBe(false);
+    expect(isBillable({ livemode: false, duplicate: null })).toBe(false);
+  });
+  it("reads intake_guard's record", () => {
+    expect(duplicateFromRow(null)).toBeNull();
+    expect(
+      duplicateFromRow({
+        matched_on: ["email"],
+        first_seen_at: "2026-11-25T15:00:00Z",
+        same_provider: true,
+        original: { id: 7, provider_id: 3, order_number: "LP-X", external_id: "theirs" },
+      }),
+    ).toEqual({ matchedOn: ["email"], firstSeenAt: new Date("2026-11-25T15:00:00Z"), sameProvider: true, original });
+  });
+});
+
+describe("intake_guard (the duplicate check's SQL half, on PGlite)", () => {
+  let handle: DatabaseHandle;
+  const guard = async (p: {
+    provider: number;
+    livemode?: boolean;
+    externalId?: string;
+    phone?: string | null;
+    email?: string | null;
+    windowDays?: number;
+    reject?: boolean;
+    caps?: Array<[string, Date, number]>;
+  }) => {
+    const caps = p.caps ?? [];
+    const { rows } = await sql<{
+      refusal: string | null;
+      cap_windows: string[] | null;
+      duplicate: Record<string, unknown> | null;
+    }>`select * from intake_guard(${p.provider}::bigint, ${p.livemode ?? true}::boolean, ${p.externalId ?? "new"}::text,
+        ${p.phone ?? null}::text, ${p.email ?? null}::text, ${p.windowDays ?? 30}::integer, ${p.reject ?? false}::boolean,
+        ${caps.map((c) => c[0])}::text[], ${caps.map((c) => c[1])}::timestamptz[], ${caps.map((c) => c[2])}::integer[])`.execute(
+      handle.db,
+    );
+    return rows[0] as NonNullable<(typeof rows)[0]>;
+  };
+  const insert = (provider: number, ext: string, phone: string, email: string, daysAgo: number, livemode = true) =>
+    sql`insert into leads (provider_id, livemode, external_id, state, lead_status, first_name, last_name, email,
+         phone_number, phone_e164, email_match, estimated_ship_date, overseas_type, ship_via, origin_zip, origin_city,
+         origin_state_id, origin_state_code, created_at, updated_at, state_changed_at)
+       values (${provider}::bigint, ${livemode}::boolean, ${ext}, 'LEAD', 'LEAD', 'A', 'B', ${email}, ${phone}, ${phone},
+         ${email}, '2026-12-01', 'DOMESTIC', 'OPEN', '10001', 'NY', 33, 'NY',
+         now() - make_interval(days => ${daysAgo}::integer), now(), now())`.execute(handle.db);
+
+  beforeAll(async () => {
+    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
+    await migrateToLatest(handle.db);
+    await sql`insert into providers (name, rate_limit_per_minute, rate_limit_per_day, created_at, updated_at)
+      values ('one', 60, 2000, now(), now()), ('two', 60, 2000, now(), now())`.execute(handle.db);
+    await insert(1, "old", "+12125550100", "old@example.com", 40);
+    await insert(1, "first", "+12125550101", "first@example.com", 10);
+    await insert(2, "second", "+12125550101", "second@example.com", 5);
+    await insert(2, "mailer", "+12125550199", "first@example.com", 12);
+    await insert(1, "test-one", "+12125550102", "t@example.com", 1, false);
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  it("finds nothing for new keys, or beyond the window", async () => {
+    expect(await guard({ provider: 2, phone: "+12125550177", email: "n@example.com" })).toEqual({
+      refusal: null,
+      cap_windows: null,
+      duplicate: null,
+    });
+    expect((await guard({ provider: 2, phone: "+12125550100" })).duplicate).toBeNull();
+    expect((await guard({ provider: 2, phone: "+12125550100", windowDays: 41 })).duplicate).not.toBeNull();
+  });
+
+  it("names the earliest match in the window and every field that matched", async () => {
+    const found = await guard({ provider: 2, phone: "+12125550101", email: "first@example.com" });
+    expect(found?.refusal).toBeNull();
+    expect(found?.duplicate).toMatchObject({
+      matched_on: ["phone_number", "email"],
+      same_provider: true,
+      original: { provider_id: 2, external_id: "mailer" }, // by email 12 days ago, before "first" (10)
+    });
+    const other = await guard({ provider: 2, phone: "+12125550101" });
+    expect(other?.duplicate).toMatchObject({
+      same_provider: false,
+      original: { provider_id: 1, external_id: "first" },
+    });
+    const byPhone = await guard({ provider: 1, phone: "+12125550101" });
+    expect(byPhone?.duplicate).toMatchObject({ matched_on: ["phone_number"], same_provider: true });
+    expect((byPhone?.duplicate as { original: { external_id: string } }).original.external_id).toBe("first");
+  });
+
+  it("never matches a lead against the provider's own lead with the same external_id", async () => {
+    expect((await guard({ provider: 1, externalId: "first", phone: "+12125550101" })).duplicate).toMatchObject({
+      original: { external_id: "second" },
+    });
+    expect(
+      (await guard({ provider: 1, externalId: "old", phone: "+12125550100", windowDays: 60 })).duplicate,
+    ).toBeNull();
+  });
+
+  it("refuses under reject, and keeps test leads to their own provider", async () => {
+    expect((await guard({ provider: 2, phone: "+12125550101", reject: true }))?.refusal).toBe("duplicate");
+    expect((await guard({ provider: 2, livemode: false, phone: "+12125550102" })).duplicate).toBeNull();
+    expect((await guard({ provider: 1, livemode: false, phone: "+12125550102" })).duplicate).not.toBeNull();
+    expect((await guard({ provider: 1, livemode: false, phone: "+12125550101" })).duplicate).toBeNull();
+  });
+
+  it("reports each full cap window, counting the provider's leads of the mode since its start", async () => {
+    const since = new Date(Date.now() - 11 * 86_400_000);
+    expect(await guard({ provider: 1, caps: [["month", since, 1]] })).toMatchObject({
+      refusal: "cap_reached",
+      cap_windows: ["month"],
+    });
+    expect((await guard({ provider: 1, caps: [["month", since, 2]] })).refusal).toBeNull();
+    expect((await guard({ provider: 1, livemode: false, caps: [["day", since, 1]] })).cap_windows).toEqual(["day"]);
+    expect(
+      (
+        await guard({
+          provider: 2,
+          caps: [
+            ["day", new Date(Date.now() - 86_400_000), 5],
+            ["week", since, 1],
+            ["month", new Date(Date.now() - 30 * 86_400_000), 2],
+          ],
+        })
+      ).cap_windows,
+    ).toEqual(["week", "month"]);
+  });
+});
