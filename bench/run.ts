@@ -132,6 +132,20 @@ async function adminToken(): Promise<string> {
     .sign(createSecretKey(Buffer.from(secrets.JWT_SECRET, "utf8")));
 }
 
+/**
+ * A typical provider's intake rules (issue 22): the states the broker serves, the vehicle types it
+ * ships, a few vehicles, a ship date within 90 days, duplicates flagged. No caps: they serialise a
+ * provider's creates by design and would cut a load that has no business being this large.
+ */
+const TYPICAL_RULES = {
+  origin_states: ["CA", "NY", "FL", "IL", "WA", "TX", "GA", "MA", "CO", "AZ", "NJ", "PA", "OH", "NC"],
+  destination_states: ["CA", "NY", "FL", "IL", "WA", "TX", "GA", "MA", "CO", "AZ", "NJ", "PA", "OH", "NC"],
+  vehicle_types: ["CAR", "SUV", "PICKUP", "VAN", "MINIVAN", "MOTORCYCLE"],
+  max_vehicles: 5,
+  ship_date_max_days: 90,
+  duplicate_policy: "flag",
+};
+
 async function createTenants(
   service: Service,
   count: number,
@@ -159,6 +173,12 @@ async function createTenants(
       headers: admin,
     });
     if (issued.status !== 201) throw new Error(`generate key: ${issued.status} ${await issued.text()}`);
+    const rules = await fetch(`${service.url}/api/v1/lead_providers/${id}/intake_rules/`, {
+      method: "PUT",
+      headers: admin,
+      body: JSON.stringify(TYPICAL_RULES),
+    });
+    if (rules.status !== 200) throw new Error(`intake rules: ${rules.status} ${await rules.text()}`);
     tenants.push({ id, key: ((await issued.json()) as { api_key: string }).api_key });
   }
   return tenants;

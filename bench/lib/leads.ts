@@ -32,6 +32,7 @@ export const VEHICLES = [
   { make: "Harley-Davidson", model: "Street Glide", type: "MOTORCYCLE" },
 ] as const;
 const DOMESTIC_SHIP_VIA = ["OPEN", "ENCLOSED", "DRIVE_AWAY"] as const;
+const AREA_CODES = [212, 213, 305, 312, 404, 415, 512, 617, 702, 713, 808, 917, 206, 303, 602, 214, 480, 646] as const;
 
 export interface LeadInput {
   readonly externalId: string;
@@ -70,8 +71,9 @@ export function makeLead(externalId: string): LeadInput {
     externalId,
     firstName: first,
     lastName: last,
-    email: `${first}.${last}.${rand(10_000)}@example.com`.toLowerCase(),
-    phoneNumber: `+1 (${200 + rand(700)}) 555-${String(rand(10_000)).padStart(4, "0")}`,
+    email: `${first}.${last}.${rand(1_000_000_000)}@example.com`.toLowerCase(),
+    // Real area codes (libphonenumber refuses unassigned ones), any exchange and line.
+    phoneNumber: `+1 (${pick(AREA_CODES, rand(1000))}) ${200 + rand(800)}-${String(rand(10_000)).padStart(4, "0")}`,
     originZip: pick(ZIPS, origin).zip,
     destinationZip: pick(ZIPS, destination).zip,
     estimatedShipDate: ship,
