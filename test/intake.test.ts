@@ -6,6 +6,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorInfoSchema, RetryInfoSchema } from "../generated/proto/google/rpc/error_details_pb.ts";
 import { ErrorDetailSchema } from "../generated/proto/leadprovider/v1/errors_pb.ts";
 import { OverseasType, ShipVia, VehicleType } from "../generated/proto/leadprovider/v1/lead_pb.ts";
 import { ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
@@ -577,6 +578,107 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       expect(detail).toMatchObject({ code: "cap_reached", window: "month" });
       expect(new Date(detail?.resetsAt ?? "").getUTCDate()).toBe(1);
     });
+  });
+});
+
+describe.each(BACKENDS)("intake refusals over gRPC ($name): ErrorInfo reasons, metadata and RetryInfo", (backend) => {
+  let t: TestApp;
+  // Saturday 2026-11-28 20:30 in New York, so a weekday schedule is closed.
+  const saturday = new Date("2026-11-29T01:30:00Z");
+  beforeAll(async () => {
+    t = await startTestApp(backend, {}, { now: () => saturday });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+  const request = (overrides: Json = {}) => ({
+    externalId: `grpc-refusal-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    firstName: "Ana",
+    lastName: "Rivera",
+    email: freshEmail(),
+    phoneNumber: freshPhone(),
+    originZip: "33101",
+    estimatedShipDate: "2026-12-20",
+    overseasType: OverseasType.DOMESTIC,
+    shipVia: ShipVia.OPEN,
+    vehicles: [{ year: 2019, make: "Honda", model: "Civic", type: VehicleType.CAR, tariff: 900n, deposit: 100n }],
+    ...overrides,
+  });
+  const refusal = async (call: Promise<unknown>) => {
+    const err = (await call.catch((e: unknown) => e)) as ConnectError;
+    expect(err).toBeInstanceOf(ConnectError);
+    return {
+      code: err.code,
+      info: err.findDetails(ErrorInfoSchema)[0],
+      retry: err.findDetails(RetryInfoSchema)[0],
+      detail: err.findDetails(ErrorDetailSchema)[0],
+    };
+  };
+
+  it("paused: RESOURCE_EXHAUSTED, INTAKE_PAUSED with the reason, no RetryInfo", async () => {
+    const p = await t.provider();
+    await t.call("PUT", rulesPath(p.id), { auth: await t.token(), body: { paused: true, paused_reason: "Audit" } });
+    const leads = connectClient(PublicLeadService, t.port, "grpc");
+    const r = await refusal(leads.createLead(request(), bearer(p.key)));
+    expect(r.code).toBe(Code.ResourceExhausted);
+    expect(r.info).toMatchObject({
+      reason: "INTAKE_PAUSED",
+      metadata: { code: "intake_paused", paused_reason: "Audit" },
+    });
+    expect(r.detail?.pausedReason).toBe("Audit");
+    expect(r.retry).toBeUndefined();
+  });
+
+  it("closed: INTAKE_CLOSED with opens_at and RetryInfo until Monday 08:00 New York", async () => {
+    const p = await t.provider();
+    const weekday = [{ open: "08:00", close: "20:00" }];
+    await t.call("PUT", rulesPath(p.id), {
+      auth: await t.token(),
+      body: { schedule: { mon: weekday, tue: weekday, wed: weekday, thu: weekday, fri: weekday } },
+    });
+    const leads = connectClient(PublicLeadService, t.port, "grpc-web");
+    const r = await refusal(leads.createLead(request(), bearer(p.key)));
+    expect(r.code).toBe(Code.ResourceExhausted);
+    expect(r.info).toMatchObject({
+      reason: "INTAKE_CLOSED",
+      metadata: { code: "intake_closed", opens_at: "2026-11-30T13:00:00.000Z" },
+    });
+    expect(Number(r.retry?.retryDelay?.seconds)).toBe((Date.parse("2026-11-30T13:00:00Z") - saturday.getTime()) / 1000);
+    const published = await leads.getIntakeRules({}, bearer(p.key));
+    expect(published.intakeRules?.open).toBe(false);
+    expect(published.intakeRules?.rules?.schedule?.days.mon?.openings).toEqual([
+      expect.objectContaining({ open: "08:00", close: "20:00" }),
+    ]);
+  });
+
+  it("contact checks name the field; sub_id, source_url, consent, VIN and the disposable warning round-trip", async () => {
+    const p = await t.provider();
+    const leads = connectClient(PublicLeadService, t.port, "connect");
+    const bad = await refusal(
+      leads.createLead(
+        request({ phoneNumber: "800-555-1234", consent: { jornayaLeadId: "nope" }, estimatedShipDate: "2026-11-20" }),
+        bearer(p.key),
+      ),
+    );
+    expect(bad.code).toBe(Code.InvalidArgument);
+    expect(bad.detail?.violations.map((v) => [v.field, v.code])).toEqual([
+      ["phone_number", "invalid_phone"],
+      ["estimated_ship_date", "ship_date_in_past"],
+      ["consent.jornaya_lead_id", "invalid_format"],
+    ]);
+    const ok = await leads.createLead(
+      request({
+        email: `x.${Date.now()}@mailinator.com`,
+        subId: "aff-9",
+        sourceUrl: "https://quotes.example.com/",
+        consent: { trustedFormCertUrl: `https://cert.trustedform.com/${"ab".repeat(20)}` },
+      }),
+      bearer(p.key),
+    );
+    expect(ok.lead).toMatchObject({ subId: "aff-9", sourceUrl: "https://quotes.example.com/", billable: true });
+    expect(ok.lead?.consent?.trustedFormCertUrl).toBe(`https://cert.trustedform.com/${"ab".repeat(20)}`);
+    expect(ok.lead?.phoneE164).toMatch(/^\+1\d{10}$/);
+    expect(ok.warnings.map((w) => w.code)).toEqual(["disposable_email"]);
   });
 });
 

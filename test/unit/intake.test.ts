@@ -517,7 +517,7 @@ describe("intake_guard (the duplicate check's SQL half, on PGlite)", () => {
     });
     const byPhone = await guard({ provider: 1, phone: "+12125550101" });
     expect(byPhone?.duplicate).toMatchObject({ matched_on: ["phone_number"], same_provider: true });
-    expect((byPhone?.duplicate as { original: { external_id: string } }).original.external_id).toBe("first");
+    expect(byPhone.duplicate).toMatchObject({ original: { external_id: "first" } });
   });
 
   it("never matches a lead against the provider's own lead with the same external_id", async () => {
