@@ -314,6 +314,9 @@ async function pgbenchPhase(db: BenchDatabase, tenants: readonly Tenant[]) {
   const ids = tenants.map((t) => t.id);
   const defines = { pmin: Math.min(...ids), pmax: Math.max(...ids), nseed: config.seedPerProvider };
   if (defines.pmax - defines.pmin + 1 !== ids.length) throw new Error("bench provider ids are not contiguous");
+  await db.query(
+    `create sequence if not exists pgbench_lead_ids start with ${(BigInt(Date.now() - 1_704_067_200_000) << 12n) + (1n << 40n)}`,
+  );
   for (const clients of config.connections) {
     for (const script of ["insert", "insertAsService", "select", "selectAsService"] as const) {
       if (script.startsWith("insert")) await checkpoint(db);

@@ -80,17 +80,25 @@ export async function seedLeads(
   const o = "(g * 7 + p.ord)";
   const d = `(${o} + 1 + g % ${ZIPS.length - 1})`;
   await db.query("set synchronous_commit = off");
+  // Ids are given here: the service's own default (creation millisecond and 12 random bits,
+  // migration 0006) collides within one statement inserting thousands of rows per millisecond.
+  const [{ base } = { base: "0" }] = await db.query<{ base: string }>(
+    `select greatest((floor(extract(epoch from clock_timestamp()) * 1000)::bigint - 1704067200000) << 12,
+       coalesce(max(id), 0) + 1) as base from leads`,
+  );
   await db.query(
     `insert into leads (
-       provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
+       id, provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
+       phone_e164, email_match,
        company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
        origin_zip, origin_city, origin_state_id, origin_state_code,
        destination_zip, destination_city, destination_state_id, destination_state_code,
        created_at, updated_at, state_changed_at)
-     select p.id, $2 || g, 'LEAD', 'LEAD',
+     select $4::bigint + (g - 1) * cardinality($1::bigint[]) + p.ord - 1, p.id, $2 || g, 'LEAD', 'LEAD',
        ${at(FIRST_NAMES, "g")}, ${at(LAST_NAMES, "g / 8")},
        lower(${at(FIRST_NAMES, "g")} || '.' || ${at(LAST_NAMES, "g / 8")} || '.' || g || '@example.com'),
-       '+1 (310) 555-' || lpad((g % 10000)::text, 4, '0'),
+       '+1 (310) 555-' || lpad((g % 10000)::text, 4, '0'), '+1310555' || lpad((g % 10000)::text, 4, '0'),
+       lower(${at(FIRST_NAMES, "g")} || '.' || ${at(LAST_NAMES, "g / 8")} || '.' || g || '@example.com'),
        case when g % 4 = 0 then ${at(LAST_NAMES, "g / 8")} || ' Logistics LLC' end, null,
        (date '2026-01-01' + (g % 700))::date, 'DOMESTIC', ${at(["OPEN", "ENCLOSED", "DRIVE_AWAY"], "g")},
        ${zipField("zip", o)}, ${zipField("city", o)}, ${zipField("stateId", o)}, ${zipField("stateCode", o)},
@@ -99,7 +107,7 @@ export async function seedLeads(
      from generate_series(1, $3::integer) as g
      cross join unnest($1::bigint[]) with ordinality as p(id, ord)
      cross join lateral (select now() - ((g * 37 + p.ord) % 525600) * interval '1 minute' as ts) as t`,
-    [providerIds, prefix, perProvider],
+    [providerIds, prefix, perProvider, base],
   );
   await db.query(
     `insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)

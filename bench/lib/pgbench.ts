@@ -8,12 +8,15 @@ import { join } from "node:path";
 import { run } from "./processes.ts";
 import { Latencies, type LoadResult, loadResult } from "./stats.ts";
 
-const LEAD_COLUMNS = `provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
+// The id comes from a sequence of the bench's own (PGBENCH_SEQUENCE): the service's default
+// (migration 0006: the millisecond and 12 random bits) is retried by the service on a collision,
+// which pgbench cannot do.
+const LEAD_COLUMNS = `id, provider_id, external_id, state, lead_status, first_name, last_name, email, phone_number,
   company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
   origin_zip, origin_city, origin_state_id, origin_state_code,
   destination_zip, destination_city, destination_state_id, destination_state_code`;
 
-const LEAD_VALUES = `:p, 'pgb-' || gen_random_uuid()::text, 'LEAD', 'LEAD', 'Maria', 'Gonzalez',
+const LEAD_VALUES = `nextval('pgbench_lead_ids'), :p, 'pgb-' || gen_random_uuid()::text, 'LEAD', 'LEAD', 'Maria', 'Gonzalez',
   'maria.gonzalez.' || :n || '@example.com', '+1 (310) 555-0142', null, null, current_date + 30, 'DOMESTIC', 'OPEN',
   '90210', 'Beverly Hills', 5, 'CA', '10001', 'New York', 33, 'NY'`;
 
@@ -41,14 +44,19 @@ returning id, created_at;
 select * from leads where provider_id = :p and external_id = 'seed-' || :k::text;
 `,
   /**
-   * What the service sends for one create: one statement for the lead, its vehicles, its history
+   * What the service sends for one create: one statement that runs the duplicate check
+   * (intake_guard, both keys, 30 days, no caps), then writes the lead, its vehicles, its history
    * and its lead.created event (whose insert trigger also looks for the provider's webhook).
    */
   insertAsService: `\\set p random(:pmin, :pmax)
-\\set n random(1, 10000)
-with l as (
-  insert into leads (${LEAD_COLUMNS}, livemode)
-  values (${LEAD_VALUES}, true)
+\\set n random(1, 100000000)
+with g as (
+  select * from intake_guard(:p, true, 'pgb-guard', '+1310' || lpad(:n::text, 7, '0'),
+    'maria.gonzalez.' || :n || '@example.com', 30, false, '{}'::text[], '{}'::timestamptz[], '{}'::integer[])),
+l as (
+  insert into leads (${LEAD_COLUMNS}, livemode, phone_e164, email_match, duplicate)
+  select ${LEAD_VALUES}, true, '+1310' || lpad(:n::text, 7, '0'), 'maria.gonzalez.' || :n || '@example.com', g.duplicate
+  from g where g.refusal is null
   on conflict (provider_id, livemode, external_id) do nothing
   returning id, order_number, created_at),
 v as (
