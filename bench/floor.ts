@@ -131,11 +131,19 @@ async function create(req: IncomingMessage, res: ServerResponse): Promise<void> 
     consent: null,
   };
   const actor = `provider:${who.providerId}`;
-  const { rows } = await pool.query({
-    name: "create",
-    text: INSERT_LEAD.sql,
-    values: INSERT_LEAD.parameters(insertLeadParams(who, lead, actor, newEventId(), FLOOR_GUARD)),
-  });
+  const values = INSERT_LEAD.parameters(insertLeadParams(who, lead, actor, newEventId(), FLOOR_GUARD));
+  // As the service does (lead.repository.ts): a random id or order number already taken is drawn again.
+  let rows: Row[] = [];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      ({ rows } = await pool.query({ name: "create", text: INSERT_LEAD.sql, values }));
+      break;
+    } catch (err) {
+      const e = err as { code?: string; constraint?: string };
+      const taken = e.code === "23505" && (e.constraint === "leads_pkey" || e.constraint === "leads_order_number_key");
+      if (attempt >= 5 || !taken) throw err;
+    }
+  }
   const row = rows[0] as { id: number | null; order_number: string; created_at: Date; duplicate: unknown } | undefined;
   if (!row || row.id === null) return send(res, 409, '{"code":"duplicate_external_id"}');
   const at = row.created_at.toISOString();
