@@ -22,6 +22,7 @@ import {
   type IntakeRules,
   minutesOf,
   parseIntakeRules,
+  STATE_CODES,
   withDefaults,
 } from "../../src/intake/intake-rules.ts";
 import { CRITERIA_CODES, criteriaBreaches, INTAKE_RULES_TABLE } from "../../src/intake/rule-table.ts";
@@ -183,6 +184,94 @@ describe("the intake rules document", () => {
     if (message) expect(violations[0]?.message).toBe(message);
   });
 
+  it.each([
+    [1, "body", "invalid_type", "the intake rules must be a JSON object"],
+    [null, "body", "invalid_type", "the intake rules must be a JSON object"],
+    [[], "body", "invalid_type", "the intake rules must be a JSON object"],
+    [{ caps: [1] }, "caps", "invalid_type", "caps must be an object of day, week and month"],
+    [{ caps: { year: 3 } }, "caps.year", "unknown_field", "caps.year is not a cap window (day, week, month)"],
+    [
+      { origin_states: ["ZZ"] },
+      "origin_states[0]",
+      "invalid_enum",
+      `origin_states[0] must be one of: ${STATE_CODES.join(", ")}`,
+    ],
+    [
+      { origin_states: [] },
+      "origin_states",
+      "too_few_items",
+      "origin_states must list at least one value, or be null for no restriction",
+    ],
+    [{ origin_states: "FL" }, "origin_states", "invalid_type", "origin_states must be null (no restriction) or a list"],
+    [
+      { destination_states: ["TX", "TX"] },
+      "destination_states[1]",
+      "duplicate",
+      "destination_states[1] TX is listed twice",
+    ],
+    [{ max_vehicles: 0 }, "max_vehicles", "out_of_range", "max_vehicles must be from 1 to 20"],
+    [
+      { ship_date_min_days: 5, ship_date_max_days: 4 },
+      "ship_date_min_days",
+      "out_of_range",
+      "ship_date_min_days must not be above ship_date_max_days",
+    ],
+    [{ duplicate_policy: "x" }, "duplicate_policy", "invalid_enum", "duplicate_policy must be one of: flag, reject"],
+    [{ paused: "yes" }, "paused", "invalid_type", "paused must be true or false"],
+    [{ paused_reason: "why" }, "paused_reason", "invalid", "paused_reason is only kept while paused is true"],
+    [{ colour: 1 }, "colour", "unknown_field", "colour is not an intake rule"],
+    [{ schedule: [] }, "schedule", "invalid_type", "schedule must be null (always open) or an object of weekdays"],
+    [
+      { schedule: {} },
+      "schedule",
+      "too_few_items",
+      "schedule must open at least once a week (to stop intake, set paused)",
+    ],
+    [
+      { schedule: { monday: [] } },
+      "schedule.monday",
+      "unknown_field",
+      "schedule.monday: days are mon, tue, wed, thu, fri, sat, sun",
+    ],
+    [{ schedule: { mon: "x" } }, "schedule.mon", "invalid_type", "schedule.mon must be a list of {open, close}"],
+    [
+      { schedule: { mon: [{ open: "09:00", close: "09:00" }] } },
+      "schedule.mon[0].close",
+      "out_of_range",
+      "schedule.mon[0].close must be after its open (09:00)",
+    ],
+    [
+      {
+        schedule: {
+          mon: [
+            { open: "08:00", close: "12:00" },
+            { open: "11:00", close: "13:00" },
+          ],
+        },
+      },
+      "schedule.mon[1]",
+      "overlap",
+      "schedule.mon[1] overlaps another opening of mon",
+    ],
+  ])("words the refusal of %j", (input, field, code, message) => {
+    expect(parseIntakeRules(input).violations).toEqual([{ field, code, message }]);
+  });
+
+  it("words bad opening times with their bounds", () => {
+    expect(parseIntakeRules({ schedule: { mon: [{ open: "8:00", close: "9:00" }] } }).violations).toEqual([
+      {
+        field: "schedule.mon[0].open",
+        code: "invalid_format",
+        message: "schedule.mon[0].open must be a time HH:MM (00:00–23:59)",
+      },
+      {
+        field: "schedule.mon[0].close",
+        code: "invalid_format",
+        message: "schedule.mon[0].close must be a time HH:MM (00:01–24:00)",
+      },
+    ]);
+  });
+
   it("accepts openings that touch, and the whole day", () => {
     const { violations } = parseIntakeRules({
       schedule: {
@@ -264,6 +353,32 @@ describe("the criteria of the rule table", () => {
     [{ consent_required: true }, { ...lead, consent: { trustedFormCertUrl: null, jornayaLeadId: "j" } }],
   ] as const)("%j lets through what it should", (patch, l) => {
     expect(codes(l as NewLead, rules(patch as Partial<IntakeRules>))).toEqual([]);
+  });
+
+  it.each([
+    [{ origin_states: ["GA", "AL"] }, lead, "origin state FL is not accepted; accepted: GA, AL"],
+    [{ destination_states: ["CA", "NV"] }, lead, "destination state TX is not accepted; accepted: CA, NV"],
+    [{ overseas_types: ["FOREIGN"] }, lead, "overseas_type DOMESTIC is not accepted; accepted: FOREIGN"],
+    [{ ship_via: ["ENCLOSED", "DRIVE_AWAY"] }, lead, "ship_via OPEN is not accepted; accepted: ENCLOSED, DRIVE_AWAY"],
+    [{ vehicle_types: ["SUV", "VAN"] }, lead, "vehicles[0].type CAR is not accepted; accepted: SUV, VAN"],
+    [{ require_destination_zip: true }, { ...lead, destination: null }, "destination_zip is required"],
+    [{ consent_required: true }, lead, "consent with a trusted_form_cert_url or a jornaya_lead_id is required"],
+  ] as const)("words %j's refusal", (patch, l, message) => {
+    expect(criteriaBreaches(l as NewLead, rules(patch as Partial<IntakeRules>), ctx).map((b) => b.message)).toEqual([
+      message,
+    ]);
+  });
+
+  it("words the ship-date and disposable-email refusals", () => {
+    const r = rules({ ship_date_min_days: 3, ship_date_max_days: 30, reject_disposable_email: true });
+    const near = criteriaBreaches(lead, r, { shipDateInDays: 1, disposableEmail: true }).map((b) => b.message);
+    expect(near).toEqual([
+      "estimated_ship_date must be at least 3 days from today",
+      "email uses a disposable address domain, which is not accepted",
+    ]);
+    expect(criteriaBreaches(lead, r, { shipDateInDays: 31, disposableEmail: false }).map((b) => b.message)).toEqual([
+      "estimated_ship_date must be at most 30 days from today",
+    ]);
   });
 
   it("judges the ship date at its bounds", () => {
@@ -389,6 +504,37 @@ describe("the broker's calendar (America/New_York)", () => {
 
 describe("the intake refusals", () => {
   const now = new Date("2026-11-25T15:00:00Z");
+  it("words each refusal for people", () => {
+    expect(intakePaused(null).message).toBe("intake is paused for this provider");
+    expect(intakeClosed(new Date("2026-11-30T13:00:00Z"), now).message).toBe(
+      "intake is closed until 2026-11-30T13:00:00.000Z",
+    );
+    expect(intakeClosed(null, now).message).toBe("intake is closed: the schedule has no opening");
+    expect(capReached("day", new Date("2026-11-26T05:00:00Z"), now).message).toBe(
+      "the day cap of leads is reached; it resets at 2026-11-26T05:00:00.000Z",
+    );
+    const dup = duplicateLead({
+      matchedOn: ["phone_number", "email"],
+      firstSeenAt: now,
+      sameProvider: false,
+      original: null,
+    });
+    expect(dup.message).toBe(
+      "the lead duplicates one first seen at 2026-11-25T15:00:00.000Z (same phone_number and email); nothing was stored",
+    );
+    expect(dup.violations).toEqual([
+      {
+        field: "phone_number",
+        code: "duplicate_lead",
+        message: "phone_number matches a lead created within the duplicate window",
+      },
+      { field: "email", code: "duplicate_lead", message: "email matches a lead created within the duplicate window" },
+    ]);
+    expect(dup.duplicate?.matchedOn).toEqual(["phone_number", "email"]);
+    expect(intakeClosed(null, now).opensAt).toBeNull();
+    expect(capReached("day", new Date("2026-11-26T05:00:00Z"), now).resetsAt).toEqual(new Date("2026-11-26T05:00:00Z"));
+  });
+
   it("words each refusal with its code, kind and extras", () => {
     expect(intakePaused("Holidays")).toMatchObject({
       kind: "rate_limited",
