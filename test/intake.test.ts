@@ -286,6 +286,16 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       expect(t2.duplicate).toMatchObject({ same_provider: true, original: { id: t1.id } });
     });
 
+    it("matches an email whatever its case, local part included", async () => {
+      const a = await t.provider();
+      const b = await t.provider();
+      const email = freshEmail();
+      expect((await create(a.key, fresh({ email }))).status).toBe(201);
+      const again = await j(create(b.key, fresh({ email: email.toUpperCase() })));
+      expect(again.duplicate).toMatchObject({ matched_on: ["email"], same_provider: false });
+      expect(again.billable).toBe(false);
+    });
+
     it("race: 20 providers with reject send one new phone at once; exactly one 201", async () => {
       const providers = await Promise.all(Array.from({ length: 20 }, () => t.provider()));
       await Promise.all(providers.map((p) => setRules(p.id, { duplicate_policy: "reject" })));
@@ -425,6 +435,69 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
 
       const published = await j(t.call("GET", RULES, { auth: p.key }));
       expect(published.cap_usage.day).toEqual({ limit: 12, used: 12, remaining: 0, resets_at: problem.resets_at });
+    });
+  });
+
+  describe("a lead sent again", () => {
+    it("is named as duplicate_external_id whatever refuses new leads now: a full cap, a pause, tighter rules", async () => {
+      const p = await t.provider();
+      const body = fresh();
+      const first = await j(create(p.key, body));
+      await setRules(p.id, { caps: { day: 1 } });
+      expect((await create(p.key, fresh())).status).toBe(429);
+      for (const rules of [
+        { caps: { day: 1 } },
+        { paused: true },
+        { origin_states: ["TX"] },
+        { duplicate_policy: "reject" },
+      ]) {
+        await setRules(p.id, rules);
+        const again = await create(p.key, body);
+        expect(again.status, JSON.stringify(rules)).toBe(400);
+        expect(await j(again)).toMatchObject({
+          code: "duplicate_external_id",
+          existing_lead: { id: first.id, order_number: first.order_number },
+        });
+      }
+      // Even when the body would now fail a check (a toll-free number).
+      const changed = await j(create(p.key, { ...body, phone_number: "800-555-1234" }));
+      expect(changed.code).toBe("duplicate_external_id");
+    });
+  });
+
+  describe("changing the rules", () => {
+    it("takes back what GET answered, and a PUT that changes nothing makes no new version or event", async () => {
+      const p = await t.provider();
+      const v1 = await j(setRules(p.id, { origin_states: ["FL"], caps: { day: 5 } }));
+      expect(v1.version).toBe(1);
+      const read = await j(t.call("GET", rulesPath(p.id), { auth: admin }));
+      const again = await setRules(p.id, read);
+      expect(again.status).toBe(200);
+      expect((await j(again)).version).toBe(1);
+      const events = await j(
+        t.call("GET", `/api/v1/admin/audit_log/?provider_id=${p.id}&page_size=100`, { auth: admin }),
+      );
+      expect(events.results.filter((e: Json) => e.action === "intake_rules.updated")).toHaveLength(1);
+      expect((await j(setRules(p.id, { ...read, origin_states: ["GA"] }))).version).toBe(2);
+    });
+
+    it("counts cap usage past a cap set below what the window already holds", async () => {
+      const p = await t.provider();
+      for (let i = 0; i < 3; i++) expect((await create(p.key, fresh())).status).toBe(201);
+      const rules = await j(setRules(p.id, { caps: { day: 2 } }));
+      expect(rules.cap_usage.day).toMatchObject({ limit: 2, used: 3, remaining: 0 });
+    });
+
+    it("refuses a Connect SetIntakeRules without rules instead of resetting them", async () => {
+      const p = await t.provider();
+      await setRules(p.id, { origin_states: ["FL"] });
+      const providers = connectClient(ProviderService, t.port, "connect");
+      const err = await providers.setIntakeRules({ id: BigInt(p.id) }, bearer(admin)).catch((e: ConnectError) => e);
+      expect((err as ConnectError).code).toBe(Code.InvalidArgument);
+      expect((err as ConnectError).findDetails(ErrorDetailSchema)[0]?.violations.map((v) => v.field)).toEqual([
+        "rules",
+      ]);
+      expect((await j(t.call("GET", rulesPath(p.id), { auth: admin }))).origin_states).toEqual(["FL"]);
     });
   });
 

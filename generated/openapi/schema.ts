@@ -42,7 +42,8 @@ export interface paths {
      *     - **Idempotency:** `external_id` is unique per provider. A repeat gets 400
      *       `duplicate_external_id`, and the problem names the existing lead (`existing_lead.id`,
      *       `existing_lead.order_number`), so a provider retrying after a timeout learns that its
-     *       lead exists.
+     *       lead exists. This answer wins over every other refusal (a full cap, a pause, changed
+     *       intake rules): a stored lead is never reported as not taken.
      *
      *     **Rules that this schema cannot express.** A mock built from this document (`make mock`,
      *     Prism) accepts and rejects the same bodies as the service, except for these rules, which
@@ -1931,7 +1932,12 @@ export interface components {
         [key: string]: components["schemas"]["Opening"][];
       } | null;
     };
-    /** @description The intake rules to store; a member left out takes its default (no restriction). Unknown members are refused. */
+    /**
+     * @description The intake rules to store; a member left out takes its default (no restriction, except
+     *     `ship_date_max_days` 365). Unknown members are refused; `version`, `updated_at` and
+     *     `cap_usage` (what a GET answers) are ignored, so a read-modify-write works. The same rules
+     *     again make no new version and no event.
+     */
     IntakeRulesInput: {
       paused?: boolean | null;
       paused_reason?: string | null;

@@ -99,7 +99,9 @@ function computeScheduleState(schedule: Schedule, now: Date, zone: string): Sche
   }
   const t = +here;
   const current = spans.find((s) => +s.from <= t && t < +s.to);
-  if (current) return { open: true, opensAt: null, closesAt: current.to.toJSDate() };
+  // An opening that runs to the end of the days looked at never closes within a week.
+  const horizon = +here.startOf("day").plus({ days: 9 });
+  if (current) return { open: true, opensAt: null, closesAt: +current.to >= horizon ? null : current.to.toJSDate() };
   const next = spans.find((s) => +s.from > t);
   return { open: false, opensAt: next ? next.from.toJSDate() : null, closesAt: null };
 }

@@ -39,10 +39,13 @@ export function checkPhone(text: string): PhoneCheck {
   return { e164: parsed.number };
 }
 
-/** The email as the duplicate check compares it: the domain lower-cased, the local part as sent. */
+/**
+ * The email as the duplicate check compares it: lower-cased whole. The domain is case-insensitive
+ * by definition; the local part may be case-sensitive by RFC 5321, but no mailbox provider a
+ * shipper uses treats it so, and comparing it as sent let `JO@example.com` pass as new.
+ */
 export function emailMatchKey(email: string): string {
-  const at = email.lastIndexOf("@");
-  return `${email.slice(0, at)}@${email.slice(at + 1).toLowerCase()}`;
+  return email.toLowerCase();
 }
 
 /**
@@ -51,9 +54,17 @@ export function emailMatchKey(email: string): string {
  */
 let disposable: ReadonlySet<string> | undefined;
 
+/** Whether the email's domain, or a domain it is under (`x.mailinator.com`), is on the list. */
 export function isDisposableEmail(email: string): boolean {
   disposable ??= new Set(disposableEmailBlocklist());
-  return disposable.has(email.slice(email.lastIndexOf("@") + 1).toLowerCase());
+  const labels = email
+    .slice(email.lastIndexOf("@") + 1)
+    .toLowerCase()
+    .split(".");
+  for (let i = 0; i < labels.length - 1; i++) {
+    if (disposable.has(labels.slice(i).join("."))) return true;
+  }
+  return false;
 }
 
 const VIN_VALUES = Object.fromEntries(

@@ -79,6 +79,23 @@ export const DEFAULT_INTAKE_RULES: IntakeRules = Object.freeze({
 });
 
 const MEMBERS = new Set(Object.keys(DEFAULT_INTAKE_RULES));
+/** What a GET answers beside the rules; a PUT of that answer ignores them. */
+const READ_ONLY = new Set(["version", "updated_at", "cap_usage"]);
+
+/** The document as one canonical text (keys sorted), to tell a change from a repeat. */
+export function canonicalRules(rules: IntakeRules): string {
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sort)
+      : v !== null && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sort(rules));
+}
 export const STATE_CODES: readonly string[] = US_STATES.map((s) => s.code);
 const OPEN_TIME = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 const CLOSE_TIME = /^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$/;
@@ -108,7 +125,7 @@ export function parseIntakeRules(input: unknown): ParsedRules {
   }
   const body = input as Record<string, unknown>;
   for (const key of Object.keys(body)) {
-    if (!MEMBERS.has(key)) f.add(key, "unknown_field", `${key} is not an intake rule`);
+    if (!MEMBERS.has(key) && !READ_ONLY.has(key)) f.add(key, "unknown_field", `${key} is not an intake rule`);
   }
   const d = DEFAULT_INTAKE_RULES;
   const paused = f.boolean(body, "paused") ?? d.paused;
@@ -221,6 +238,10 @@ function scheduleOf(f: Fields, raw: unknown): Schedule | null {
     value.forEach((item: unknown, i) => {
       const at = `${path}[${i}]`;
       const o = (item ?? {}) as Record<string, unknown>;
+      for (const key of Object.keys(o)) {
+        if (key !== "open" && key !== "close")
+          f.add(`${at}.${key}`, "unknown_field", `${at}.${key} is not open or close`);
+      }
       const open = typeof o.open === "string" && OPEN_TIME.test(o.open) ? o.open : undefined;
       const close = typeof o.close === "string" && CLOSE_TIME.test(o.close) ? o.close : undefined;
       if (open === undefined) f.add(`${at}.open`, "invalid_format", `${at}.open must be a time HH:MM (00:00–23:59)`);

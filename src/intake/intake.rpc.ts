@@ -9,6 +9,7 @@ import {
 } from "../../generated/proto/leadprovider/v1/intake_pb.ts";
 import type { ProviderService } from "../../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import type { PublicLeadService } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { throwIfViolations } from "../errors.ts";
 import { OVERSEAS_TYPES, SHIP_VIA_BY_OVERSEAS_TYPE, VEHICLE_TYPES } from "../leads/lead.ts";
 import { actorOf, providerOf } from "../rpc/context.ts";
 import { optionalText, ts, tsOpt } from "../rpc/convert.ts";
@@ -127,6 +128,8 @@ export function createIntakeProviderRpc(
       return { rules: intakeRulesMessage(await intake.get(req.id)) };
     },
     async setIntakeRules(req, ctx) {
+      // Without `rules` a request would reset every rule to its default: refuse it instead.
+      if (!req.rules) throwIfViolations([{ field: "rules", code: "required", message: "rules is required" }]);
       return { rules: intakeRulesMessage(await intake.set(actorOf(ctx), req.id, rulesInput(req.rules))) };
     },
   };

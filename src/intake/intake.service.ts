@@ -17,7 +17,14 @@ import { capWindow, daysUntil, scheduleState } from "./business-time.ts";
 import { isDisposableEmail } from "./contact.ts";
 import * as repo from "./intake.repository.ts";
 import { capReached, intakeClosed, intakePaused, outsideCriteria } from "./intake-errors.ts";
-import { CAP_WINDOWS, type CapWindow, type IntakeRules, parseIntakeRules, withDefaults } from "./intake-rules.ts";
+import {
+  CAP_WINDOWS,
+  type CapWindow,
+  canonicalRules,
+  type IntakeRules,
+  parseIntakeRules,
+  withDefaults,
+} from "./intake-rules.ts";
 import { criteriaBreaches, INTAKE_RULES_TABLE, type IntakeRuleRow } from "./rule-table.ts";
 
 export interface IntakeSettings {
@@ -74,6 +81,9 @@ interface Current extends VersionedRules {
 
 export type IntakeService = ReturnType<typeof createIntakeService>;
 
+/** Cap usage is counted exactly up to this many leads per window (the view's cost is bounded). */
+const USAGE_COUNT_BOUND = 100_000;
+
 /** The duplicate check's fields as the API names them. */
 const MATCH_FIELD: Readonly<Record<DuplicateField, string>> = { phone: "phone_number", email: "email" };
 
@@ -122,7 +132,8 @@ export function createIntakeService(deps: IntakeServiceDeps) {
       const limit = rules.caps[window];
       if (limit === null) return null;
       const { start, resetsAt } = capWindow(window, at, settings.zone);
-      const used = await repo.countSince(db, providerId, livemode, start, limit);
+      // The real count (leads before a cap was set or lowered may exceed it), bounded for cost.
+      const used = await repo.countSince(db, providerId, livemode, start, Math.max(limit, USAGE_COUNT_BOUND));
       return { limit, used, remaining: Math.max(0, limit - used), resetsAt };
     };
     const [day, week, month] = await Promise.all(CAP_WINDOWS.map(usage));
@@ -201,6 +212,8 @@ export function createIntakeService(deps: IntakeServiceDeps) {
       const result = await db.transaction().execute(async (trx) => {
         const before = await repo.lockRules(trx, id);
         if (!before) throw providerNotFound(id);
+        // The same rules again change nothing: no new version, audit entry or event.
+        if (canonicalRules(withDefaults(before.intake_rules)) === canonicalRules(next)) return undefined;
         const written = await repo.writeRules(trx, id, next);
         await recordAudit(trx, {
           actor,
@@ -218,6 +231,11 @@ export function createIntakeService(deps: IntakeServiceDeps) {
         await repo.insertRulesEvent(trx, id, newEventId(), { intakeRules: versioned });
         return versioned;
       });
+      if (!result) {
+        const found = await load(id);
+        if (!found) throw providerNotFound(id);
+        return { rules: found.rules, version: found.version, updatedAt: found.updatedAt };
+      }
       cache.delete(id);
       deps.onEvent?.();
       return result;

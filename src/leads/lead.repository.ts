@@ -314,14 +314,9 @@ export async function insertLead(
   }
   if (row?.refusal === "cap_reached") return { kind: "cap_reached", windows: row.cap_windows ?? [] };
   if (!row || row.id === null || row.order_number === null || row.created_at === null) {
-    const existing = await db
-      .selectFrom("leads")
-      .select(["id", "order_number"])
-      .where("provider_id", "=", providerId)
-      .where("livemode", "=", livemode)
-      .where("external_id", "=", lead.externalId)
-      .executeTakeFirstOrThrow();
-    return { kind: "duplicate", existing: { id: existing.id, orderNumber: existing.order_number } };
+    const existing = await findLeadIdentity(db, owner, lead.externalId);
+    if (!existing) throw new Error(`the insert of ${lead.externalId} stored nothing and found no lead`);
+    return { kind: "duplicate", existing };
   }
   // The stored lead is the input plus what the database assigned: no read-back round trip.
   const at = row.created_at;
@@ -340,6 +335,22 @@ export async function insertLead(
     duplicate: duplicateFromRow(row.duplicate),
   };
   return { kind: "created", lead: stored };
+}
+
+/** The id and order number of the provider's lead of this mode with this external_id, if any. */
+export async function findLeadIdentity(
+  db: Db,
+  owner: LeadOwner,
+  externalId: string,
+): Promise<{ id: number; orderNumber: string } | undefined> {
+  const row = await db
+    .selectFrom("leads")
+    .select(["id", "order_number"])
+    .where("provider_id", "=", owner.providerId)
+    .where("livemode", "=", owner.livemode)
+    .where("external_id", "=", externalId)
+    .executeTakeFirst();
+  return row && { id: row.id, orderNumber: row.order_number };
 }
 
 /** The ways to name one lead. */

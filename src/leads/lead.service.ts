@@ -8,7 +8,7 @@ import type { IntakeService } from "../intake/intake.service.ts";
 import { duplicateLead } from "../intake/intake-errors.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
-import { findLead, insertLead, listProviderLeads } from "./lead.repository.ts";
+import { findLead, findLeadIdentity, insertLead, listProviderLeads } from "./lead.repository.ts";
 import {
   LEAD_STATES,
   type Lead,
@@ -57,9 +57,53 @@ export interface LeadListQuery {
 
 export const PROVIDER_LEAD_PAGE = { defaultSize: 20, maxSize: 100 } as const;
 
+function duplicateExternalId(externalId: string, existing: { id: number; orderNumber: string }): DomainError {
+  const message = `external_id ${externalId} was already used for lead ${existing.orderNumber} (id ${existing.id})`;
+  return new DomainError("duplicate", message, {
+    code: "duplicate_external_id",
+    violations: [{ field: "external_id", code: "duplicate", message }],
+    existingLead: existing,
+  });
+}
+
 export function createLeadService(deps: LeadServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const context = (at: Date) => ({ zips: deps.zips, now: at, zone: deps.zone });
+
+  async function admitAndInsert(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
+    const at = now();
+    const { lead, violations, warnings, warningsTruncated } = validateLead(input, context(at));
+    throwIfViolations(violations);
+    if (!lead) throw new Error("validation returned no lead and no violations");
+    const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead, at);
+    if (refusal) throw refusal;
+    const guard = await deps.intake.admit(owner, lead);
+    const actor = `provider:${owner.providerId}`;
+    const result = await insertLead(deps.db, owner, lead, actor, newEventId(), guard);
+    if (result.kind === "cap_reached") throw deps.intake.capReached(result.windows);
+    if (result.kind === "duplicate_lead") {
+      throw duplicateLead(providerDuplicate(result.duplicate));
+    }
+    if (result.kind === "duplicate") throw duplicateExternalId(lead.externalId, result.existing);
+    deps.onCreated?.(result.lead);
+    return { lead: providerView(result.lead), warnings, warningsTruncated };
+  }
+
+  /**
+   * A refused create whose external_id the provider already used answers duplicate_external_id,
+   * naming that lead, whatever else would refuse it now (a full cap, a pause, tighter rules): a
+   * provider retrying after a timeout must learn that its lead exists, not that it was not taken.
+   */
+  async function resendOf(owner: LeadOwner, input: unknown, err: unknown): Promise<unknown> {
+    if (!(err instanceof DomainError) || err.code === "duplicate_external_id") return err;
+    if (err.kind !== "invalid_argument" && err.kind !== "rate_limited") return err;
+    const externalId = (input as { external_id?: unknown } | null)?.external_id;
+    if (typeof externalId !== "string" || !isPossibleExternalId(externalId)) return err;
+    // The refusal stands if the lead cannot be looked up (the database is what failed).
+    const existing = await findLeadIdentity(deps.db, owner, externalId).catch(() => undefined);
+    return existing ? duplicateExternalId(externalId, existing) : err;
+  }
+
   return {
     /**
      * The intake pipeline (after authentication and the rate limit, at the edge): the lead's
@@ -71,30 +115,11 @@ export function createLeadService(deps: LeadServiceDeps) {
      * same mode with the same external_id. A refusal stores nothing.
      */
     async create(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
-      const at = now();
-      const { lead, violations, warnings, warningsTruncated } = validateLead(input, context(at));
-      throwIfViolations(violations);
-      if (!lead) throw new Error("validation returned no lead and no violations");
-      const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead, at);
-      if (refusal) throw refusal;
-      const guard = await deps.intake.admit(owner, lead);
-      const actor = `provider:${owner.providerId}`;
-      const result = await insertLead(deps.db, owner, lead, actor, newEventId(), guard);
-      if (result.kind === "cap_reached") throw deps.intake.capReached(result.windows);
-      if (result.kind === "duplicate_lead") {
-        throw duplicateLead(providerDuplicate(result.duplicate));
+      try {
+        return await admitAndInsert(owner, input);
+      } catch (err) {
+        throw await resendOf(owner, input, err);
       }
-      if (result.kind === "duplicate") {
-        const { id, orderNumber } = result.existing;
-        const message = `external_id ${lead.externalId} was already used for lead ${orderNumber} (id ${id})`;
-        throw new DomainError("duplicate", message, {
-          code: "duplicate_external_id",
-          violations: [{ field: "external_id", code: "duplicate", message }],
-          existingLead: result.existing,
-        });
-      }
-      deps.onCreated?.(result.lead);
-      return { lead: providerView(result.lead), warnings, warningsTruncated };
     },
 
     /**

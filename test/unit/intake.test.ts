@@ -18,6 +18,7 @@ import {
   outsideCriteria,
 } from "../../src/intake/intake-errors.ts";
 import {
+  canonicalRules,
   DEFAULT_INTAKE_RULES,
   type IntakeRules,
   minutesOf,
@@ -52,15 +53,17 @@ describe("contact checks", () => {
     expect(checkPhone(text)).toEqual({ problem });
   });
 
-  it("compares an email's domain case-insensitively and its local part as sent", () => {
-    expect(emailMatchKey("Jane.Doe@Example.COM")).toBe("Jane.Doe@example.com");
-    expect(emailMatchKey('"a@b"@X.org')).toBe('"a@b"@x.org');
+  it("compares an email case-insensitively, local part included", () => {
+    expect(emailMatchKey("Jane.Doe@Example.COM")).toBe("jane.doe@example.com");
   });
   it("knows disposable domains from the maintained list, whatever their case", () => {
     expect(isDisposableEmail("x@mailinator.com")).toBe(true);
     expect(isDisposableEmail("x@MAILINATOR.com")).toBe(true);
     expect(isDisposableEmail("x@example.com")).toBe(false);
     expect(isDisposableEmail("mailinator.com@example.com")).toBe(false);
+    expect(isDisposableEmail("x@inbox.mailinator.com")).toBe(true);
+    expect(isDisposableEmail("x@mailinator.com.example.org")).toBe(false);
+    expect(isDisposableEmail("x@com")).toBe(false);
   });
 
   it.each(["1HGCM82633A004352", "11111111111111111", "1M8GDM9AXKP042788", "5YJSA1DG9DFP14705"])(
@@ -255,6 +258,22 @@ describe("the intake rules document", () => {
     ],
   ])("words the refusal of %j", (input, field, code, message) => {
     expect(parseIntakeRules(input).violations).toEqual([{ field, code, message }]);
+  });
+
+  it("refuses an unknown member of an opening, and ignores what a GET answers beside the rules", () => {
+    expect(parseIntakeRules({ schedule: { mon: [{ open: "08:00", close: "09:00", x: 1 }] } }).violations).toEqual([
+      { field: "schedule.mon[0].x", code: "unknown_field", message: "schedule.mon[0].x is not open or close" },
+    ]);
+    const roundTrip = parseIntakeRules({ ...DEFAULT_INTAKE_RULES, version: 3, updated_at: null, cap_usage: {} });
+    expect(roundTrip).toEqual({ rules: DEFAULT_INTAKE_RULES, violations: [] });
+  });
+
+  it("tells a change from a repeat whatever the order of keys", () => {
+    const a = withDefaults({ caps: { week: 5, day: 1 }, origin_states: ["FL"] });
+    const b = withDefaults({ origin_states: ["FL"], caps: { day: 1, week: 5 } });
+    expect(canonicalRules(a)).toBe(canonicalRules(b));
+    expect(canonicalRules(a)).not.toBe(canonicalRules(withDefaults({ caps: { week: 5, day: 2 } })));
+    expect(canonicalRules(a)).not.toBe(canonicalRules({ ...a, origin_states: ["GA"] }));
   });
 
   it("words bad opening times with their bounds", () => {
@@ -493,6 +512,13 @@ describe("the broker's calendar (America/New_York)", () => {
       closesAt: new Date("2026-11-24T11:00:00Z"),
     });
     expect(scheduleState({}, new Date(), NY)).toEqual({ open: false, opensAt: null, closesAt: null });
+    const day = [{ open: "00:00", close: "24:00" }];
+    const always = { mon: day, tue: day, wed: day, thu: day, fri: day, sat: day, sun: day };
+    expect(scheduleState(always, new Date("2026-11-25T15:00:00Z"), NY)).toEqual({
+      open: true,
+      opensAt: null,
+      closesAt: null,
+    });
   });
   it("rounds a wait up to whole seconds, at least one", () => {
     const now = new Date(0);

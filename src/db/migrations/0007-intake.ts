@@ -3,7 +3,7 @@ import { type Kysely, sql } from "kysely";
 // Issue 22 (intake that judges quality).
 //
 // Leads keep what the intake pipeline derived and what providers may now send: the phone in E.164
-// and the email with its domain lower-cased (the duplicate check's match keys, each with an index
+// and the email lower-cased (the duplicate check's match keys, each with an index
 // on (key, created_at) so the look-back lookup is an index scan whatever the table's size), the
 // sub-source, the consent evidence, each vehicle's VIN, and — for a lead flagged as a duplicate —
 // what it duplicates (`duplicate`: matched_on, first_seen_at, same_provider and the original's id,
@@ -42,7 +42,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         when regexp_replace(phone_number, '[^0-9]', '', 'g') ~ '^1[0-9]{10}$'
           then '+' || regexp_replace(phone_number, '[^0-9]', '', 'g')
       end,
-      email_match = split_part(email, '@', 1) || '@' || lower(split_part(email, '@', 2))`.execute(db);
+      email_match = lower(email)`.execute(db);
   await sql`create index leads_phone_match_idx on leads (phone_e164, created_at, id) where phone_e164 is not null`.execute(
     db,
   );
