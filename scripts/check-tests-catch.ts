@@ -139,6 +139,31 @@ const MUTANTS: readonly Mutant[] = [
     filter: "ready when every worker is",
     needs: ["TEST_DATABASE_URL", "REDIS_URL"],
   },
+  {
+    name: "duplicate-check-without-locks",
+    file: "src/db/migrations/0007-intake.ts",
+    edits: [["        perform pg_advisory_xact_lock(k);", "        perform k;"]],
+    test: "test/intake.test.ts",
+    filter: "race: 20 providers",
+    needs: ["TEST_DATABASE_URL"],
+  },
+  {
+    name: "another-providers-original-shown",
+    file: "src/leads/lead.ts",
+    edits: [["original: d.sameProvider && d.original ? { ...d.original } : null", "original: d.original"]],
+    test: "test/intake.test.ts",
+    filter: "nothing of the other provider",
+  },
+  {
+    name: "cap-count-outside-the-lock",
+    file: "src/db/migrations/0007-intake.ts",
+    edits: [
+      ["        keys := keys || hashtextextended('cap:' || p_provider_id || ':' || p_livemode, 0);", "        null;"],
+    ],
+    test: "test/intake.test.ts",
+    filter: "50 creates at once over both instances",
+    needs: ["TEST_DATABASE_URL"],
+  },
 ];
 
 const root = join(import.meta.dirname, "..");

@@ -299,6 +299,8 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
     it("race: 20 providers with reject send one new phone at once; exactly one 201", async () => {
       const providers = await Promise.all(Array.from({ length: 20 }, () => t.provider()));
       await Promise.all(providers.map((p) => setRules(p.id, { duplicate_policy: "reject" })));
+      // Each key and its rules read once first (they are cached), so the 20 inserts really race.
+      await Promise.all(providers.map((p) => t.call("GET", RULES, { auth: p.key })));
       const phone = freshPhone();
       const answers = await Promise.all(providers.map((p) => create(p.key, fresh({ phone_number: phone }))));
       const statuses = answers.map((r) => r.status).sort();
@@ -801,6 +803,8 @@ describe.each(BACKENDS.filter((b) => b.name === "postgres"))("intake on two inst
     const p = await one.provider(undefined, { rate_limit_per_minute: 10_000 });
     await one.call("PUT", rulesPath(p.id), { auth: await one.token(), body: { caps: { day: 10 } } });
     await new Promise((r) => setTimeout(r, 600)); // past the rules cache of either instance
+    // Both instances read the key and the new rules first (then cached), so the creates really race.
+    await Promise.all([one, two].map((x) => x.call("GET", RULES, { auth: p.key })));
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) => (i % 2 ? one : two).call("POST", LEADS, { auth: p.key, body: fresh() })),
     );
