@@ -250,6 +250,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(asked).toBeGreaterThanOrEqual(0);
     problems.splice(asked, 1);
     await panel.getByLabel("Per day").fill("25");
+    await expect.poll(() => panel.getByText(/caps\.day must be a positive integer/).count()).toBe(1); // the alert only
     await panel.getByLabel("Open only at these hours", { exact: false }).or(panel.getByLabel("Always open")).click();
     await panel
       .getByLabel("Saturday opens")

@@ -93,7 +93,14 @@ export function IntakePanel() {
       </Panel>
     );
   }
-  const set = (patch: Partial<Rules>) => setRules({ ...rules, ...patch });
+  const set = (patch: Partial<Rules>) => {
+    setRules({ ...rules, ...patch });
+    // A member being edited no longer shows the service's refusal of its old value.
+    const edited = Object.keys(patch);
+    setErrors((all) =>
+      Object.fromEntries(Object.entries(all).filter(([field]) => !edited.some((k) => field.startsWith(k)))),
+    );
+  };
   const err = (field: string) =>
     Object.entries(errors)
       .filter(([f]) => f === field || f.startsWith(`${field}.`) || f.startsWith(`${field}[`))
