@@ -276,8 +276,16 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       },
     });
 
+    // While a request is in flight the app bar's spinner shows, with a name (axe: aria-progressbar-name).
+    let held = true;
+    await page.route("**/api/v1/admin/leads/**", async (route) => {
+      if (held) await new Promise((r) => setTimeout(r, 1500));
+      await route.continue();
+    });
     // The duplicates filter, the badge, and the link from the duplicate to the original.
     await page.goto(`${t.url}/admin/leads?filter=${encodeURIComponent(JSON.stringify({ duplicate: true }))}`);
+    await page.getByRole("progressbar", { name: "Loading" }).first().waitFor();
+    held = false;
     const row = page.getByRole("row").filter({ hasText: dup.order_number });
     await row.getByText("Duplicate (phone_number, email)").waitFor();
     await accessible(page, "leads-duplicates");
