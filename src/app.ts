@@ -19,6 +19,7 @@ import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { createClientAddress } from "./edge/client-address.ts";
+import { noteOf } from "./edge/request-note.ts";
 import { createGate } from "./edge/surfaces.ts";
 import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
@@ -40,12 +41,16 @@ import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createReadiness } from "./readiness.ts";
+import { requestLogRoutes } from "./request-log/request-log.rest.ts";
+import { createRequestLogRpc } from "./request-log/request-log.rpc.ts";
+import { createRequestLogService } from "./request-log/request-log.service.ts";
+import { createRequestLogWriter, type RequestLogWriter } from "./request-log/request-log.writer.ts";
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { CONSOLE_DIR, consoleRoutes } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { createRestFastPath } from "./rest/fast-path.ts";
 import { createSchemaValidators } from "./rest/schema-validators.ts";
-import { clientIpKey } from "./rpc/context.ts";
+import { clientIpKey, noteKey } from "./rpc/context.ts";
 import { createGrpcFastPath } from "./rpc/fast-path.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
@@ -54,6 +59,9 @@ import { createOnePortServer, type Handler } from "./server.ts";
 import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
 import { createStateService } from "./states/state.service.ts";
+import { statsRoutes } from "./stats/stats.rest.ts";
+import { createStatsRpc } from "./stats/stats.rpc.ts";
+import { createStatsService } from "./stats/stats.service.ts";
 import { createWebhookTransport } from "./webhooks/webhook.http.ts";
 import { queueStats } from "./webhooks/webhook.repository.ts";
 import { webhookRoutes } from "./webhooks/webhook.rest.ts";
@@ -77,6 +85,8 @@ export interface App {
   readonly metrics: Metrics;
   /** The sandbox's moves and clean-up (its loop runs by itself; exposed for operations and tests). */
   readonly sandbox: Sandbox;
+  /** The request log's writer (flush and retention exposed for operations and tests); undefined when off. */
+  readonly requestLog: RequestLogWriter | undefined;
   /** Starts listening; resolves to the bound port (useful with PORT=0). */
   listen(): Promise<number>;
   stop(): Promise<void>;
@@ -135,6 +145,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   });
   const admission = createAdmission(limiter, {
     authFailuresPerMinute: config.rateLimit.authFailuresPerMinute,
+    readsPerMinute: config.requestLog.readsPerMinute,
     onRejected: (window) => metrics.rateLimited(window),
   });
   const auth = createAuthenticator(apiKeys, createJwtVerifier(config.jwt), admission.guardAuth);
@@ -204,6 +215,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     retryScheduleMs: config.webhooks.retryScheduleMs,
     onOutcome: (outcome) => metrics.webhookOutcome(outcome),
   });
+  const requestLogWriter = config.requestLog.enabled
+    ? createRequestLogWriter({
+        db,
+        logger,
+        zone: config.intake.businessTimezone,
+        now,
+        retentionDays: config.requestLog.retentionDays,
+        onDropped: (n) => metrics.requestLogDropped(n),
+      })
+    : undefined;
+  const requestLog = createRequestLogService(db);
+  const stats = createStatsService({ db, zone: config.intake.businessTimezone, now });
   const shutdown = new AbortController();
 
   const gate = createGate(auth, admission);
@@ -220,6 +243,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       webhookRoutes(webhooks, config.publicBaseUrl),
       backofficeRoutes(createBackoffice({ db, admission }), config.publicBaseUrl),
       stateRoutes(states),
+      requestLogRoutes(requestLog, config.publicBaseUrl),
+      statsRoutes(stats),
     ],
     logger,
     validateResponses: config.validateResponses,
@@ -245,7 +270,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const routes = createRpcRoutes({
     gate,
     logger,
-    publicLeads: { ...createPublicLeadRpc(leads), ...createEventRpc(events), ...createIntakePublicRpc(intake) },
+    publicLeads: {
+      ...createPublicLeadRpc(leads),
+      ...createEventRpc(events),
+      ...createIntakePublicRpc(intake),
+      ...createRequestLogRpc(requestLog),
+      ...createStatsRpc(stats),
+    },
     providers: {
       ...createProviderRpc(providers, sandbox),
       ...createWebhookRpc(webhooks),
@@ -258,7 +289,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     routes,
     // The same 64 KiB cap as a REST body; larger messages get RESOURCE_EXHAUSTED.
     readMaxBytes: 64 * 1024, // the fast path (rpc/fast-path.ts) applies the same cap
-    contextValues: (req) => createContextValues().set(clientIpKey, clientAddress(req)),
+    contextValues: (req) => {
+      const values = createContextValues().set(clientIpKey, clientAddress(req));
+      const note = noteOf(req);
+      return note ? values.set(noteKey, note) : values;
+    },
     fallback: (req, res) => {
       if (req.httpVersionMajor >= 2) {
         res.writeHead(505, { "content-type": "text/plain" });
@@ -276,6 +311,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const handler = createObservedHandler(dispatch, logger, metrics, {
     metricsToken: config.metricsToken,
     routes: Object.keys((spec.document as { paths?: object }).paths ?? {}),
+    requestLog: requestLogWriter && {
+      record: (entry) => requestLogWriter.record(entry),
+      clientAddress: (req) => clientAddress(req as never),
+      now,
+    },
   });
   const server = createOnePortServer(handler, logger);
   const metricsServer = config.metricsPort === undefined ? undefined : createMetricsServer(metrics);
@@ -286,6 +326,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     database,
     metrics,
     sandbox,
+    requestLog: requestLogWriter,
     async listen() {
       if (metricsServer && config.metricsPort !== undefined) {
         await new Promise<void>((resolve, reject) => {
@@ -299,6 +340,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       const port = await server.listen(config.port, config.host);
       await webhookWorker.start();
       sandbox.start();
+      requestLogWriter?.start();
       return port;
     },
     async stop() {
@@ -306,6 +348,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       metricsServer?.close();
       await server.close(config.shutdownTimeoutMs);
       await sandbox.stop();
+      // After the server has closed: every answered request's entry is written.
+      await requestLogWriter?.stop();
       // Deliveries in flight get the same grace; any left unanswered are sent again later.
       await webhookWorker.stop(config.shutdownTimeoutMs);
       transport.close();

@@ -69,6 +69,15 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Test (sandbox) leads older than this many days are deleted. */
   readonly sandboxRetentionDays: number;
+  /** The request log (request-log/): on or off, how long entries are kept, how often providers may read it. */
+  readonly requestLog: {
+    /** REQUEST_LOG_ENABLED (default true). */
+    readonly enabled: boolean;
+    /** REQUEST_LOG_RETENTION_DAYS (default 30). */
+    readonly retentionDays: number;
+    /** REQUEST_LOG_READS_PER_MINUTE: a provider's reads of its log and stats, apart from its API limits. */
+    readonly readsPerMinute: number;
+  };
   /** Lead intake (intake/): the broker's calendar and the duplicate check. */
   readonly intake: {
     /** BUSINESS_TIMEZONE (IANA): days, weeks, months, schedules and "yesterday". */
@@ -238,6 +247,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
     sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
+    requestLog: {
+      enabled: bool("REQUEST_LOG_ENABLED", true),
+      retentionDays: int("REQUEST_LOG_RETENTION_DAYS", 30, 1, 3650),
+      readsPerMinute: int("REQUEST_LOG_READS_PER_MINUTE", 60, 1, 100_000),
+    },
     intake: {
       businessTimezone: timeZone(str("BUSINESS_TIMEZONE"), problems),
       duplicateWindowDays: int("DUPLICATE_WINDOW_DAYS", 30, 1, 365),

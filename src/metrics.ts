@@ -88,6 +88,11 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
+  const requestLogDropped = new Counter({
+    name: "lead_provider_request_log_dropped_total",
+    help: "Request-log entries dropped (the oldest first) because the in-memory queue was full or could not be written.",
+    registers: [registry],
+  });
   const { webhookQueue } = sources;
   if (webhookQueue) {
     // One query answers both gauges; a scrape reads it once.
@@ -149,6 +154,7 @@ export function createMetrics(sources: MetricsSources) {
     leadCreated: () => leadsCreated.inc(),
     rateLimited: (window: string) => rateLimited.inc({ window }),
     failedOpen: () => failOpen.inc(),
+    requestLogDropped: (n: number) => requestLogDropped.inc(n),
   };
 }
 

@@ -4,10 +4,13 @@
  * timing only: never headers, bodies or query strings (keys, JWTs, emails and phones stay out).
  */
 
+import { RPC_CODES } from "./edge/http-status.ts";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
+import { type RequestNote, startNote } from "./edge/request-note.ts";
 import type { Logger } from "./logger.ts";
 import { type Metrics, serveMetrics } from "./metrics.ts";
 import { assignRequestId } from "./request-id.ts";
+import { outcomeOf, type RequestLogEntry } from "./request-log/request-log.ts";
 import type { AnyRequest, AnyResponse, Handler } from "./server.ts";
 
 const RPC_PATH = /^\/leadprovider\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
@@ -109,13 +112,103 @@ function servedByFastPath(res: object): boolean {
   return (res as Record<symbol, unknown>)[FAST_PATH] === true;
 }
 
+/** Where observe.ts sends each Public API request's log entry (request-log/request-log.writer.ts). */
+export interface RequestLogSink {
+  record(entry: RequestLogEntry): void;
+  readonly clientAddress: (req: AnyRequest) => string | undefined;
+  readonly now: () => Date;
+}
+
+const PUBLIC_REST = "/api/v1/public";
+const PUBLIC_RPC = "/leadprovider.v1.PublicLeadService/";
+/** Reading the log and the stats is not itself logged: polling them would fill the log with itself. */
+const UNRECORDED =
+  /^\/api\/v1\/public\/(requests|stats)(\/|$)|^\/leadprovider\.v1\.PublicLeadService\/(ListRequests|GetRequest|GetStats)$/;
+
+function isPublic(path: string): boolean {
+  return (
+    (path === PUBLIC_REST || path.startsWith(`${PUBLIC_REST}/`) || path.startsWith(PUBLIC_RPC)) &&
+    !UNRECORDED.test(path)
+  );
+}
+
+/** The grpc-status a gRPC answer's trailers carried (HTTP/2 only); undefined when none was sent. */
+function sentGrpcStatus(res: AnyResponse): number | undefined {
+  const stream = (res as { stream?: { sentTrailers?: Record<string, string> } }).stream;
+  const status = stream?.sentTrailers?.["grpc-status"];
+  return status === undefined ? undefined : Number(status);
+}
+
+function stringField(body: unknown, key: string, max: number): string | undefined {
+  if (body === null || typeof body !== "object") return undefined;
+  const v = (body as Record<string, unknown>)[key];
+  return typeof v === "string" && v.length > 0 && v.length <= max ? v : undefined;
+}
+
+/** The log entry of a finished Public API request, from its note (edge/request-note.ts) and answer. */
+function logEntry(
+  req: AnyRequest,
+  res: AnyResponse,
+  note: RequestNote,
+  at: { requestId: string; createdAt: Date; durationMs: number; route: string; protocol: string; path: string },
+  clientIp: string | undefined,
+): RequestLogEntry {
+  const rest = at.protocol === "rest";
+  const problem = note.problem;
+  let status = res.statusCode;
+  let rpcCode: string | null = null;
+  if (!rest) {
+    if (problem) status = problem.status;
+    else if (note.rpcCode === "ok") status = note.successStatus ?? 200;
+    else {
+      // Refused by the protocol layer before any handler (a malformed message, an unknown method).
+      const code = sentGrpcStatus(res);
+      const row = code === undefined ? undefined : RPC_CODES[code];
+      if (row) status = row[1];
+      rpcCode = row?.[0] ?? null;
+    }
+    rpcCode = note.rpcCode ?? rpcCode;
+  }
+  const code = problem?.code ?? (status >= 400 && rpcCode !== null ? rpcCode : null);
+  const provider = note.provider;
+  const authorization = provider ? req.headers.authorization : undefined;
+  const userAgent = req.headers["user-agent"];
+  const body = note.body === undefined ? ((req as { body?: unknown }).body ?? null) : note.body;
+  return {
+    requestId: at.requestId,
+    createdAt: at.createdAt,
+    providerId: provider?.providerId ?? null,
+    livemode: provider?.livemode ?? null,
+    operation: rest ? `${req.method} ${at.route === "unmatched" ? at.path.slice(0, 200) : at.route}` : at.path.slice(1),
+    protocol: at.protocol,
+    status,
+    rpcCode,
+    outcome: outcomeOf(status, code),
+    code,
+    detail: problem?.detail ?? null,
+    errors: problem?.errors ?? [],
+    externalId: note.externalId ?? stringField(body, "external_id", 128) ?? null,
+    leadId: note.leadId ?? null,
+    durationMs: at.durationMs,
+    clientIp: clientIp ?? null,
+    keyHint: typeof authorization === "string" && authorization.length > 12 ? authorization.slice(-4) : null,
+    userAgent: typeof userAgent === "string" ? userAgent.slice(0, 256) : null,
+    requestBody: typeof body === "object" ? body : null,
+  };
+}
+
 export function createObservedHandler(
   inner: Handler,
   logger: Logger,
   metrics: Metrics,
-  options: { readonly metricsToken: string | undefined; readonly routes: readonly string[] },
+  options: {
+    readonly metricsToken: string | undefined;
+    readonly routes: readonly string[];
+    /** Records every Public API request (REQUEST_LOG_ENABLED); absent: nothing is recorded. */
+    readonly requestLog?: RequestLogSink | undefined;
+  },
 ): Handler {
-  const { metricsToken } = options;
+  const { metricsToken, requestLog } = options;
   const routeLabel = createRouteLabeler(options.routes);
   // The access log line is built only when it is written (LOG_LEVEL=info or lower).
   const logInfo = logger.isLevelEnabled("info");
@@ -127,11 +220,19 @@ export function createObservedHandler(
     const requestId = assignRequestId(req, res);
     for (const k in COMMON_HEADERS) res.setHeader(k, COMMON_HEADERS[k] as string);
     const started = process.hrtime.bigint();
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    const note = requestLog && isPublic(path) ? startNote(req) : undefined;
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeLabel(req);
       const protocol = protocolOf(req);
       metrics.observe(route, req.method ?? "", res.statusCode, protocol, seconds);
+      if (note && requestLog) {
+        const at = { requestId, createdAt: requestLog.now(), durationMs: seconds * 1000, route, protocol, path };
+        requestLog.record(logEntry(req, res, note, at, requestLog.clientAddress(req)));
+      }
       if (logInfo) {
         const line = { request_id: requestId, method: req.method, route, protocol, status: res.statusCode };
         logger.info(

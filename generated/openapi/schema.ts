@@ -190,6 +190,96 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/public/requests/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your requests (request log)
+     * @description What the service received from you and how it answered, newest first: every Public API
+     *     request your key made over REST, gRPC, gRPC-Web or Connect, accepted or refused (400s and
+     *     429s included), with its `request_id` (the `X-Request-Id` you got), the problem's `code`
+     *     and `errors`, the lead it created or read, and the body as received with personal data
+     *     masked (names to their first letter, email to its first character and domain, phone to
+     *     its last four digits, `consent.ip_address` to its /24 or /48). A test key sees test
+     *     requests, a live key live ones. Entries appear within about a second of the answer and
+     *     are kept `REQUEST_LOG_RETENTION_DAYS` (30) days; reading the log and stats is not itself
+     *     recorded. Counted against its own limit (`REQUEST_LOG_READS_PER_MINUTE`, 60 a minute),
+     *     never against your API rate limits, so a throttled integration can still see why.
+     *     Pages by cursor (`page_size`, `page_token` → `next_page_token`); filters `outcome`,
+     *     `code`, `status`, `external_id`, `created_after`, `created_before`.
+     */
+    get: operations["listRequests"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/requests/{request_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+        request_id: components["parameters"]["RequestId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Get one of your requests by request id
+     * @description The request-log entry of the request that got this `X-Request-Id` (the `request_id` of
+     *     any problem body), if it was yours and of your key's mode; the newest one if you sent
+     *     the same `X-Request-Id` twice. Same limit as the list.
+     */
+    get: operations["getRequest"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/stats/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your outcome statistics
+     * @description What became of your leads, per business day, ISO week (from Monday) or month in the
+     *     broker's time zone (`BUSINESS_TIMEZONE`, named in `timezone`), for your key's mode:
+     *     `submitted` (create requests: accepted plus refused), `accepted` (leads stored, flagged
+     *     duplicates included), `rejected` by problem code (`outside_criteria`, `duplicate_lead`,
+     *     `validation_error`, `rate_limited`, …), `duplicates` (flagged), `quoted` and `ordered`
+     *     (of the leads accepted in the period, those that have reached QUOTE and ORDER so far),
+     *     `quote_rate` and `order_rate` (of accepted), and the median hours from creation to QUOTE
+     *     and from QUOTE to ORDER. `totals` covers the whole range. Without `group_by` every period
+     *     of the range has a row; with `group_by=sub_id` one row per period and sub-source that
+     *     has any (`""` for leads sent without one). `from` and `to` are business dates, inclusive
+     *     (default: the last 30 days); a daily series covers at most 400 days. With
+     *     `Accept: text/csv` the same numbers come as CSV (RFC 4180, a header row, one row per
+     *     period and group, one `rejected_<code>` column per code). Refusals are counted from the
+     *     request log (see the list above: a crash may lose the last second of them); leads from
+     *     the leads themselves. Same limit as the request log.
+     */
+    get: operations["getStats"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/lead_providers/": {
     parameters: {
       query?: never;
@@ -619,6 +709,79 @@ export interface paths {
      *     position.
      */
     get: operations["listAuditLog"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/requests/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Search the request log across providers
+     * @description Every provider's Public API requests, newest first, paged by cursor, as providers see
+     *     their own (personal data masked) plus `provider_id`; requests refused before a key named
+     *     a provider (401, or 429 for an address that failed too often) have `provider_id` null and
+     *     are found by `client_ip`. Filters: those of the provider's list, plus `provider_id`,
+     *     `livemode`, `request_id` (paste the `request_id` of a provider's error) and `client_ip`.
+     *     Requires the admin-only position.
+     */
+    get: operations["searchRequests"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/requests/{request_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+        request_id: components["parameters"]["RequestId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Get any request by request id
+     * @description The request-log entry of the request that got this `X-Request-Id`, whoever sent it (the
+     *     newest, if the same id was sent twice), with `provider_id`. Requires the admin-only
+     *     position.
+     */
+    get: operations["getAdminRequest"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/stats/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Outcome statistics across providers
+     * @description The provider's `stats` for any provider (`provider_id`) or all of them, live unless
+     *     `livemode=false`, with `group_by=provider` (one row per period and provider, with its
+     *     `provider_name`) or `group_by=sub_id`. Answers CSV with `Accept: text/csv`. Requires the
+     *     admin-only position.
+     */
+    get: operations["getAdminStats"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2104,6 +2267,162 @@ export interface components {
       live: components["schemas"]["ModeUsage"];
       test: components["schemas"]["ModeUsage"];
     };
+    /**
+     * @description One Public API request as the service received and answered it. Personal data in
+     *     `request_body` is masked: `first_name` and `last_name` to their first letter and `…`,
+     *     `email` to its first character, `***@` and its domain, `phone_number` to `…` and its last
+     *     four digits, `consent.ip_address` to its /24 (IPv4) or /48 (IPv6).
+     */
+    RequestLogEntry: {
+      /**
+       * @description The `X-Request-Id` of the answer.
+       * @example 0f1e2d3c-4b5a-4697-8877-665544332211
+       */
+      request_id: string;
+      /**
+       * Format: date-time
+       * @description When the answer was sent.
+       */
+      created_at: string;
+      /**
+       * @description `METHOD /path/template/` for REST, `package.Service/Method` for RPC.
+       * @example POST /api/v1/public/leads/
+       * @example leadprovider.v1.PublicLeadService/CreateLead
+       */
+      operation: string;
+      /** @enum {string} */
+      protocol: "rest" | "grpc" | "grpc-web" | "connect";
+      /**
+       * @description The HTTP status; for RPC the status the REST edge gives the same answer (201 for a created lead).
+       * @example 400
+       */
+      status: number;
+      /**
+       * @description RPC only, the status code the call ended with (`ok`, `invalid_argument`, `resource_exhausted`, …).
+       * @example invalid_argument
+       */
+      rpc_code: string | null;
+      /** @enum {string} */
+      outcome: "accepted" | "rejected" | "rate_limited" | "failed";
+      /**
+       * @description The problem's `code`; null when accepted.
+       * @example invalid_zip
+       */
+      code: string | null;
+      /** @description The problem's `detail`; null when accepted. */
+      detail: string | null;
+      /** @description The problem's field errors (empty when none). */
+      errors: components["schemas"]["FieldError"][];
+      /** @description The lead's external_id the request named (in its body or path), if any. */
+      external_id: string | null;
+      /** @description The lead the request created or read (or, for `duplicate_external_id`, the existing one). */
+      lead_id: number | null;
+      /** @description Time from the request's arrival to the answer, in milliseconds. */
+      duration_ms: number;
+      /** @description The key's mode; null when no key named a provider. */
+      livemode: boolean | null;
+      /** @description The client's address (behind TRUST_PROXY, the forwarded one). */
+      client_ip: string | null;
+      /**
+       * @description The last four characters of the key used; null when no key named a provider.
+       * @example Uy0q
+       */
+      key_hint: string | null;
+      /** @description The User-Agent header (first 256 characters). */
+      user_agent: string | null;
+      /** @description The body as received (the RPC message in its JSON form), masked; null for a read or a body that was not JSON. */
+      request_body: {
+        [key: string]: unknown;
+      } | null;
+    };
+    /** @description A request-log entry with the provider it belongs to. */
+    AdminRequestLogEntry: components["schemas"]["RequestLogEntry"] & {
+      /**
+       * @description Null for a request refused before a key named a provider.
+       * @example 7
+       */
+      provider_id: number | null;
+    };
+    /** @description One page of the request log, newest first. */
+    RequestLogList: {
+      results: components["schemas"]["RequestLogEntry"][];
+      /** @description Pass as `page_token` for the next page; null on the last page. */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @description The next page's URL with the same filters; null on the last page.
+       */
+      next: string | null;
+    };
+    /** @description One page of the request log across providers, newest first. */
+    AdminRequestLogList: {
+      results: components["schemas"]["AdminRequestLogEntry"][];
+      next_page_token: string | null;
+      /** Format: uri-reference */
+      next: string | null;
+    };
+    /** @description What became of the leads of one period and group, or of the whole range. */
+    StatsOutcomes: {
+      /** @description Create requests, accepted plus refused. */
+      submitted: number;
+      /** @description Leads stored (flagged duplicates included). */
+      accepted: number;
+      /**
+       * @description Refused create requests by problem code.
+       * @example {
+       *       "outside_criteria": 3,
+       *       "duplicate_lead": 1,
+       *       "validation_error": 7
+       *     }
+       */
+      rejected: {
+        [key: string]: number;
+      };
+      /** @description Accepted leads flagged as duplicates. */
+      duplicates: number;
+      /** @description Accepted leads that have reached QUOTE (so far). */
+      quoted: number;
+      /** @description Accepted leads that have reached ORDER (so far). */
+      ordered: number;
+      /** @description quoted / accepted (4 decimals); null when nothing was accepted. */
+      quote_rate: number | null;
+      /** @description ordered / accepted (4 decimals); null when nothing was accepted. */
+      order_rate: number | null;
+      /** @description Median hours from creation to QUOTE of the quoted leads; null when none. */
+      median_hours_to_quote: number | null;
+      /** @description Median hours from QUOTE to ORDER of the ordered leads; null when none. */
+      median_hours_to_order: number | null;
+    };
+    StatsRow: {
+      /**
+       * Format: date
+       * @description The period's first day (a week starts on Monday).
+       */
+      period: string;
+      /** @description The sub_id (`""` for none) or provider id of the row; null when not grouped. */
+      group: string | null;
+      /** @description With `group_by=provider`, the provider's name. */
+      provider_name?: string;
+    } & components["schemas"]["StatsOutcomes"];
+    /** @description Outcome statistics of one mode over a range of business days. */
+    Stats: {
+      /** Format: date */
+      from: string;
+      /** Format: date */
+      to: string;
+      /** @enum {string} */
+      granularity: "day" | "week" | "month";
+      /** @enum {string|null} */
+      group_by: "sub_id" | "provider" | null;
+      livemode: boolean;
+      /**
+       * @description BUSINESS_TIMEZONE, the zone days are counted in.
+       * @example America/New_York
+       */
+      timezone: string;
+      periods: components["schemas"]["StatsRow"][];
+      totals: components["schemas"]["StatsOutcomes"];
+    };
     /** @description A lead with its provider. */
     AdminLead: components["schemas"]["Lead"] & {
       /** @example 7 */
@@ -2417,6 +2736,16 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description No request with this id is in your log (of your key's mode), or it is past the retention. */
+    RequestNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description No provider with this id. */
     ProviderNotFound: {
       headers: {
@@ -2543,6 +2872,35 @@ export interface components {
     WebhookSignature: string;
     /** @description Entries per page. */
     AdminPageSize: number;
+    /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+    RequestId: string;
+    /** @description Only entries of the request answered with this `X-Request-Id`. */
+    RequestIdFilter: string;
+    /** @description Only requests from this client address (behind TRUST_PROXY, the forwarded one). */
+    ClientIpFilter: string;
+    /** @description Only live (`true`) or only test (`false`) entries; both when absent (stats: live when absent). */
+    LivemodeFilter: boolean;
+    /**
+     * @description Only requests with this outcome: `accepted` (answered 2xx), `rejected` (4xx other than the
+     *     rate limit), `rate_limited` (429 `rate_limited`) or `failed` (5xx).
+     */
+    OutcomeFilter: "accepted" | "rejected" | "rate_limited" | "failed";
+    /** @description Only requests answered with this problem `code` (e.g. `outside_criteria`, `invalid_zip`). */
+    CodeFilter: string;
+    /** @description Only requests answered with this HTTP status (for RPC, the status REST gives the same answer). */
+    StatusFilter: number;
+    /** @description Only requests about this `external_id` (sent in the body, or read by it). */
+    ExternalIdFilter: string;
+    /** @description The first business day of the range (YYYY-MM-DD, in `BUSINESS_TIMEZONE`); default 29 days before `to`. */
+    StatsFrom: string;
+    /** @description The last business day of the range, inclusive; default today. */
+    StatsTo: string;
+    /** @description One row per `day` (default), ISO `week` (from Monday) or calendar `month`. */
+    Granularity: "day" | "week" | "month";
+    /** @description `sub_id`: one row per period and sub-source. */
+    StatsGroupBy: "sub_id";
+    /** @description `provider` (one row per period and provider) or `sub_id`. */
+    AdminStatsGroupBy: "provider" | "sub_id";
     /** @description Only this provider's entries. */
     ProviderIdFilter: number;
     /** @description Only entries created before this instant. */
@@ -2772,6 +3130,124 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["EventList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listRequests: {
+    parameters: {
+      query?: {
+        /** @description Entries per page. */
+        page_size?: components["parameters"]["AdminPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /**
+         * @description Only requests with this outcome: `accepted` (answered 2xx), `rejected` (4xx other than the
+         *     rate limit), `rate_limited` (429 `rate_limited`) or `failed` (5xx).
+         */
+        outcome?: components["parameters"]["OutcomeFilter"];
+        /** @description Only requests answered with this problem `code` (e.g. `outside_criteria`, `invalid_zip`). */
+        code?: components["parameters"]["CodeFilter"];
+        /** @description Only requests answered with this HTTP status (for RPC, the status REST gives the same answer). */
+        status?: components["parameters"]["StatusFilter"];
+        /** @description Only requests about this `external_id` (sent in the body, or read by it). */
+        external_id?: components["parameters"]["ExternalIdFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of your request log. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RequestLogList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getRequest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+        request_id: components["parameters"]["RequestId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The entry. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RequestLogEntry"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      404: components["responses"]["RequestNotFound"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getStats: {
+    parameters: {
+      query?: {
+        /** @description The first business day of the range (YYYY-MM-DD, in `BUSINESS_TIMEZONE`); default 29 days before `to`. */
+        from?: components["parameters"]["StatsFrom"];
+        /** @description The last business day of the range, inclusive; default today. */
+        to?: components["parameters"]["StatsTo"];
+        /** @description One row per `day` (default), ISO `week` (from Monday) or calendar `month`. */
+        granularity?: components["parameters"]["Granularity"];
+        /** @description `sub_id`: one row per period and sub-source. */
+        group_by?: components["parameters"]["StatsGroupBy"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series and its totals. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Stats"];
+          "text/csv": string;
         };
       };
       400: components["responses"]["QueryValidationFailed"];
@@ -3410,6 +3886,133 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["AuditList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  searchRequests: {
+    parameters: {
+      query?: {
+        /** @description Entries per page. */
+        page_size?: components["parameters"]["AdminPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only this provider's entries. */
+        provider_id?: components["parameters"]["ProviderIdFilter"];
+        /** @description Only live (`true`) or only test (`false`) entries; both when absent (stats: live when absent). */
+        livemode?: components["parameters"]["LivemodeFilter"];
+        /** @description Only entries of the request answered with this `X-Request-Id`. */
+        request_id?: components["parameters"]["RequestIdFilter"];
+        /** @description Only requests from this client address (behind TRUST_PROXY, the forwarded one). */
+        client_ip?: components["parameters"]["ClientIpFilter"];
+        /**
+         * @description Only requests with this outcome: `accepted` (answered 2xx), `rejected` (4xx other than the
+         *     rate limit), `rate_limited` (429 `rate_limited`) or `failed` (5xx).
+         */
+        outcome?: components["parameters"]["OutcomeFilter"];
+        /** @description Only requests answered with this problem `code` (e.g. `outside_criteria`, `invalid_zip`). */
+        code?: components["parameters"]["CodeFilter"];
+        /** @description Only requests answered with this HTTP status (for RPC, the status REST gives the same answer). */
+        status?: components["parameters"]["StatusFilter"];
+        /** @description Only requests about this `external_id` (sent in the body, or read by it). */
+        external_id?: components["parameters"]["ExternalIdFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of the request log. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AdminRequestLogList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getAdminRequest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+        request_id: components["parameters"]["RequestId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The entry. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AdminRequestLogEntry"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["RequestNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getAdminStats: {
+    parameters: {
+      query?: {
+        /** @description The first business day of the range (YYYY-MM-DD, in `BUSINESS_TIMEZONE`); default 29 days before `to`. */
+        from?: components["parameters"]["StatsFrom"];
+        /** @description The last business day of the range, inclusive; default today. */
+        to?: components["parameters"]["StatsTo"];
+        /** @description One row per `day` (default), ISO `week` (from Monday) or calendar `month`. */
+        granularity?: components["parameters"]["Granularity"];
+        /** @description `provider` (one row per period and provider) or `sub_id`. */
+        group_by?: components["parameters"]["AdminStatsGroupBy"];
+        /** @description Only this provider's entries. */
+        provider_id?: components["parameters"]["ProviderIdFilter"];
+        /** @description Only live (`true`) or only test (`false`) entries; both when absent (stats: live when absent). */
+        livemode?: components["parameters"]["LivemodeFilter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series and its totals. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Stats"];
+          "text/csv": string;
         };
       };
       400: components["responses"]["QueryValidationFailed"];

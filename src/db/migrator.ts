@@ -12,6 +12,7 @@ import * as m0004 from "./migrations/0004-sandbox.ts";
 import * as m0005 from "./migrations/0005-backoffice.ts";
 import * as m0006 from "./migrations/0006-hardening.ts";
 import * as m0007 from "./migrations/0007-intake.ts";
+import * as m0008 from "./migrations/0008-request-log.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0005-backoffice": m0005,
   "0006-hardening": m0006,
   "0007-intake": m0007,
+  "0008-request-log": m0008,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -79,6 +79,9 @@ export interface LeadsTable {
   source_url: string | null;
   consent: ColumnType<unknown, string | null, string | null>;
   duplicate: ColumnType<unknown, string | null, string | null>;
+  /** Migration 0008: when the lead first reached QUOTE and ORDER (stats). */
+  quoted_at: ColumnType<Date | null, never, Date | null>;
+  ordered_at: ColumnType<Date | null, never, Date | null>;
 }
 
 export interface VehiclesTable {
@@ -156,6 +159,40 @@ export interface WebhookDeliveriesTable {
   created_at: Timestamp;
 }
 
+/** Migration 0008: one row per Public API request (request-log/request-log.ts). */
+export interface RequestLogTable {
+  id: Generated<number>;
+  request_id: string;
+  created_at: Date;
+  provider_id: number | null;
+  livemode: boolean | null;
+  operation: string;
+  protocol: string;
+  status: number;
+  rpc_code: string | null;
+  outcome: string;
+  code: string | null;
+  detail: string | null;
+  errors: ColumnType<unknown, string | null, string | null>;
+  external_id: string | null;
+  lead_id: number | null;
+  duration_ms: number;
+  client_ip: string | null;
+  key_hint: string | null;
+  user_agent: string | null;
+  request_body: ColumnType<unknown, string | null, string | null>;
+}
+
+/** Migration 0008: create-lead requests per business day, provider, mode, sub_id and code ('' = accepted). */
+export interface RequestOutcomesDailyTable {
+  provider_id: number;
+  livemode: boolean;
+  day: string;
+  sub_id: string;
+  code: string;
+  requests: number;
+}
+
 export interface Database {
   states: StatesTable;
   providers: ProvidersTable;
@@ -167,4 +204,6 @@ export interface Database {
   lead_events: LeadEventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  request_log: RequestLogTable;
+  request_outcomes_daily: RequestOutcomesDailyTable;
 }

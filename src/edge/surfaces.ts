@@ -25,6 +25,12 @@ export interface Surface {
   readonly caller: CallerRule;
   /** Counted against the calling provider's per-minute and per-day limits. */
   readonly rateLimited: boolean;
+  /**
+   * Operations counted against their own small limit instead (REQUEST_LOG_READS_PER_MINUTE): REST
+   * paths under the prefix and RPC method names. A provider's request log and stats stay readable
+   * while it is throttled.
+   */
+  readonly ownLimit?: { readonly restPaths: readonly string[]; readonly rpcMethods: readonly string[] };
 }
 
 export const SURFACES: readonly Surface[] = [
@@ -34,6 +40,7 @@ export const SURFACES: readonly Surface[] = [
     rpcServices: ["leadprovider.v1.PublicLeadService"],
     caller: "provider_key",
     rateLimited: true,
+    ownLimit: { restPaths: ["/requests/", "/stats/"], rpcMethods: ["ListRequests", "GetRequest", "GetStats"] },
   },
   {
     name: "management",
@@ -72,6 +79,15 @@ export function surfaceOfService(typeName: string): Surface | undefined {
   return BY_SERVICE.get(typeName);
 }
 
+/** Whether an operation of the surface (a REST path under its prefix, or an RPC method name) has its own limit. */
+export function hasOwnLimit(surface: Surface, operation: { restPath?: string; rpcMethod?: string }): boolean {
+  const own = surface.ownLimit;
+  if (!own) return false;
+  if (operation.rpcMethod !== undefined) return own.rpcMethods.includes(operation.rpcMethod);
+  const path = operation.restPath ?? "";
+  return own.restPaths.some((p) => path === p.slice(0, -1) || path.startsWith(p));
+}
+
 /** The verified caller of a request. */
 export type Caller =
   | { readonly kind: "provider"; readonly provider: ProviderPrincipal }
@@ -85,8 +101,11 @@ export interface Gate {
     authorization: string | null | undefined,
     clientIp: string | undefined,
   ): Promise<Caller>;
-  /** Admits the request against the surface's limits: the quota to report, or throws rate_limited. */
-  limit(surface: Surface, caller: Caller): Promise<Quota | undefined>;
+  /**
+   * Admits the request against the surface's limits (or, for an operation with its own limit,
+   * against that): the quota to report, or throws rate_limited.
+   */
+  limit(surface: Surface, caller: Caller, ownLimit?: boolean): Promise<Quota | undefined>;
 }
 
 export function createGate(auth: Authenticator, admission: Admission): Gate {
@@ -103,8 +122,9 @@ export function createGate(auth: Authenticator, admission: Admission): Gate {
           return { kind: "jwt", jwt: await auth.internal(authorization, clientIp) };
       }
     },
-    async limit(surface, caller) {
+    async limit(surface, caller, ownLimit = false) {
       if (!surface.rateLimited || caller.kind !== "provider") return undefined;
+      if (ownLimit) return admission.reads(caller.provider.providerId, caller.provider.livemode);
       return admission.provider(caller.provider.providerId, caller.provider, caller.provider.livemode);
     },
   };

@@ -554,6 +554,9 @@ export async function applyTransition(db: Db, t: Transition): Promise<Date> {
       lead_status: t.leadStatus,
       updated_at: sql<Date>`now()`,
       ...(t.from !== t.to && { state_changed_at: sql<Date>`now()` }),
+      // When it first reached QUOTE or ORDER (stats); a lead moved back and forth keeps the first.
+      ...(t.from !== t.to && t.to === "QUOTE" && { quoted_at: sql<Date>`coalesce(quoted_at, now())` }),
+      ...(t.from !== t.to && t.to === "ORDER" && { ordered_at: sql<Date>`coalesce(ordered_at, now())` }),
     })
     .where("id", "=", t.leadId)
     .returning("updated_at as changed_at")

@@ -1,6 +1,7 @@
 /** Public Lead API over REST: JSON ↔ the lead service. */
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
+import { noteLead, noteOf } from "../edge/request-note.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
@@ -114,13 +115,18 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
     LEADS_PATH,
     operation("createLead", async (req, res) => {
       const created = await leads.create(providerOf(res), req.body);
+      noteLead(req, created.lead);
       res.status(201).location(leadLocation(created.lead.externalId)).json(createdLeadJson(created));
     }),
   );
   router.get(
     `${LEADS_PATH}:external_id/`,
     operation("getLead", async (req, res) => {
-      res.json(leadJson(await leads.get(providerOf(res), req.params.external_id)));
+      const note = noteOf(req);
+      if (note) note.externalId = req.params.external_id;
+      const lead = await leads.get(providerOf(res), req.params.external_id);
+      noteLead(req, lead);
+      res.json(leadJson(lead));
     }),
   );
   router.get(

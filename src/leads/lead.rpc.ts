@@ -137,7 +137,7 @@ export function leadMessage(lead: Lead): LeadMessage {
 /** The lead methods of PublicLeadService (its events are in events/event.rpc.ts). */
 export function createPublicLeadRpc(
   leads: LeadService,
-): Omit<ServiceImpl<typeof PublicLeadService>, "listEvents" | "getIntakeRules"> {
+): Pick<ServiceImpl<typeof PublicLeadService>, "createLead" | "getLead" | "listLeads"> {
   return {
     async createLead(req, ctx) {
       const { lead, warnings } = await leads.create(providerOf(ctx), createLeadInput(req));

@@ -18,6 +18,12 @@ export interface Admission {
    * preflight, a health probe) costs nothing.
    */
   guardAuth<T>(clientIp: string | undefined, presented: boolean, attempt: () => Promise<T>): Promise<T>;
+  /**
+   * Admits one read of the provider's request log or stats: counted in its own bucket (per mode)
+   * against `readsPerMinute`, never against the provider's API limits, so a throttled provider
+   * can still see why.
+   */
+  reads(providerId: number, livemode: boolean): Quota | Promise<Quota>;
   /** Where the provider's counters of one mode stand now (nothing is taken). */
   usage(providerId: number, livemode: boolean): ReturnType<RateLimiter["usage"]>;
 }
@@ -27,28 +33,41 @@ const bucketOf = (providerId: number, livemode: boolean) =>
 
 export interface AdmissionOptions {
   readonly authFailuresPerMinute: number;
+  /** REQUEST_LOG_READS_PER_MINUTE (a day allows 24 hours of it). */
+  readonly readsPerMinute?: number;
   readonly onRejected?: (reason: WindowName | "auth_failures") => void;
 }
 
 export function createAdmission(limiter: RateLimiter, options: AdmissionOptions): Admission {
+  const readsPerMinute = options.readsPerMinute ?? 60;
+  const readLimits: Limits = { perMinute: readsPerMinute, perDay: readsPerMinute * 1440 };
+
+  function admit(bucket: string, limits: Limits, what: string): Quota | Promise<Quota> {
+    const decision = limiter.admit(bucket, limits);
+    // In process the decision is at hand: no promise is made for it.
+    return decision instanceof Promise ? decision.then(settle) : settle(decision);
+
+    function settle({ admitted, quota }: Decision): Quota {
+      if (admitted) return quota;
+      const window = quota.window ?? "minute";
+      const retryAfterSeconds = quota.resetSeconds ?? 60;
+      const limit = window === "minute" ? limits.perMinute : limits.perDay;
+      options.onRejected?.(window);
+      throw new DomainError(
+        "rate_limited",
+        `rate limit of ${limit} ${what} per ${window} exceeded; retry in ${retryAfterSeconds} s`,
+        { code: "rate_limited", window, retryAfterSeconds, quota },
+      );
+    }
+  }
+
   return {
     provider(providerId, limits, livemode = true) {
-      const decision = limiter.admit(bucketOf(providerId, livemode), limits);
-      // In process the decision is at hand: no promise is made for it.
-      return decision instanceof Promise ? decision.then(settle) : settle(decision);
+      return admit(bucketOf(providerId, livemode), limits, "requests");
+    },
 
-      function settle({ admitted, quota }: Decision): Quota {
-        if (admitted) return quota;
-        const window = quota.window ?? "minute";
-        const retryAfterSeconds = quota.resetSeconds ?? 60;
-        const limit = window === "minute" ? limits.perMinute : limits.perDay;
-        options.onRejected?.(window);
-        throw new DomainError(
-          "rate_limited",
-          `rate limit of ${limit} requests per ${window} exceeded; retry in ${retryAfterSeconds} s`,
-          { code: "rate_limited", window, retryAfterSeconds, quota },
-        );
-      }
+    reads(providerId, livemode) {
+      return admit(`reads:${bucketOf(providerId, livemode)}`, readLimits, "reads of the request log and stats");
     },
 
     usage(providerId, livemode) {

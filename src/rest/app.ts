@@ -7,7 +7,8 @@ import express, { type Request, type RequestHandler, type Response } from "expre
 import * as OpenApiValidator from "express-openapi-validator";
 import type { ClientAddress } from "../edge/client-address.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
-import { type Gate, SURFACES, type Surface } from "../edge/surfaces.ts";
+import { noteCaller } from "../edge/request-note.ts";
+import { type Gate, hasOwnLimit, SURFACES, type Surface } from "../edge/surfaces.ts";
 import type { FieldViolation } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Readiness } from "../readiness.ts";
@@ -44,13 +45,15 @@ function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress): Re
     // Handed over by the fast path (rest/fast-path.ts), which has been through this gate already.
     const handoff = handoffOf(req);
     if (handoff) {
+      if (handoff.caller) noteCaller(req, handoff.caller);
       if (handoff.error !== undefined) throw handoff.error;
       res.locals.caller = handoff.caller;
       return next();
     }
     const caller = await gate.authenticate(surface, req.get("authorization"), clientAddress(req));
     res.locals.caller = caller;
-    const quota = await gate.limit(surface, caller);
+    noteCaller(req, caller);
+    const quota = await gate.limit(surface, caller, hasOwnLimit(surface, { restPath: req.path }));
     if (quota) for (const [k, v] of Object.entries(rateLimitHeaders(quota))) res.setHeader(k, v);
     next();
   };

@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import etag from "etag";
 import type { ClientAddress } from "../edge/client-address.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
+import { noteCaller, noteLead, noteOf } from "../edge/request-note.ts";
 import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
 import { createdLeadJson, LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
 import type { LeadService } from "../leads/lead.service.ts";
@@ -102,6 +103,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
   /** Authenticates and admits; the caller and quota, with the quota's headers set. */
   const admit = async (req: IncomingMessage, res: ServerResponse): Promise<{ caller: Caller; quota?: Quota }> => {
     const caller = await gate.authenticate(surface, req.headers.authorization, deps.clientAddress(req));
+    noteCaller(req, caller);
     const quota = await gate.limit(surface, caller);
     if (quota) {
       const headers = rateLimitHeaders(quota);
@@ -129,8 +131,12 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
   async function getLead(req: IncomingMessage, res: ServerResponse, externalId: string): Promise<void> {
     let admitted: { caller: Caller; quota?: Quota } | undefined;
     try {
+      const note = noteOf(req);
+      if (note) note.externalId = externalId;
       admitted = await admit(req, res);
-      const body = leadJson(await leads.get(providerOf(admitted.caller), externalId));
+      const lead = await leads.get(providerOf(admitted.caller), externalId);
+      noteLead(req, lead);
+      const body = leadJson(lead);
       if (deps.validateResponses && !deps.schemas.lead(body))
         return handOver(req, res, { ...admitted, error: OFF_CONTRACT });
       send(res, 200, JSON.stringify(body));
@@ -149,12 +155,15 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
       if (!req.complete) return; // the client went away mid-body: nothing to answer
       return handOver(req, res, { error: MALFORMED });
     }
+    const note = noteOf(req);
+    if (note) note.body = parsed;
     let admitted: { caller: Caller; quota?: Quota } | undefined;
     try {
       admitted = await admit(req, res);
       // A body the contract rejects: the validator words the rejection (after this same gate).
       if (!deps.schemas.leadCreate(parsed)) return handOver(req, res, admitted, parsed);
       const created = await leads.create(providerOf(admitted.caller), parsed);
+      noteLead(req, created.lead);
       const body = createdLeadJson(created);
       if (deps.validateResponses && !deps.schemas.leadCreated(body)) {
         return handOver(req, res, { ...admitted, error: OFF_CONTRACT }, parsed);

@@ -4,24 +4,13 @@
  * the OpenAPI validator throw before a handler runs.
  */
 import type { ErrorRequestHandler, Request, Response } from "express";
+import { HTTP } from "../edge/http-status.ts";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
-import { asDomainError, DomainError, describeViolations, type ErrorKind, type FieldViolation } from "../errors.ts";
+import { noteOf } from "../edge/request-note.ts";
+import { asDomainError, DomainError, describeViolations, type FieldViolation } from "../errors.ts";
 import { duplicateJson } from "../leads/lead.rest.ts";
 import { errorForLog, type Logger } from "../logger.ts";
-
-/** One row per error kind: HTTP status and problem title. */
-const HTTP: Readonly<Record<ErrorKind, { readonly status: number; readonly title: string }>> = {
-  invalid_argument: { status: 400, title: "Invalid request" },
-  duplicate: { status: 400, title: "Duplicate" }, // the spec maps a duplicate external_id to 400, not 409
-  unauthenticated: { status: 401, title: "Unauthenticated" },
-  permission_denied: { status: 403, title: "Forbidden" },
-  not_found: { status: 404, title: "Not found" },
-  failed_precondition: { status: 409, title: "Conflict with current state" },
-  rate_limited: { status: 429, title: "Too many requests" },
-  unavailable: { status: 503, title: "Service unavailable" },
-  internal: { status: 500, title: "Internal server error" },
-};
 
 /** The challenge sent with every 401, for API keys and JWTs alike. */
 const BEARER_CHALLENGE = 'Bearer realm="lead-provider-api", error="invalid_token"';
@@ -38,6 +27,12 @@ export interface Problem {
 
 export function sendProblem(req: Request, res: Response, p: Problem): void {
   for (const [k, v] of Object.entries(p.headers ?? {})) res.setHeader(k, v);
+  const note = noteOf(req);
+  if (note) {
+    note.problem = { status: p.status, code: p.code, detail: p.detail, errors: p.errors };
+    const existing = p.extra?.existing_lead as { id?: number } | undefined;
+    if (existing?.id !== undefined) note.leadId = existing.id;
+  }
   const requestId = res.getHeader("X-Request-Id");
   res
     .status(p.status)

@@ -1,6 +1,7 @@
 /** Per-request values that travel from the interceptors to the handlers, and their readers. */
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
+import type { RequestNote } from "../edge/request-note.ts";
 import type { Caller } from "../edge/surfaces.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 
@@ -9,6 +10,9 @@ export const callerKey = createContextKey<Caller | undefined>(undefined, {
 });
 export const quotaKey = createContextKey<Quota | undefined>(undefined, {
   description: "the caller's rate-limit quota after admission",
+});
+export const noteKey = createContextKey<RequestNote | undefined>(undefined, {
+  description: "the request-log note of a Public API call (edge/request-note.ts)",
 });
 export const clientIpKey = createContextKey<string | undefined>(undefined, {
   description: "the address of the connected client",

@@ -15,7 +15,7 @@
  */
 
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import {
@@ -26,6 +26,7 @@ import {
 } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import type { ClientAddress } from "../edge/client-address.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
+import { noteCaller, noteLead, noteOf } from "../edge/request-note.ts";
 import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
 import { DomainError } from "../errors.ts";
 import { createLeadInput, leadMessage } from "../leads/lead.rpc.ts";
@@ -34,6 +35,7 @@ import { errorForLog, type Logger } from "../logger.ts";
 import { markFastPath } from "../observe.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 import { toConnectError } from "./errors.ts";
+import { noteRpcFailure } from "./interceptors.ts";
 
 export interface GrpcFastPathDeps {
   readonly gate: Gate;
@@ -92,26 +94,43 @@ export function createGrpcFastPath(
 
   async function call(req: Http2ServerRequest, body: Buffer): Promise<{ outcome: Outcome; quota?: Quota }> {
     let quota: Quota | undefined;
+    const note = noteOf(req);
     try {
       const bytes = unaryMessage(body, req.url);
       const isGet = req.url === GET;
       const getRequest = isGet ? parse(() => fromBinary(GetLeadRequestSchema, bytes)) : undefined;
       const createRequest = isGet ? undefined : parse(() => fromBinary(CreateLeadRequestSchema, bytes));
+      if (note) {
+        // The request as received, in its JSON form (request-log/request-log.ts masks it).
+        note.body = getRequest
+          ? toJson(GetLeadRequestSchema, getRequest, { useProtoFieldName: true })
+          : toJson(CreateLeadRequestSchema, createRequest as never, { useProtoFieldName: true });
+        if (getRequest) note.externalId = getRequest.externalId;
+      }
       const caller: Caller = await gate.authenticate(surface, req.headers.authorization, deps.clientAddress(req));
+      noteCaller(req, caller);
       quota = await gate.limit(surface, caller);
       if (caller.kind !== "provider") throw new Error("the public surface admitted a caller without a key");
       if (getRequest) {
         const lead = await leads.get(caller.provider, getRequest.externalId);
+        noteLead(req, lead);
+        if (note) note.rpcCode = "ok";
         const message = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(lead) }));
         return { outcome: { message }, quota };
       }
       const { lead, warnings } = await leads.create(caller.provider, createLeadInput(createRequest as never));
+      noteLead(req, lead);
+      if (note) {
+        note.rpcCode = "ok";
+        note.successStatus = 201;
+      }
       const message = toBinary(
         CreateLeadResponseSchema,
         create(CreateLeadResponseSchema, { lead: leadMessage(lead), warnings: warnings.map((w) => ({ ...w })) }),
       );
       return { outcome: { message }, quota };
     } catch (error) {
+      if (note) noteRpcFailure(note, error);
       return quota ? { outcome: { error }, quota } : { outcome: { error } };
     }
   }

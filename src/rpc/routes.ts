@@ -9,7 +9,13 @@ import { ProviderService } from "../../generated/proto/leadprovider/v1/provider_
 import { PublicLeadService } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import type { Gate } from "../edge/surfaces.ts";
 import type { Logger } from "../logger.ts";
-import { assertSurfaces, authInterceptor, errorsInterceptor, limitsInterceptor } from "./interceptors.ts";
+import {
+  assertSurfaces,
+  authInterceptor,
+  errorsInterceptor,
+  limitsInterceptor,
+  requestLogInterceptor,
+} from "./interceptors.ts";
 
 export interface RpcDeps {
   readonly gate: Gate;
@@ -24,7 +30,12 @@ export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void 
   const services = [PublicLeadService, ProviderService, CommonService, LeadWorkflowService];
   assertSurfaces(services.map((s) => s.typeName));
   const options = {
-    interceptors: [errorsInterceptor(deps.logger), authInterceptor(deps.gate), limitsInterceptor(deps.gate)],
+    interceptors: [
+      errorsInterceptor(deps.logger),
+      requestLogInterceptor(),
+      authInterceptor(deps.gate),
+      limitsInterceptor(deps.gate),
+    ],
   };
   return (router) => {
     router.service(PublicLeadService, deps.publicLeads, options);

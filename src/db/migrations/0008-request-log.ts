@@ -1,0 +1,81 @@
+import { type Kysely, sql } from "kysely";
+
+// Issue 23 (request log and outcome analytics).
+//
+// `request_log` holds one row per Public API request (request-log/request-log.ts says what is in
+// it and how personal data is masked). It is written off the request path in batches, so it has no
+// foreign keys (a batch never waits on a provider row's lock) and is deleted by age
+// (REQUEST_LOG_RETENTION_DAYS) in small batches. Indexes: a provider's requests of one mode by
+// time (the Public API list), all requests by time (the back office, retention), request id,
+// external_id and client address (the back office's lookups).
+//
+// `request_outcomes_daily` counts create-lead requests per business day, provider, mode, sub_id
+// and outcome code ('' for accepted); the batch that writes the log rows adds to it in the same
+// transaction, so `stats` never scans the log. It outlives the log's retention (one row per
+// provider, day, sub-source and code).
+//
+// Leads remember when they first reached QUOTE and ORDER (stats: quote and order rates and the
+// median hours between), set by the same statement that moves them; existing leads get them from
+// their state history.
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    create table request_log (
+      id bigint generated always as identity primary key,
+      request_id text not null,
+      created_at timestamptz not null,
+      provider_id bigint,
+      livemode boolean,
+      operation text not null,
+      protocol text not null,
+      status smallint not null,
+      rpc_code text,
+      outcome text not null check (outcome in ('accepted', 'rejected', 'rate_limited', 'failed')),
+      code text,
+      detail text,
+      errors jsonb,
+      external_id text,
+      lead_id bigint,
+      duration_ms real not null,
+      client_ip text,
+      key_hint text,
+      user_agent text,
+      request_body jsonb
+    )`.execute(db);
+  await sql`create index request_log_provider_idx on request_log (provider_id, livemode, created_at desc, id desc)`.execute(
+    db,
+  );
+  await sql`create index request_log_created_idx on request_log (created_at desc, id desc)`.execute(db);
+  await sql`create index request_log_request_id_idx on request_log (request_id)`.execute(db);
+  await sql`create index request_log_external_id_idx on request_log (external_id, created_at desc) where external_id is not null`.execute(
+    db,
+  );
+  await sql`create index request_log_client_ip_idx on request_log (client_ip, created_at desc)`.execute(db);
+
+  await sql`
+    create table request_outcomes_daily (
+      provider_id bigint not null,
+      livemode boolean not null,
+      day date not null,
+      sub_id text not null default '',
+      code text not null default '',
+      requests integer not null,
+      primary key (provider_id, livemode, day, sub_id, code)
+    )`.execute(db);
+  await sql`create index request_outcomes_daily_day_idx on request_outcomes_daily (livemode, day)`.execute(db);
+
+  await sql`alter table leads add column quoted_at timestamptz, add column ordered_at timestamptz`.execute(db);
+  await sql`
+    update leads l set
+      quoted_at = (select min(h.changed_at) from lead_state_history h where h.lead_id = l.id and h.to_state = 'QUOTE'),
+      ordered_at = (select min(h.changed_at) from lead_state_history h where h.lead_id = l.id and h.to_state = 'ORDER')
+    where l.state <> 'LEAD'`.execute(db);
+  // Stats across providers read one mode's leads by creation time.
+  await sql`create index leads_mode_created_idx on leads (livemode, created_at)`.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop index leads_mode_created_idx`.execute(db);
+  await sql`alter table leads drop column quoted_at, drop column ordered_at`.execute(db);
+  await sql`drop table request_outcomes_daily`.execute(db);
+  await sql`drop table request_log`.execute(db);
+}

@@ -1,0 +1,265 @@
+/** All SQL about the request log and its daily outcome counts. */
+import { type Kysely, sql } from "kysely";
+import type { Database } from "../db/schema.ts";
+import type { FieldViolation } from "../errors.ts";
+import type { LeadOwner } from "../leads/lead.ts";
+import type { Outcome, RequestLogEntry, StoredRequestLogEntry } from "./request-log.ts";
+
+type Db = Kysely<Database>;
+
+/** One day's create-lead requests of a provider, mode, sub-source and outcome code ('' = accepted). */
+export interface OutcomeCount {
+  readonly providerId: number;
+  readonly livemode: boolean;
+  readonly day: string;
+  readonly subId: string;
+  readonly code: string;
+  readonly requests: number;
+}
+
+/**
+ * Stores a batch of entries and adds its create-lead outcomes to the daily counts, in one
+ * transaction: the counts never include an entry the log lost, or miss one it kept.
+ */
+export async function insertEntries(
+  db: Db,
+  entries: readonly RequestLogEntry[],
+  counts: readonly OutcomeCount[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("request_log")
+      .values(
+        entries.map((e) => ({
+          request_id: e.requestId,
+          created_at: e.createdAt,
+          provider_id: e.providerId,
+          livemode: e.livemode,
+          operation: e.operation,
+          protocol: e.protocol,
+          status: e.status,
+          rpc_code: e.rpcCode,
+          outcome: e.outcome,
+          code: e.code,
+          detail: e.detail,
+          errors: e.errors.length > 0 ? JSON.stringify(e.errors) : null,
+          external_id: e.externalId,
+          lead_id: e.leadId,
+          duration_ms: e.durationMs,
+          client_ip: e.clientIp,
+          key_hint: e.keyHint,
+          user_agent: e.userAgent,
+          request_body: e.requestBody === null || e.requestBody === undefined ? null : JSON.stringify(e.requestBody),
+        })),
+      )
+      .execute();
+    if (counts.length === 0) return;
+    // Sorted by key, so two instances adding to the same rows lock them in the same order.
+    await trx
+      .insertInto("request_outcomes_daily")
+      .values(
+        counts.map((c) => ({
+          provider_id: c.providerId,
+          livemode: c.livemode,
+          day: c.day,
+          sub_id: c.subId,
+          code: c.code,
+          requests: c.requests,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(["provider_id", "livemode", "day", "sub_id", "code"])
+          .doUpdateSet({ requests: sql<number>`request_outcomes_daily.requests + excluded.requests` }),
+      )
+      .execute();
+  });
+}
+
+export interface EntryFilter {
+  readonly outcome?: Outcome | undefined;
+  readonly code?: string | undefined;
+  readonly status?: number | undefined;
+  readonly externalId?: string | undefined;
+  readonly createdAfter?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  /** Entries after this one in the list's order (newest first). */
+  readonly after?: { readonly createdAt: Date; readonly id: number } | undefined;
+}
+
+export interface AdminEntryFilter extends EntryFilter {
+  readonly providerId?: number | undefined;
+  readonly livemode?: boolean | undefined;
+  readonly requestId?: string | undefined;
+  readonly clientIp?: string | undefined;
+}
+
+const COLUMNS = [
+  "id",
+  "request_id",
+  "created_at",
+  "provider_id",
+  "livemode",
+  "operation",
+  "protocol",
+  "status",
+  "rpc_code",
+  "outcome",
+  "code",
+  "detail",
+  "errors",
+  "external_id",
+  "lead_id",
+  "duration_ms",
+  "client_ip",
+  "key_hint",
+  "user_agent",
+  "request_body",
+] as const;
+
+type Row = {
+  id: number | string;
+  request_id: string;
+  created_at: Date;
+  provider_id: number | string | null;
+  livemode: boolean | null;
+  operation: string;
+  protocol: string;
+  status: number;
+  rpc_code: string | null;
+  outcome: string;
+  code: string | null;
+  detail: string | null;
+  errors: unknown;
+  external_id: string | null;
+  lead_id: number | string | null;
+  duration_ms: number;
+  client_ip: string | null;
+  key_hint: string | null;
+  user_agent: string | null;
+  request_body: unknown;
+};
+
+function entryOf(row: Row): StoredRequestLogEntry {
+  return {
+    id: Number(row.id),
+    requestId: row.request_id,
+    createdAt: row.created_at,
+    providerId: row.provider_id === null ? null : Number(row.provider_id),
+    livemode: row.livemode,
+    operation: row.operation,
+    protocol: row.protocol,
+    status: row.status,
+    rpcCode: row.rpc_code,
+    outcome: row.outcome as Outcome,
+    code: row.code,
+    detail: row.detail,
+    errors: (row.errors as FieldViolation[] | null) ?? [],
+    externalId: row.external_id,
+    leadId: row.lead_id === null ? null : Number(row.lead_id),
+    durationMs: row.duration_ms,
+    clientIp: row.client_ip,
+    keyHint: row.key_hint,
+    userAgent: row.user_agent,
+    requestBody: row.request_body ?? null,
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: one filter builder serves the provider's and the admin's query
+function applyFilter(query: any, f: EntryFilter): any {
+  let q = query;
+  if (f.outcome !== undefined) q = q.where("outcome", "=", f.outcome);
+  if (f.code !== undefined) q = q.where("code", "=", f.code);
+  if (f.status !== undefined) q = q.where("status", "=", f.status);
+  if (f.externalId !== undefined) q = q.where("external_id", "=", f.externalId);
+  if (f.createdAfter !== undefined) q = q.where("created_at", ">", f.createdAfter);
+  if (f.createdBefore !== undefined) q = q.where("created_at", "<", f.createdBefore);
+  if (f.after !== undefined) {
+    const { createdAt, id } = f.after;
+    q = q.where(sql`(created_at, id)`, "<", sql`(${createdAt}, ${id})`);
+  }
+  return q.orderBy("created_at", "desc").orderBy("id", "desc");
+}
+
+/** One page of a provider's own entries of one mode, newest first (request_log_provider_idx). */
+export async function listProviderEntries(
+  db: Db,
+  owner: LeadOwner,
+  filter: EntryFilter,
+  limit: number,
+): Promise<StoredRequestLogEntry[]> {
+  const base = db
+    .selectFrom("request_log")
+    .select(COLUMNS)
+    .where("provider_id", "=", owner.providerId)
+    .where("livemode", "=", owner.livemode);
+  const rows: Row[] = await applyFilter(base, filter).limit(limit).execute();
+  return rows.map(entryOf);
+}
+
+/** The newest entry with this request id among a provider's own of one mode. */
+export async function findProviderEntry(
+  db: Db,
+  owner: LeadOwner,
+  requestId: string,
+): Promise<StoredRequestLogEntry | undefined> {
+  const row = await db
+    .selectFrom("request_log")
+    .select(COLUMNS)
+    .where("request_id", "=", requestId)
+    .where("provider_id", "=", owner.providerId)
+    .where("livemode", "=", owner.livemode)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row && entryOf(row as Row);
+}
+
+/**
+ * One page of every provider's entries, newest first. A provider's entries of both modes are read
+ * as two index ranges merged (request_log_provider_idx is by provider and mode), not sorted whole.
+ */
+export async function listEntries(db: Db, filter: AdminEntryFilter, limit: number): Promise<StoredRequestLogEntry[]> {
+  const one = (livemode: boolean | undefined) => {
+    let q = db.selectFrom("request_log").select(COLUMNS);
+    if (filter.providerId !== undefined) q = q.where("provider_id", "=", filter.providerId);
+    if (livemode !== undefined) q = q.where("livemode", "=", livemode);
+    if (filter.requestId !== undefined) q = q.where("request_id", "=", filter.requestId);
+    if (filter.clientIp !== undefined) q = q.where("client_ip", "=", filter.clientIp);
+    return applyFilter(q, filter).limit(limit);
+  };
+  if (filter.providerId !== undefined && filter.livemode === undefined) {
+    const [live, test] = await Promise.all([one(true).execute(), one(false).execute()]);
+    const rows = [...(live as Row[]), ...(test as Row[])].sort(
+      (a, b) => b.created_at.getTime() - a.created_at.getTime() || Number(b.id) - Number(a.id),
+    );
+    return rows.slice(0, limit).map(entryOf);
+  }
+  const rows: Row[] = await one(filter.livemode).execute();
+  return rows.map(entryOf);
+}
+
+/** The newest entry with this request id, whoever sent it. */
+export async function findEntry(db: Db, requestId: string): Promise<StoredRequestLogEntry | undefined> {
+  const row = await db
+    .selectFrom("request_log")
+    .select(COLUMNS)
+    .where("request_id", "=", requestId)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row && entryOf(row as Row);
+}
+
+/** Deletes up to `batch` entries older than `before`; how many it deleted. */
+export async function deleteEntriesBefore(db: Db, before: Date, batch: number): Promise<number> {
+  const result = await db
+    .deleteFrom("request_log")
+    .where("id", "in", (eb) =>
+      eb.selectFrom("request_log").select("id").where("created_at", "<", before).orderBy("created_at").limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

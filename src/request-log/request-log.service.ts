@@ -1,0 +1,131 @@
+/**
+ * Reading the request log: a provider reads its own entries of its key's mode; administrators
+ * read everyone's, including requests refused before a key named a provider.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { DomainError, throwIfViolations } from "../errors.ts";
+import { Fields, type RawId } from "../fields.ts";
+import type { LeadOwner } from "../leads/lead.ts";
+import type { Page } from "../paging.ts";
+import { readPageRequest } from "../paging.ts";
+import {
+  type AdminEntryFilter,
+  type EntryFilter,
+  findEntry,
+  findProviderEntry,
+  listEntries,
+  listProviderEntries,
+} from "./request-log.repository.ts";
+import { OUTCOMES, type Outcome, type StoredRequestLogEntry } from "./request-log.ts";
+
+export interface RequestLogQuery {
+  readonly pageSize?: number | undefined;
+  readonly pageToken?: string | undefined;
+  readonly outcome?: string | undefined;
+  readonly code?: string | undefined;
+  readonly status?: number | undefined;
+  readonly externalId?: string | undefined;
+  readonly createdAfter?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+}
+
+export interface AdminRequestLogQuery extends RequestLogQuery {
+  readonly providerId?: RawId | undefined;
+  readonly livemode?: boolean | undefined;
+  readonly requestId?: string | undefined;
+  readonly clientIp?: string | undefined;
+}
+
+export const REQUEST_LOG_PAGE = { defaultSize: 25, maxSize: 100 } as const;
+
+const CURSOR = /^(\d{13,16})\.([1-9][0-9]{0,18})$/;
+
+/** The page token: the last entry's time (ms) and row id, base64url; it names a position, not a provider. */
+export function encodeEntryCursor(e: { readonly createdAt: Date; readonly id: number }): string {
+  return Buffer.from(`${e.createdAt.getTime()}.${e.id}`).toString("base64url");
+}
+
+function readCursor(f: Fields, token: string | undefined): EntryFilter["after"] {
+  if (token === undefined || token === "") return undefined;
+  const text = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
+  const m = CURSOR.exec(text);
+  const id = m ? Number(m[2]) : Number.NaN;
+  if (!m || !Number.isSafeInteger(id)) {
+    f.add("page_token", "invalid_format", "page_token is not a token this service issued");
+    return undefined;
+  }
+  return { createdAt: new Date(Number(m[1])), id };
+}
+
+function readFilter(f: Fields, q: RequestLogQuery): EntryFilter & { size: number } {
+  const { size } = readPageRequest(f, { pageSize: q.pageSize }, REQUEST_LOG_PAGE);
+  const after = readCursor(f, q.pageToken);
+  const outcome = f.oneOf({ outcome: q.outcome }, "outcome", OUTCOMES, false) as Outcome | undefined;
+  const code = f.text({ code: q.code }, "code", { max: 64 });
+  const status = q.status === undefined ? undefined : f.integer({ status: q.status }, "status", 100, 599);
+  const externalId = f.text({ external_id: q.externalId }, "external_id", { max: 128 });
+  const createdAfter = f.instant(q.createdAfter, "created_after");
+  const createdBefore = f.instant(q.createdBefore, "created_before");
+  return { size, after, outcome, code, status, externalId, createdAfter, createdBefore };
+}
+
+function page(rows: StoredRequestLogEntry[], size: number): Page<StoredRequestLogEntry> {
+  const items = rows.slice(0, size);
+  const last = items.at(-1);
+  return { items, nextPageToken: rows.length > size && last ? encodeEntryCursor(last) : "" };
+}
+
+function requestIdOf(f: Fields, raw: string): string {
+  return f.text({ request_id: raw }, "request_id", { max: 128, required: true }) ?? "";
+}
+
+function noEntry(requestId: string): DomainError {
+  return new DomainError("not_found", `no request ${requestId} in the request log`, { code: "request_not_found" });
+}
+
+export type RequestLogService = ReturnType<typeof createRequestLogService>;
+
+export function createRequestLogService(db: Kysely<Database>) {
+  return {
+    /** The provider's own entries of the key's mode, newest first. */
+    async list(owner: LeadOwner, q: RequestLogQuery): Promise<Page<StoredRequestLogEntry>> {
+      const f = new Fields();
+      const { size, ...filter } = readFilter(f, q);
+      throwIfViolations(f.violations);
+      return page(await listProviderEntries(db, owner, filter, size + 1), size);
+    },
+    /** One of the provider's own entries (of the key's mode) by request id; not_found otherwise. */
+    async get(owner: LeadOwner, rawRequestId: string): Promise<StoredRequestLogEntry> {
+      const f = new Fields();
+      const requestId = requestIdOf(f, rawRequestId);
+      throwIfViolations(f.violations);
+      const entry = await findProviderEntry(db, owner, requestId);
+      if (!entry) throw noEntry(requestId);
+      return entry;
+    },
+    /** Every provider's entries (and those of no provider), newest first. */
+    async listAll(q: AdminRequestLogQuery): Promise<Page<StoredRequestLogEntry>> {
+      const f = new Fields();
+      const { size, ...base } = readFilter(f, q);
+      const filter: AdminEntryFilter = {
+        ...base,
+        providerId: q.providerId === undefined ? undefined : f.id({ provider_id: q.providerId }, "provider_id"),
+        livemode: f.boolean({ livemode: q.livemode }, "livemode"),
+        requestId: f.text({ request_id: q.requestId }, "request_id", { max: 128 }),
+        clientIp: f.text({ client_ip: q.clientIp }, "client_ip", { max: 64 }),
+      };
+      throwIfViolations(f.violations);
+      return page(await listEntries(db, filter, size + 1), size);
+    },
+    /** Any entry by request id (the newest, if a caller sent the same X-Request-Id twice). */
+    async getAny(rawRequestId: string): Promise<StoredRequestLogEntry> {
+      const f = new Fields();
+      const requestId = requestIdOf(f, rawRequestId);
+      throwIfViolations(f.violations);
+      const entry = await findEntry(db, requestId);
+      if (!entry) throw noEntry(requestId);
+      return entry;
+    },
+  };
+}

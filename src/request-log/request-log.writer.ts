@@ -1,0 +1,157 @@
+/**
+ * Writes request-log entries off the request path. `record` only appends to a bounded in-memory
+ * queue; a timer flushes it in batches (every `flushMs`, at most a second) with one multi-row
+ * insert and the day's outcome counts in the same transaction. When the queue is full the oldest
+ * entries are dropped and counted (metric, and one log line a minute). A batch the database
+ * refuses goes back to the queue for the next flush (still bounded).
+ *
+ * The promise (README, docs/decisions.md): an entry is queryable within about `flushMs` of the
+ * answer; a process killed with SIGKILL loses at most the entries of its last `flushMs`; a clean
+ * stop flushes everything. The log never holds up or loses a lead: leads are written by the
+ * request itself, before it is answered.
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { businessToday } from "../intake/business-time.ts";
+import { errorForLog, type Logger } from "../logger.ts";
+import { deleteEntriesBefore, insertEntries, type OutcomeCount } from "./request-log.repository.ts";
+import { CREATE_OPERATIONS, maskBody, type RequestLogEntry, subIdOf } from "./request-log.ts";
+
+export interface RequestLogWriterOptions {
+  readonly db: Kysely<Database>;
+  readonly logger: Logger;
+  /** BUSINESS_TIMEZONE: the day an outcome is counted on. */
+  readonly zone: string;
+  readonly now?: () => Date;
+  readonly flushMs?: number;
+  readonly maxQueue?: number;
+  readonly batchSize?: number;
+  /** REQUEST_LOG_RETENTION_DAYS. */
+  readonly retentionDays: number;
+  readonly onDropped?: (n: number) => void;
+}
+
+export type RequestLogWriter = ReturnType<typeof createRequestLogWriter>;
+
+const PURGE_BATCH = 1000;
+const PURGE_EVERY_MS = 10 * 60_000;
+
+/** The daily outcome counts of a batch's create-lead requests (providers known only), sorted by key. */
+export function outcomeCounts(entries: readonly RequestLogEntry[], zone: string): OutcomeCount[] {
+  const counts = new Map<string, OutcomeCount>();
+  for (const e of entries) {
+    if (e.providerId === null || e.livemode === null || !CREATE_OPERATIONS.has(e.operation)) continue;
+    const day = businessToday(e.createdAt, zone);
+    const subId = subIdOf(e.requestBody);
+    const code = e.outcome === "accepted" ? "" : (e.code ?? e.outcome);
+    const key = JSON.stringify([e.providerId, e.livemode, day, subId, code]);
+    const c = counts.get(key);
+    counts.set(
+      key,
+      c
+        ? { ...c, requests: c.requests + 1 }
+        : { providerId: e.providerId, livemode: e.livemode, day, subId, code, requests: 1 },
+    );
+  }
+  return [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
+}
+
+export function createRequestLogWriter(options: RequestLogWriterOptions) {
+  const { db, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const flushMs = Math.min(options.flushMs ?? 500, 1000);
+  const maxQueue = options.maxQueue ?? 20_000;
+  const batchSize = options.batchSize ?? 500;
+  let queue: RequestLogEntry[] = [];
+  let dropped = 0;
+  let droppedSinceReport = 0;
+  let lastReport = 0;
+  let flushing: Promise<void> | undefined;
+  let flushTimer: NodeJS.Timeout | undefined;
+  let purgeTimer: NodeJS.Timeout | undefined;
+  let firstPurge: NodeJS.Timeout | undefined;
+
+  function drop(n: number): void {
+    dropped += n;
+    droppedSinceReport += n;
+    options.onDropped?.(n);
+    const t = Date.now();
+    if (t - lastReport >= 60_000) {
+      logger.warn({ dropped: droppedSinceReport }, "request log queue full: oldest entries dropped");
+      droppedSinceReport = 0;
+      lastReport = t;
+    }
+  }
+
+  function trim(): void {
+    const over = queue.length - maxQueue;
+    if (over > 0) {
+      queue.splice(0, over);
+      drop(over);
+    }
+  }
+
+  async function flushOnce(): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.splice(0, batchSize);
+      // Masked here, off the request path; the raw body is never stored.
+      const masked = batch.map((e) => ({ ...e, requestBody: maskBody(e.requestBody) }));
+      try {
+        await insertEntries(db, masked, outcomeCounts(batch, options.zone));
+      } catch (err) {
+        logger.warn({ err: errorForLog(err), entries: batch.length }, "could not write request log entries; retrying");
+        queue = [...batch, ...queue];
+        trim();
+        return;
+      }
+    }
+  }
+
+  return {
+    /** Appends an entry (never waits, never throws). */
+    record(entry: RequestLogEntry): void {
+      queue.push(entry);
+      if (queue.length > maxQueue) {
+        queue.shift();
+        drop(1);
+      }
+    },
+    /** Writes every queued entry now (tests, shutdown). */
+    flush(): Promise<void> {
+      flushing ??= flushOnce().finally(() => {
+        flushing = undefined;
+      });
+      return flushing;
+    },
+    /** Deletes entries older than the retention, in batches; how many it deleted. */
+    async purgeExpired(): Promise<number> {
+      const before = new Date(now().getTime() - options.retentionDays * 86_400_000);
+      let total = 0;
+      for (;;) {
+        const n = await deleteEntriesBefore(db, before, PURGE_BATCH);
+        total += n;
+        if (n < PURGE_BATCH) return total;
+      }
+    },
+    stats: () => ({ queued: queue.length, dropped }),
+    start(): void {
+      flushTimer = setInterval(() => void this.flush(), flushMs);
+      flushTimer.unref();
+      const purge = () =>
+        void this.purgeExpired().catch((err) =>
+          logger.warn({ err: errorForLog(err) }, "could not delete expired request log entries"),
+        );
+      purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+      purgeTimer.unref();
+      firstPurge = setTimeout(purge, 30_000);
+      firstPurge.unref();
+    },
+    async stop(): Promise<void> {
+      clearInterval(flushTimer);
+      clearInterval(purgeTimer);
+      clearTimeout(firstPurge);
+      await flushing;
+      await this.flush().catch((err) => logger.warn({ err: errorForLog(err) }, "could not write request log entries"));
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/** Outcome analytics over REST, as JSON or (Accept: text/csv) one CSV row per period and group. */
+import { type Request, type Response, Router } from "express";
+import type { components } from "../../generated/openapi/schema.ts";
+import type { RestFeature } from "../rest/feature.ts";
+import { operation, providerOf } from "../rest/typed.ts";
+import type { Outcomes, Stats, StatsService } from "./stats.service.ts";
+
+export const STATS_PATH = "/api/v1/public/stats/";
+export const ADMIN_STATS_PATH = "/api/v1/admin/stats/";
+
+type OutcomesJson = components["schemas"]["StatsOutcomes"];
+
+function outcomesJson(o: Outcomes): OutcomesJson {
+  return {
+    submitted: o.submitted,
+    accepted: o.accepted,
+    rejected: { ...o.rejected },
+    duplicates: o.duplicates,
+    quoted: o.quoted,
+    ordered: o.ordered,
+    quote_rate: o.quoteRate,
+    order_rate: o.orderRate,
+    median_hours_to_quote: o.medianHoursToQuote,
+    median_hours_to_order: o.medianHoursToOrder,
+  };
+}
+
+export function statsJson(s: Stats): components["schemas"]["Stats"] {
+  return {
+    from: s.from,
+    to: s.to,
+    granularity: s.granularity,
+    group_by: s.groupBy,
+    livemode: s.livemode,
+    timezone: s.timezone,
+    periods: s.rows.map((r) => ({
+      period: r.period,
+      group: r.group,
+      ...(r.providerName !== undefined && { provider_name: r.providerName }),
+      ...outcomesJson(r),
+    })),
+    totals: outcomesJson(s.totals),
+  };
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled; lines end CRLF. */
+function csvField(v: unknown): string {
+  const s = v === null || v === undefined ? "" : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+/** One row per period and group; one `rejected_<code>` column per refusal code seen in the range. */
+export function statsCsv(s: Stats): string {
+  const codes = Object.keys(s.totals.rejected).sort();
+  const grouped = s.groupBy !== null;
+  const header = [
+    "period",
+    ...(grouped ? [s.groupBy === "provider" ? "provider_id" : "sub_id"] : []),
+    ...(s.groupBy === "provider" ? ["provider_name"] : []),
+    "submitted",
+    "accepted",
+    "rejected",
+    ...codes.map((c) => `rejected_${c}`),
+    "duplicates",
+    "quoted",
+    "ordered",
+    "quote_rate",
+    "order_rate",
+    "median_hours_to_quote",
+    "median_hours_to_order",
+  ];
+  const lines = [header];
+  for (const r of s.rows) {
+    const rejected = Object.values(r.rejected).reduce((n, v) => n + v, 0);
+    lines.push([
+      r.period,
+      ...(grouped ? [r.group ?? ""] : []),
+      ...(s.groupBy === "provider" ? [r.providerName ?? ""] : []),
+      String(r.submitted),
+      String(r.accepted),
+      String(rejected),
+      ...codes.map((c) => String(r.rejected[c] ?? 0)),
+      String(r.duplicates),
+      String(r.quoted),
+      String(r.ordered),
+      r.quoteRate === null ? "" : String(r.quoteRate),
+      r.orderRate === null ? "" : String(r.orderRate),
+      r.medianHoursToQuote === null ? "" : String(r.medianHoursToQuote),
+      r.medianHoursToOrder === null ? "" : String(r.medianHoursToOrder),
+    ]);
+  }
+  return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");
+}
+
+function send(req: Pick<Request, "accepts">, res: Response, s: Stats, name: string): void {
+  if (req.accepts(["application/json", "text/csv"]) === "text/csv") {
+    res
+      .type("text/csv; charset=utf-8; header=present")
+      .attachment(`${name}-${s.from}-${s.to}-${s.granularity}.csv`)
+      .send(statsCsv(s));
+    return;
+  }
+  res.json(statsJson(s));
+}
+
+export function statsRoutes(stats: StatsService): RestFeature {
+  const router = Router();
+  router.get(
+    STATS_PATH,
+    operation("getStats", async (req, res) => {
+      const q = req.query;
+      const s = await stats.forProvider(providerOf(res), {
+        from: q.from,
+        to: q.to,
+        granularity: q.granularity,
+        groupBy: q.group_by,
+      });
+      send(req, res, s, s.livemode ? "stats" : "stats-test");
+    }),
+  );
+  router.get(
+    ADMIN_STATS_PATH,
+    operation("getAdminStats", async (req, res) => {
+      const q = req.query;
+      const s = await stats.forAdmin({
+        from: q.from,
+        to: q.to,
+        granularity: q.granularity,
+        groupBy: q.group_by,
+        providerId: q.provider_id,
+        livemode: q.livemode,
+      });
+      send(req, res, s, s.livemode ? "stats" : "stats-test");
+    }),
+  );
+  return { router };
+}

@@ -1,0 +1,408 @@
+/**
+ * Issue 23: the request log and outcome analytics, against a real server over REST, gRPC and
+ * Connect, on PGlite and (with TEST_DATABASE_URL) Postgres. Each provider sees its own entries of
+ * its key's mode within 2 s, personal data masked; administrators find any entry by request id;
+ * stats count exactly what the test did, as JSON, CSV and over gRPC; retention deletes old rows.
+ */
+import { Writable } from "node:stream";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LeadState } from "../generated/proto/leadprovider/v1/lead_pb.ts";
+import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_workflow_service_pb.ts";
+import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { businessToday } from "../src/intake/business-time.ts";
+import { createLogger } from "../src/logger.ts";
+import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { BACKENDS } from "./helpers/database.ts";
+import { bearer, connectClient } from "./helpers/grpc.ts";
+
+const LEADS = "/api/v1/public/leads/";
+const REQUESTS = "/api/v1/public/requests/";
+const ZONE = "America/New_York";
+const j = async (r: Response | Promise<Response>): Promise<Json> => (await (await r).json()) as Json;
+
+/** Personal data a test sends, which no log answer or log line may hold. */
+const PERSON = {
+  first_name: "Bartholomew",
+  last_name: "Quintanilla",
+  email: "bartholomew.quintanilla@example.com",
+  phone_number: "+1 (415) 555-0187",
+  consent: {
+    consent_text: "I agree to be contacted",
+    consented_at: "2026-11-01T10:00:00Z",
+    ip_address: "198.51.100.77",
+    page_url: "https://leads.example.com/form",
+  },
+};
+const RAW = ["Bartholomew", "Quintanilla", "bartholomew.quintanilla", "555-0187", "4155550187", "198.51.100.77"];
+
+describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
+  let t: TestApp;
+  let admin: string;
+  let a: { id: number; key: string };
+  let b: { id: number; key: string };
+  let aTest: string;
+  const lines: string[] = [];
+  let offsetMs = 0;
+
+  /** Polls the provider's log until `requestId` is in it; how long after `answeredAt` it appeared. */
+  async function seen(key: string, requestId: string, answeredAt: number): Promise<{ entry: Json; ms: number }> {
+    for (;;) {
+      const r = await t.call("GET", `${REQUESTS}${requestId}/`, { auth: key });
+      if (r.status === 200) return { entry: await r.json(), ms: Date.now() - answeredAt };
+      expect(r.status).toBe(404);
+      if (Date.now() - answeredAt > 5000) throw new Error(`${requestId} not in the log after 5 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(...String(chunk).split("\n").filter(Boolean));
+        done();
+      },
+    });
+    t = await startTestApp(
+      backend,
+      { JWT_WORKFLOW_VALUE: "DISPATCHER", BUSINESS_TIMEZONE: ZONE },
+      { logger: createLogger("debug", sink), now: () => new Date(Date.now() + offsetMs) },
+    );
+    admin = await t.token();
+    a = await t.provider(undefined, { rate_limit_per_minute: 5 });
+    b = await t.provider();
+    const issued = await t.call("POST", `/api/v1/lead_providers/${a.id}/generate_api_key/`, {
+      auth: admin,
+      body: { mode: "test" },
+    });
+    aTest = (await j(issued)).api_key;
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("records a refused, an accepted and a rate-limited request within 2 s, masked, for the provider alone", async () => {
+    const bad = leadBody({ ...PERSON, origin_zip: "00000", sub_id: "site-a" });
+    const refused = await t.call("POST", LEADS, { auth: a.key, body: bad });
+    expect(refused.status).toBe(400);
+    const problem = await j(refused);
+    const refusedAt = Date.now();
+    expect(problem.code).toBe("invalid_zip");
+
+    const good = leadBody({ ...PERSON, external_id: bad.external_id });
+    const accepted = await t.call("POST", LEADS, { auth: a.key, body: good });
+    expect(accepted.status).toBe(201);
+    const lead = await j(accepted);
+    const acceptedId = accepted.headers.get("x-request-id") as string;
+    const acceptedAt = Date.now();
+
+    // Use up the minute (limit 5: two creates, then reads), until a request is refused.
+    let limited: Response | undefined;
+    for (let i = 0; i < 6 && !limited; i += 1) {
+      const r = await t.call("GET", `${LEADS}${bad.external_id}/`, { auth: a.key });
+      if (r.status === 429) limited = r;
+    }
+    expect(limited?.status).toBe(429);
+    const limitedId = limited?.headers.get("x-request-id") as string;
+    const limitedAt = Date.now();
+
+    // The log is readable while the provider is throttled (its own limit).
+    const r1 = await seen(a.key, problem.request_id, refusedAt);
+    const r2 = await seen(a.key, acceptedId, acceptedAt);
+    const r3 = await seen(a.key, limitedId, limitedAt);
+    for (const { ms } of [r1, r2, r3]) expect(ms).toBeLessThan(2000);
+
+    expect(r1.entry).toMatchObject({
+      request_id: problem.request_id,
+      operation: "POST /api/v1/public/leads/",
+      protocol: "rest",
+      status: 400,
+      outcome: "rejected",
+      code: "invalid_zip",
+      external_id: bad.external_id,
+      lead_id: null,
+      livemode: true,
+      key_hint: a.key.slice(-4),
+      rpc_code: null,
+    });
+    expect(r1.entry.errors).toEqual(problem.errors);
+    expect(r1.entry.request_body).toMatchObject({
+      first_name: "B…",
+      last_name: "Q…",
+      email: "b***@example.com",
+      phone_number: "…0187",
+      origin_zip: "00000",
+      sub_id: "site-a",
+      consent: { ip_address: "198.51.100.0/24", consent_text: "I agree to be contacted" },
+    });
+    expect(r1.entry.duration_ms).toBeGreaterThan(0);
+    expect(r1.entry.client_ip).toBe("127.0.0.1");
+
+    expect(r2.entry).toMatchObject({ status: 201, outcome: "accepted", code: null, lead_id: lead.id, errors: [] });
+    expect(r3.entry).toMatchObject({
+      status: 429,
+      outcome: "rate_limited",
+      code: "rate_limited",
+      operation: "GET /api/v1/public/leads/{external_id}/",
+      external_id: bad.external_id,
+      request_body: null,
+    });
+
+    // Listed newest first, filtered.
+    const list = await j(t.call("GET", `${REQUESTS}?external_id=${bad.external_id}&page_size=100`, { auth: a.key }));
+    const ids = list.results.map((e: Json) => e.request_id);
+    expect(ids.indexOf(limitedId)).toBeLessThan(ids.indexOf(acceptedId));
+    expect(ids.indexOf(acceptedId)).toBeLessThan(ids.indexOf(problem.request_id));
+    const rejected = await j(t.call("GET", `${REQUESTS}?outcome=rejected&code=invalid_zip`, { auth: a.key }));
+    expect(rejected.results.map((e: Json) => e.request_id)).toEqual([problem.request_id]);
+    const byStatus = await j(t.call("GET", `${REQUESTS}?status=429`, { auth: a.key }));
+    expect(byStatus.results.map((e: Json) => e.request_id)).toContain(limitedId);
+    expect(byStatus.results.every((e: Json) => e.status === 429)).toBe(true);
+
+    // Another provider and the other mode see none of it; the same 404 as an unknown id.
+    const other = await t.call("GET", `${REQUESTS}${problem.request_id}/`, { auth: b.key });
+    expect(other.status).toBe(404);
+    expect((await j(other)).code).toBe("request_not_found");
+    expect((await t.call("GET", `${REQUESTS}${problem.request_id}/`, { auth: aTest })).status).toBe(404);
+    expect((await j(t.call("GET", `${REQUESTS}?page_size=100`, { auth: b.key }))).results).toEqual([]);
+    const testList = await j(t.call("GET", `${REQUESTS}?page_size=100`, { auth: aTest }));
+    expect(testList.results.map((e: Json) => e.request_id)).not.toContain(problem.request_id);
+
+    // An administrator finds it by the request id of the 400 body, with the provider.
+    const found = await j(t.call("GET", `/api/v1/admin/requests/?request_id=${problem.request_id}`, { auth: admin }));
+    expect(found.results).toHaveLength(1);
+    expect(found.results[0]).toMatchObject({ provider_id: a.id, code: "invalid_zip" });
+    const one = await j(t.call("GET", `/api/v1/admin/requests/${problem.request_id}/`, { auth: admin }));
+    expect(one).toMatchObject({ provider_id: a.id, request_id: problem.request_id, status: 400 });
+
+    // Nothing personal in any answer about the log, nor in any log line.
+    const answers = JSON.stringify([r1, r2, r3, list, found, one]);
+    for (const raw of RAW) expect(answers).not.toContain(raw);
+    for (const raw of RAW) expect(lines.join("\n")).not.toContain(raw);
+  });
+
+  it("keeps test requests apart and records 401s for administrators only, under the client address", async () => {
+    const r = await t.call("POST", LEADS, { auth: aTest, body: leadBody({ origin_zip: "00000" }) });
+    const testProblem = await j(r);
+    const { entry } = await seen(aTest, testProblem.request_id, Date.now());
+    expect(entry).toMatchObject({ livemode: false, code: "invalid_zip", key_hint: aTest.slice(-4) });
+    expect((await t.call("GET", `${REQUESTS}${testProblem.request_id}/`, { auth: a.key })).status).toBe(404);
+
+    const denied = await t.call("POST", LEADS, { auth: "lp_live_not-a-real-key-000000000000", body: leadBody() });
+    expect(denied.status).toBe(401);
+    const deniedId = (await j(denied)).request_id;
+    let adminEntry: Json | undefined;
+    for (let i = 0; i < 100 && !adminEntry; i += 1) {
+      const page = await j(
+        t.call("GET", `/api/v1/admin/requests/?client_ip=127.0.0.1&status=401&page_size=100`, { auth: admin }),
+      );
+      adminEntry = page.results.find((e: Json) => e.request_id === deniedId);
+      if (!adminEntry) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(adminEntry).toMatchObject({ provider_id: null, livemode: null, key_hint: null, outcome: "rejected" });
+    expect(adminEntry?.code).toBe("invalid_api_key");
+    for (const key of [a.key, b.key, aTest]) {
+      const page = await j(t.call("GET", `${REQUESTS}?status=401`, { auth: key }));
+      expect(page.results).toEqual([]);
+    }
+  });
+
+  it("records gRPC and Connect calls with the REST status and the RPC code; lists them over gRPC", async () => {
+    const client = connectClient(PublicLeadService, t.port, "grpc");
+    const body = leadBody({ ...PERSON, origin_zip: "00000" });
+    const err = (await client
+      .createLead(
+        {
+          externalId: body.external_id as string,
+          firstName: PERSON.first_name,
+          lastName: PERSON.last_name,
+          email: PERSON.email,
+          phoneNumber: PERSON.phone_number,
+          originZip: "00000",
+          estimatedShipDate: body.estimated_ship_date as string,
+          overseasType: 1,
+          shipVia: 1,
+          vehicles: [{ year: 2021, make: "Toyota", model: "Camry", type: 1, tariff: 950, deposit: 150 }],
+        },
+        bearer(b.key),
+      )
+      .catch((e: unknown) => e)) as ConnectError;
+    expect(err).toBeInstanceOf(ConnectError);
+    expect(err.code).toBe(Code.InvalidArgument);
+
+    let entries: Json[] = [];
+    for (let i = 0; i < 100 && entries.length === 0; i += 1) {
+      const page = await client.listRequests({ externalId: body.external_id as string }, bearer(b.key));
+      entries = page.requests as unknown as Json[];
+      if (entries.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(entries).toHaveLength(1);
+    const entry = entries[0] as Json;
+    expect(entry).toMatchObject({
+      operation: "leadprovider.v1.PublicLeadService/CreateLead",
+      protocol: "grpc",
+      status: 400,
+      rpcCode: "invalid_argument",
+      outcome: "rejected",
+      code: "invalid_zip",
+      keyHint: b.key.slice(-4),
+    });
+    expect(entry.requestBody).toMatchObject({ first_name: "B…", email: "b***@example.com", phone_number: "…0187" });
+    expect(JSON.stringify(entry.requestBody)).not.toContain("Quintanilla");
+
+    const got = await client.getRequest({ requestId: entry.requestId }, bearer(b.key));
+    expect(got.request?.code).toBe("invalid_zip");
+    const notMine = (await client.getRequest({ requestId: entry.requestId }, bearer(a.key)).catch((e) => e)) as ConnectError;
+    expect(notMine.code).toBe(Code.NotFound);
+
+    // A Connect call that succeeds: 200 and rpc_code ok.
+    const connect = connectClient(PublicLeadService, t.port, "connect");
+    await connect.getIntakeRules({}, bearer(b.key));
+    let ok: Json | undefined;
+    for (let i = 0; i < 100 && !ok; i += 1) {
+      const page = await j(t.call("GET", `${REQUESTS}?page_size=10`, { auth: b.key }));
+      ok = page.results.find((e: Json) => e.protocol === "connect");
+      if (!ok) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(ok).toMatchObject({
+      operation: "leadprovider.v1.PublicLeadService/GetIntakeRules",
+      status: 200,
+      rpc_code: "ok",
+      outcome: "accepted",
+    });
+  });
+
+  it("counts stats exactly per day and per sub_id, as JSON, CSV and over gRPC", async () => {
+    const p = await t.provider();
+    const today = businessToday(new Date(), ZONE);
+    let n = 0;
+    const create = (overrides: Json) => {
+      n += 1;
+      const email = `stats.${process.pid}.${Date.now()}.${n}@example.com`;
+      return t.call("POST", LEADS, { auth: p.key, body: leadBody({ email, ...overrides }) });
+    };
+    const ids: Record<string, number[]> = { a: [], b: [] };
+    for (const [sub, n] of [
+      ["a", 3],
+      ["b", 2],
+    ] as const) {
+      for (let i = 0; i < n; i += 1) {
+        const r = await create({ sub_id: `site-${sub}`, phone_number: `+1 212 555 0${sub === "a" ? 1 : 2}${i}0` });
+        expect(r.status).toBe(201);
+        ids[sub]?.push((await j(r)).id);
+      }
+    }
+    // Refused: two bad ZIPs on site-a, one bad email on site-b.
+    expect((await create({ sub_id: "site-a", origin_zip: "00000" })).status).toBe(400);
+    expect((await create({ sub_id: "site-a", origin_zip: "00000" })).status).toBe(400);
+    expect((await create({ sub_id: "site-b", email: "not-an-email" })).status).toBe(400);
+
+    const workflow = connectClient(LeadWorkflowService, t.port, "grpc");
+    const dispatcher = await t.token({ position: "DISPATCHER" }, { sub: "quote-engine" });
+    const move = (id: number, to: LeadState) =>
+      workflow.transitionLead({ leadId: BigInt(id), toState: to }, bearer(dispatcher));
+    // site-a: two quoted, one of them ordered; site-b: one quoted.
+    await move(ids.a?.[0] as number, LeadState.QUOTE);
+    await move(ids.a?.[0] as number, LeadState.ORDER);
+    await move(ids.a?.[1] as number, LeadState.QUOTE);
+    await move(ids.b?.[0] as number, LeadState.QUOTE);
+
+    const statsOf = async () => j(t.call("GET", `/api/v1/public/stats/?from=${today}&to=${today}`, { auth: p.key }));
+    let stats = await statsOf();
+    for (let i = 0; i < 100 && stats.totals.submitted < 8; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      stats = await statsOf();
+    }
+    expect(stats.periods).toHaveLength(1);
+    const expected = {
+      submitted: 8,
+      accepted: 5,
+      rejected: { invalid_zip: 2, validation_error: 1 },
+      duplicates: 0,
+      quoted: 3,
+      ordered: 1,
+      quote_rate: 0.6,
+      order_rate: 0.2,
+    };
+    expect(stats.periods[0]).toMatchObject({ period: today, group: null, ...expected });
+    expect(stats.totals).toMatchObject(expected);
+    expect(stats.totals.median_hours_to_quote).toBeGreaterThanOrEqual(0);
+    expect(stats.totals.median_hours_to_quote).toBeLessThan(0.1);
+    expect(stats).toMatchObject({ from: today, to: today, granularity: "day", livemode: true, timezone: ZONE });
+
+    const grouped = await j(
+      t.call("GET", `/api/v1/public/stats/?from=${today}&to=${today}&group_by=sub_id`, { auth: p.key }),
+    );
+    const bySub = Object.fromEntries(grouped.periods.map((r: Json) => [r.group, r]));
+    expect(bySub["site-a"]).toMatchObject({
+      submitted: 5,
+      accepted: 3,
+      rejected: { invalid_zip: 2 },
+      quoted: 2,
+      ordered: 1,
+    });
+    expect(bySub["site-b"]).toMatchObject({
+      submitted: 3,
+      accepted: 2,
+      rejected: { validation_error: 1 },
+      quoted: 1,
+      ordered: 0,
+      order_rate: 0,
+    });
+
+    const csv = await t.call("GET", `/api/v1/public/stats/?from=${today}&to=${today}&group_by=sub_id`, {
+      auth: p.key,
+      headers: { accept: "text/csv" },
+    });
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+    const rows = (await csv.text()).trimEnd().split("\r\n");
+    expect(rows[0]).toBe(
+      "period,sub_id,submitted,accepted,rejected,rejected_invalid_zip,rejected_validation_error,duplicates,quoted,ordered,quote_rate,order_rate,median_hours_to_quote,median_hours_to_order",
+    );
+    const csvA = rows.find((r) => r.startsWith(`${today},site-a,`))?.split(",");
+    expect(csvA?.slice(2, 10)).toEqual(["5", "3", "2", "2", "0", "0", "2", "1"]);
+    const csvB = rows.find((r) => r.startsWith(`${today},site-b,`))?.split(",");
+    expect(csvB?.slice(2, 10)).toEqual(["3", "2", "1", "0", "1", "0", "1", "0"]);
+
+    // The same numbers over gRPC; and another provider's stats hold none of them.
+    const client = connectClient(PublicLeadService, t.port, "grpc");
+    const rpc = await client.getStats({ from: today, to: today }, bearer(p.key));
+    expect(rpc.totals).toMatchObject({ submitted: 8n, accepted: 5n, quoted: 3n, ordered: 1n, quoteRate: 0.6 });
+    expect(rpc.totals?.rejected).toEqual({ invalid_zip: 2n, validation_error: 1n });
+    const others = await j(t.call("GET", `/api/v1/public/stats/?from=${today}&to=${today}`, { auth: b.key }));
+    expect(others.totals.accepted).toBe(0);
+
+    // Administrators: by provider, with the name.
+    const adminStats = await j(
+      t.call("GET", `/api/v1/admin/stats/?from=${today}&to=${today}&group_by=provider`, { auth: admin }),
+    );
+    const row = adminStats.periods.find((r: Json) => r.group === String(p.id));
+    expect(row).toMatchObject({ submitted: 8, accepted: 5, quoted: 3, ordered: 1 });
+    expect(row.provider_name).toMatch(/^Provider /);
+  });
+
+  it("refuses bad stats and log queries by field", async () => {
+    const bad = await j(t.call("GET", "/api/v1/public/stats/?from=2026-11-30&to=2026-11-01", { auth: b.key }));
+    expect(bad.errors).toEqual([expect.objectContaining({ field: "from", code: "out_of_range" })]);
+    const long = await j(t.call("GET", "/api/v1/public/stats/?from=2020-01-01&to=2026-11-01", { auth: b.key }));
+    expect(long.errors[0]).toMatchObject({ field: "from", code: "out_of_range" });
+    const token = await t.call("GET", `${REQUESTS}?page_token=bm9wZQ`, { auth: b.key });
+    expect(token.status).toBe(400);
+    expect((await j(token)).errors[0].field).toBe("page_token");
+  });
+
+  it("deletes only entries past the retention", async () => {
+    offsetMs = -40 * 86_400_000;
+    const old = await t.call("GET", `${LEADS}no-such-lead-old/`, { auth: b.key });
+    offsetMs = 0;
+    const recent = await t.call("GET", `${LEADS}no-such-lead-new/`, { auth: b.key });
+    const oldId = old.headers.get("x-request-id") as string;
+    const recentId = recent.headers.get("x-request-id") as string;
+    await t.app.requestLog?.flush();
+    expect((await t.call("GET", `/api/v1/admin/requests/${oldId}/`, { auth: admin })).status).toBe(200);
+    const deleted = await t.app.requestLog?.purgeExpired();
+    expect(deleted).toBeGreaterThanOrEqual(1);
+    expect((await t.call("GET", `/api/v1/admin/requests/${oldId}/`, { auth: admin })).status).toBe(404);
+    expect((await t.call("GET", `/api/v1/admin/requests/${recentId}/`, { auth: admin })).status).toBe(200);
+  });
+});
