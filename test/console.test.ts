@@ -87,6 +87,13 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByRole("heading", { name: "Lead Provider back office" }).waitFor();
     await accessible(page, "sign-in");
     await page.getByRole("button", { name: "Use the development token" }).click();
+    // Signed in, the console opens on the dashboard; the menu leads to the providers.
+    await page.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
+    await page
+      .getByRole("menuitem", { name: "Providers" })
+      .or(page.getByRole("link", { name: "Providers" }))
+      .first()
+      .click();
     await page
       .getByRole("heading", { name: /Providers/ })
       .first()
@@ -299,6 +306,64 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(problems, "errors in the browser").toEqual([]);
     expect(elsewhere, "requests to other hosts").toEqual([]);
   }, 120_000);
+
+  it("shows the dashboard's charts with this test's numbers and finds a request by its id, at 1280 and 390 px", async () => {
+    const admin = await t.token({}, { sub: "dashboard-admin" });
+    const name = `Dashboard Leads ${Date.now()}`;
+    const p = await t.provider(name);
+    const create = (body: Json) => t.call("POST", "/api/v1/public/leads/", { auth: p.key, body });
+    for (let i = 0; i < 3; i += 1) {
+      const r = await create(
+        leadBody({ email: `dash.${Date.now()}.${i}@example.com`, phone_number: `+1 212 555 01${i}5` }),
+      );
+      expect(r.status).toBe(201);
+    }
+    const refused = (await (await create(leadBody({ origin_zip: "00000", first_name: "Zebulon" }))).json()) as Json;
+    expect(refused.code).toBe("invalid_zip");
+    // The entry is written off the request path: wait until the back office's API has it.
+    await expect
+      .poll(async () => (await t.call("GET", `/api/v1/admin/requests/${refused.request_id}/`, { auth: admin })).status)
+      .toBe(200);
+
+    for (const width of WIDTHS) {
+      const context = await newContext(width);
+      const page = await context.newPage();
+      await page.goto(`${t.url}/admin/?provider_id=${p.id}#token=${admin}`);
+      await page.getByRole("heading", { name: `${name}, last 30 days` }).waitFor();
+      const funnel = page.getByRole("img", { name: "Submitted 4, Accepted 3, Quoted 0, Ordered 0" });
+      await funnel.waitFor();
+      await page.getByRole("img", { name: "invalid_zip 1" }).waitFor();
+      const perDay = page.getByRole("img", { name: /^Leads per day from / });
+      await perDay.waitFor();
+      // Real bars drawn by the chart library, not an empty frame.
+      await expect.poll(() => perDay.locator("svg rect, svg path").count()).toBeGreaterThan(0);
+      await expect.poll(() => funnel.locator("svg rect, svg path").count()).toBeGreaterThan(0);
+      await accessible(page, "dashboard-provider");
+
+      await page.goto(`${t.url}/admin/`);
+      const row = page.getByRole("row").filter({ hasText: name });
+      await row.waitFor();
+      await expect.poll(() => row.getByRole("cell").nth(1).textContent()).toBe("4");
+      await accessible(page, "dashboard");
+
+      // Paste the request id from the provider's error: the search lands on the entry.
+      await page.goto(`${t.url}/admin/requests`);
+      await page.getByPlaceholder("Request id").fill(refused.request_id);
+      await page.waitForURL(`**/admin/requests/${refused.request_id}/show`);
+      await page.getByText("origin_zip 00000 is not a known US ZIP code").first().waitFor();
+      const body = page.getByTestId("request-body");
+      await expect.poll(() => body.textContent()).toContain('"first_name": "Z…"');
+      expect(await page.content()).not.toContain("Zebulon");
+      await page.getByRole("link", { name }).first().waitFor();
+      await accessible(page, "request-show");
+      await page.goto(`${t.url}/admin/requests?filter=${encodeURIComponent(JSON.stringify({ provider_id: p.id }))}`);
+      await page.getByText("400 rejected").first().waitFor();
+      await accessible(page, "requests");
+      await context.close();
+    }
+    expect(problems, "errors in the browser").toEqual([]);
+    expect(elsewhere, "requests to other hosts").toEqual([]);
+  }, 180_000);
 
   it("works at a 390 px phone width, opens deep links, and takes the token from the URL fragment once", async () => {
     const context = await newContext(WIDTHS[1]);

@@ -15,6 +15,8 @@ const TABLES = [
   "lead_state_history",
   "leads",
   "providers",
+  "request_log",
+  "request_outcomes_daily",
   "states",
   "vehicles",
   "webhook_deliveries",

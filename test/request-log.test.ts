@@ -49,7 +49,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
   async function seen(key: string, requestId: string, answeredAt: number): Promise<{ entry: Json; ms: number }> {
     for (;;) {
       const r = await t.call("GET", `${REQUESTS}${requestId}/`, { auth: key });
-      if (r.status === 200) return { entry: await r.json(), ms: Date.now() - answeredAt };
+      if (r.status === 200) return { entry: (await r.json()) as Json, ms: Date.now() - answeredAt };
       expect(r.status).toBe(404);
       if (Date.now() - answeredAt > 5000) throw new Error(`${requestId} not in the log after 5 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -222,7 +222,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
           estimatedShipDate: body.estimated_ship_date as string,
           overseasType: 1,
           shipVia: 1,
-          vehicles: [{ year: 2021, make: "Toyota", model: "Camry", type: 1, tariff: 950, deposit: 150 }],
+          vehicles: [{ year: 2021, make: "Toyota", model: "Camry", type: 1, tariff: 950n, deposit: 150n }],
         },
         bearer(b.key),
       )
@@ -252,7 +252,9 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
 
     const got = await client.getRequest({ requestId: entry.requestId }, bearer(b.key));
     expect(got.request?.code).toBe("invalid_zip");
-    const notMine = (await client.getRequest({ requestId: entry.requestId }, bearer(a.key)).catch((e) => e)) as ConnectError;
+    const notMine = (await client
+      .getRequest({ requestId: entry.requestId }, bearer(a.key))
+      .catch((e) => e)) as ConnectError;
     expect(notMine.code).toBe(Code.NotFound);
 
     // A Connect call that succeeds: 200 and rpc_code ok.
@@ -357,7 +359,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     const rows = (await csv.text()).trimEnd().split("\r\n");
     expect(rows[0]).toBe(
-      "period,sub_id,submitted,accepted,rejected,rejected_invalid_zip,rejected_validation_error,duplicates,quoted,ordered,quote_rate,order_rate,median_hours_to_quote,median_hours_to_order",
+      "period,sub_id,submitted,accepted,rejected,rejected_invalid_zip,rejected_validation_error,duplicates,quoted,ordered,quote_rate,order_rate,median_hours_to_quote,median_hours_to_order,last_lead_at",
     );
     const csvA = rows.find((r) => r.startsWith(`${today},site-a,`))?.split(",");
     expect(csvA?.slice(2, 10)).toEqual(["5", "3", "2", "2", "0", "0", "2", "1"]);

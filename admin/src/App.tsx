@@ -1,11 +1,13 @@
 /** The back office at /admin/ (the router's basename): react-admin over the service's own contracts. */
 import HistoryIcon from "@mui/icons-material/History";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
+import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import StorefrontIcon from "@mui/icons-material/Storefront";
 import { Admin, CustomRoutes, Resource } from "react-admin";
 import { BrowserRouter, Route } from "react-router-dom";
 import { AuditList } from "./audit.tsx";
 import { authProvider, FORBIDDEN_PATH } from "./authProvider.ts";
+import { Dashboard } from "./dashboard.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { ForbiddenPage } from "./ForbiddenPage.tsx";
 import { i18nProvider } from "./i18n.ts";
@@ -13,6 +15,7 @@ import { Layout } from "./Layout.tsx";
 import { LoginPage } from "./LoginPage.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
 import { ProviderCreate, ProviderEdit, ProviderList, ProviderShow } from "./providers.tsx";
+import { RequestList, RequestShow } from "./requests.tsx";
 import { theme } from "./theme.ts";
 
 export function App() {
@@ -20,6 +23,7 @@ export function App() {
     <BrowserRouter basename="/admin">
       <Admin
         title="Lead Provider back office"
+        dashboard={Dashboard}
         dataProvider={dataProvider}
         authProvider={authProvider}
         i18nProvider={i18nProvider}
@@ -43,6 +47,14 @@ export function App() {
           show={LeadShow}
           icon={LocalShippingIcon}
           recordRepresentation="order_number"
+        />
+        <Resource
+          name="requests"
+          list={RequestList}
+          show={RequestShow}
+          icon={ReceiptLongIcon}
+          options={{ label: "Request log" }}
+          recordRepresentation="request_id"
         />
         <Resource name="audit" list={AuditList} icon={HistoryIcon} options={{ label: "Audit log" }} />
         <CustomRoutes noLayout>

@@ -8,6 +8,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type DataProvider, HttpError, type RaRecord } from "react-admin";
+import type { paths } from "../../generated/openapi/schema.ts";
 import type { Lead as LeadMessage } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { LeadState, OverseasType, ShipVia, VehicleType } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { api, data, type Schemas, workflow } from "./api.ts";
@@ -154,6 +155,8 @@ export function rpcError(err: unknown): never {
 
 const unsupported = (what: string) => () => Promise.reject(new HttpError(`${what} is not available`, 405));
 
+export type StatsQuery = NonNullable<paths["/api/v1/admin/stats/"]["get"]["parameters"]["query"]>;
+
 const calls: DataProvider = {
   async getList(resource, params) {
     const { page = 1, perPage = 25 } = params.pagination ?? {};
@@ -214,6 +217,36 @@ const calls: DataProvider = {
         ),
       );
     }
+    if (resource === "requests") {
+      const answer = await cursorPage(resource, filter, page, perPage, async (token) =>
+        data(
+          api.GET("/api/v1/admin/requests/", {
+            params: {
+              query: {
+                page_size: perPage,
+                ...(token && { page_token: token }),
+                ...(filter.request_id !== undefined && { request_id: String(filter.request_id).trim() }),
+                ...(filter.provider_id !== undefined && { provider_id: Number(filter.provider_id) }),
+                ...(filter.outcome !== undefined && {
+                  outcome: filter.outcome as Schemas["RequestLogEntry"]["outcome"],
+                }),
+                ...(filter.code !== undefined && { code: String(filter.code).trim() }),
+                ...(filter.livemode !== undefined && { livemode: String(filter.livemode) === "true" }),
+                ...(filter.external_id !== undefined && { external_id: String(filter.external_id).trim() }),
+                ...(filter.client_ip !== undefined && { client_ip: String(filter.client_ip).trim() }),
+                ...(filter.created_after !== undefined && {
+                  created_after: new Date(String(filter.created_after)).toISOString(),
+                }),
+                ...(filter.created_before !== undefined && {
+                  created_before: new Date(String(filter.created_before)).toISOString(),
+                }),
+              },
+            },
+          }),
+        ),
+      );
+      return { ...answer, data: answer.data.map((e: Json) => ({ ...e, id: e.request_id })) as never[] };
+    }
     throw new HttpError(`unknown resource ${resource}`, 404);
   },
 
@@ -231,6 +264,12 @@ const calls: DataProvider = {
         .catch(rpcError);
       if (!found.record?.lead) throw new HttpError(`no lead with id ${params.id}`, 404);
       return { data: leadRecord(found.record.lead, found.record.providerId) as never };
+    }
+    if (resource === "requests") {
+      const entry = await data(
+        api.GET("/api/v1/admin/requests/{request_id}/", { params: { path: { request_id: String(params.id) } } }),
+      );
+      return { data: { ...entry, id: entry.request_id } as never };
     }
     throw new HttpError(`unknown resource ${resource}`, 404);
   },
@@ -267,6 +306,11 @@ const calls: DataProvider = {
       }),
     );
     return { data: updated as never };
+  },
+
+  /** The dashboard's numbers: GET /api/v1/admin/stats/ (JSON). */
+  async getStats(query: StatsQuery): Promise<Schemas["Stats"]> {
+    return (await data(api.GET("/api/v1/admin/stats/", { params: { query } }))) as Schemas["Stats"];
   },
 
   getManyReference: unsupported("getManyReference"),

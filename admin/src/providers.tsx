@@ -1,5 +1,5 @@
 /** Providers: list, create, edit, and the detail page with keys, usage and webhooks. */
-import { type Theme, useMediaQuery } from "@mui/material";
+import { Button, type Theme, useMediaQuery } from "@mui/material";
 import {
   BooleanField,
   BooleanInput,
@@ -29,6 +29,7 @@ import {
   TopToolbar,
   useRecordContext,
 } from "react-admin";
+import { Link } from "react-router-dom";
 import { IntakePanel } from "./intakePanel.tsx";
 import { DeactivateButton, KeyPanel, UsagePanel, WebhookPanel } from "./providerPanels.tsx";
 
@@ -110,9 +111,30 @@ export function ProviderEdit() {
   );
 }
 
+/** Links to the provider's request log and its statistics on the dashboard. */
+function ProviderLinks() {
+  const record = useRecordContext();
+  if (!record) return null;
+  return (
+    <>
+      <Button
+        component={Link}
+        to={`/requests?filter=${encodeURIComponent(JSON.stringify({ provider_id: record.id }))}`}
+        size="small"
+      >
+        Requests
+      </Button>
+      <Button component={Link} to={`/?provider_id=${record.id}`} size="small">
+        Stats
+      </Button>
+    </>
+  );
+}
+
 function ShowActions() {
   return (
     <TopToolbar>
+      <ProviderLinks />
       <EditButton />
       <DeactivateButton />
     </TopToolbar>

@@ -2392,6 +2392,11 @@ export interface components {
       median_hours_to_quote: number | null;
       /** @description Median hours from QUOTE to ORDER of the ordered leads; null when none. */
       median_hours_to_order: number | null;
+      /**
+       * Format: date-time
+       * @description When the last of these leads was accepted; null when none was.
+       */
+      last_lead_at: string | null;
     };
     StatsRow: {
       /**

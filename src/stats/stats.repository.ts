@@ -33,6 +33,7 @@ export interface LeadCounts {
   readonly ordered: number;
   readonly hoursToQuote: number | null;
   readonly hoursToOrder: number | null;
+  readonly lastLeadAt: Date | null;
 }
 
 export interface RefusalCount {
@@ -68,6 +69,7 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     ordered: string | number;
     hours_to_quote: string | number | null;
     hours_to_order: string | number | null;
+    last_lead_at: Date | null;
   }>`
     select to_char(date_trunc(${unit}, created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period,
            ${group} as grp,
@@ -76,7 +78,8 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
            count(quoted_at) as quoted,
            count(ordered_at) as ordered,
            percentile_cont(0.5) within group (order by extract(epoch from quoted_at - created_at)) / 3600 as hours_to_quote,
-           percentile_cont(0.5) within group (order by extract(epoch from ordered_at - quoted_at)) / 3600 as hours_to_order
+           percentile_cont(0.5) within group (order by extract(epoch from ordered_at - quoted_at)) / 3600 as hours_to_order,
+           max(created_at) as last_lead_at
     from leads
     where livemode = ${s.livemode} ${provider} and created_at >= ${start} and created_at < ${end}
     group by grouping sets ((1, 2), ())`.execute(db);
@@ -89,6 +92,7 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     ordered: Number(r.ordered),
     hoursToQuote: numberOrNull(r.hours_to_quote),
     hoursToOrder: numberOrNull(r.hours_to_order),
+    lastLeadAt: r.last_lead_at === null ? null : new Date(r.last_lead_at),
   }));
 }
 

@@ -22,6 +22,7 @@ function outcomesJson(o: Outcomes): OutcomesJson {
     order_rate: o.orderRate,
     median_hours_to_quote: o.medianHoursToQuote,
     median_hours_to_order: o.medianHoursToOrder,
+    last_lead_at: o.lastLeadAt?.toISOString() ?? null,
   };
 }
 
@@ -68,6 +69,7 @@ export function statsCsv(s: Stats): string {
     "order_rate",
     "median_hours_to_quote",
     "median_hours_to_order",
+    "last_lead_at",
   ];
   const lines = [header];
   for (const r of s.rows) {
@@ -87,6 +89,7 @@ export function statsCsv(s: Stats): string {
       r.orderRate === null ? "" : String(r.orderRate),
       r.medianHoursToQuote === null ? "" : String(r.medianHoursToQuote),
       r.medianHoursToOrder === null ? "" : String(r.medianHoursToOrder),
+      r.lastLeadAt?.toISOString() ?? "",
     ]);
   }
   return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");

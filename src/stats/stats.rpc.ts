@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { PublicLeadService } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import type { StatsOutcomesSchema } from "../../generated/proto/leadprovider/v1/request_log_pb.ts";
 import { providerOf } from "../rpc/context.ts";
-import { optionalText } from "../rpc/convert.ts";
+import { optionalText, ts } from "../rpc/convert.ts";
 import type { Outcomes, StatsService } from "./stats.service.ts";
 
 function outcomesMessage(o: Outcomes): MessageInitShape<typeof StatsOutcomesSchema> {
@@ -19,6 +19,7 @@ function outcomesMessage(o: Outcomes): MessageInitShape<typeof StatsOutcomesSche
     ...(o.orderRate !== null && { orderRate: o.orderRate }),
     ...(o.medianHoursToQuote !== null && { medianHoursToQuote: o.medianHoursToQuote }),
     ...(o.medianHoursToOrder !== null && { medianHoursToOrder: o.medianHoursToOrder }),
+    ...(o.lastLeadAt !== null && { lastLeadAt: ts(o.lastLeadAt) }),
   };
 }
 

@@ -52,6 +52,8 @@ export interface Outcomes {
   /** Median hours from creation to QUOTE, and from QUOTE to ORDER; null when none moved. */
   readonly medianHoursToQuote: number | null;
   readonly medianHoursToOrder: number | null;
+  /** When the last of these leads was accepted; null when none was. */
+  readonly lastLeadAt: Date | null;
 }
 
 export interface StatsRow extends Outcomes {
@@ -94,6 +96,7 @@ function outcomes(leads: LeadCounts | undefined, refusals: readonly RefusalCount
     orderRate: rate(leads?.ordered ?? 0),
     medianHoursToQuote: hours(leads?.hoursToQuote),
     medianHoursToOrder: hours(leads?.hoursToOrder),
+    lastLeadAt: leads?.lastLeadAt ?? null,
   };
 }
 

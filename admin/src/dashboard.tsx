@@ -1,0 +1,286 @@
+/**
+ * The console's home: the last 30 business days of one mode (all providers, or one with
+ * ?provider_id=): leads per day stacked by outcome, the LEAD→QUOTE→ORDER funnel, the top reject
+ * codes, and (all providers) a table per provider with links. Charts are MUI X Charts; the numbers
+ * come from GET /api/v1/admin/stats/, as the CSV export does.
+ */
+import {
+  Box,
+  Card,
+  CardContent,
+  Link as MuiLink,
+  Stack,
+  Tab,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Tabs,
+  Typography,
+} from "@mui/material";
+import { BarChart } from "@mui/x-charts/BarChart";
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { Title, useAuthState, useDataProvider } from "react-admin";
+import { Link, useSearchParams } from "react-router-dom";
+import type { Schemas } from "./api.ts";
+
+type Stats = Schemas["Stats"];
+type Outcomes = Schemas["StatsOutcomes"];
+
+const COLOURS = {
+  accepted: "#2e7d32",
+  duplicates: "#ed6c02",
+  rejected: "#c62828",
+  quoted: "#0277bd",
+  ordered: "#4527a0",
+};
+const pct = (n: number | null | undefined) => (n === null || n === undefined ? "—" : `${Math.round(n * 1000) / 10}%`);
+const rejectedOf = (o: Outcomes) => Object.values(o.rejected).reduce((n, v) => n + v, 0);
+
+/**
+ * Through react-admin's data provider (a 401 signs out), and only once signed in: before that
+ * the sign-in page shows and nothing is asked.
+ */
+function useStats(query: { provider_id?: number; livemode: boolean; group_by?: "provider" }) {
+  const dataProvider = useDataProvider();
+  const { authenticated } = useAuthState();
+  return useQuery({
+    queryKey: ["admin-stats", query],
+    enabled: authenticated === true,
+    queryFn: (): Promise<Stats> => dataProvider.getStats({ granularity: "day", ...query }),
+  });
+}
+
+function Section({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <Card component="section" aria-label={title} sx={{ minWidth: 0 }}>
+      <CardContent>
+        <Typography variant="h6" component="h2" gutterBottom>
+          {title}
+        </Typography>
+        {children}
+      </CardContent>
+    </Card>
+  );
+}
+
+function PerDay({ stats }: { stats: Stats }) {
+  const days = stats.periods.map((p) => p.period.slice(5));
+  return (
+    <Section title="Leads per day by outcome">
+      <Box role="img" aria-label={`Leads per day from ${stats.from} to ${stats.to}: accepted, duplicates and rejected`}>
+        <BarChart
+          height={280}
+          xAxis={[{ data: days, scaleType: "band", label: "Day" }]}
+          series={[
+            {
+              label: "Accepted",
+              stack: "day",
+              color: COLOURS.accepted,
+              data: stats.periods.map((p) => p.accepted - p.duplicates),
+            },
+            {
+              label: "Duplicates",
+              stack: "day",
+              color: COLOURS.duplicates,
+              data: stats.periods.map((p) => p.duplicates),
+            },
+            { label: "Rejected", stack: "day", color: COLOURS.rejected, data: stats.periods.map(rejectedOf) },
+          ]}
+        />
+      </Box>
+    </Section>
+  );
+}
+
+function Funnel({ totals }: { totals: Outcomes }) {
+  const steps = [
+    ["Submitted", totals.submitted],
+    ["Accepted", totals.accepted],
+    ["Quoted", totals.quoted],
+    ["Ordered", totals.ordered],
+  ] as const;
+  return (
+    <Section title="Funnel: LEAD → QUOTE → ORDER">
+      <Box role="img" aria-label={steps.map(([name, n]) => `${name} ${n}`).join(", ")}>
+        <BarChart
+          height={220}
+          layout="horizontal"
+          yAxis={[{ data: steps.map(([name]) => name), scaleType: "band", width: 80 }]}
+          series={[{ label: "Leads", color: COLOURS.quoted, data: steps.map(([, n]) => n) }]}
+          hideLegend
+        />
+      </Box>
+      <Typography variant="body2">
+        Quote rate {pct(totals.quote_rate)} · order rate {pct(totals.order_rate)} (of accepted)
+      </Typography>
+    </Section>
+  );
+}
+
+function RejectCodes({ totals }: { totals: Outcomes }) {
+  const codes = Object.entries(totals.rejected)
+    .sort(([, a], [, b]) => b - a)
+    .slice(0, 8);
+  return (
+    <Section title="Top reject codes">
+      {codes.length === 0 ? (
+        <Typography variant="body2">No refused leads in these 30 days.</Typography>
+      ) : (
+        <Box role="img" aria-label={codes.map(([code, n]) => `${code} ${n}`).join(", ")}>
+          <BarChart
+            height={Math.max(160, codes.length * 36)}
+            layout="horizontal"
+            yAxis={[{ data: codes.map(([code]) => code), scaleType: "band", width: 140 }]}
+            series={[{ label: "Refused", color: COLOURS.rejected, data: codes.map(([, n]) => n) }]}
+            hideLegend
+          />
+        </Box>
+      )}
+    </Section>
+  );
+}
+
+interface ProviderRow {
+  id: number;
+  name: string;
+  totals: { submitted: number; accepted: number; duplicates: number; ordered: number; lastLeadAt: string | null };
+}
+
+function providerRows(stats: Stats): ProviderRow[] {
+  const rows = new Map<number, ProviderRow>();
+  for (const p of stats.periods) {
+    const id = Number(p.group);
+    const row = rows.get(id) ?? {
+      id,
+      name: p.provider_name ?? String(id),
+      totals: { submitted: 0, accepted: 0, duplicates: 0, ordered: 0, lastLeadAt: null },
+    };
+    row.totals.submitted += p.submitted;
+    row.totals.accepted += p.accepted;
+    row.totals.duplicates += p.duplicates;
+    row.totals.ordered += p.ordered;
+    if (p.last_lead_at && (!row.totals.lastLeadAt || p.last_lead_at > row.totals.lastLeadAt)) {
+      row.totals.lastLeadAt = p.last_lead_at;
+    }
+    rows.set(id, row);
+  }
+  return [...rows.values()].sort((a, b) => b.totals.submitted - a.totals.submitted);
+}
+
+const rate = (n: number, of: number) => (of === 0 ? "—" : pct(n / of));
+
+function ProviderTable({ stats }: { stats: Stats }) {
+  const rows = providerRows(stats);
+  return (
+    <Section title="Providers">
+      <TableContainer sx={{ overflowX: "auto" }}>
+        <Table size="small" aria-label="Providers in the last 30 days">
+          <TableHead>
+            <TableRow>
+              <TableCell>Provider</TableCell>
+              <TableCell align="right">Submitted</TableCell>
+              <TableCell align="right">Accepted</TableCell>
+              <TableCell align="right">Duplicates</TableCell>
+              <TableCell align="right">Ordered</TableCell>
+              <TableCell>Last lead</TableCell>
+              <TableCell>Links</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {rows.length === 0 && (
+              <TableRow>
+                <TableCell colSpan={7}>No provider sent anything in these 30 days.</TableCell>
+              </TableRow>
+            )}
+            {rows.map((r) => (
+              <TableRow key={r.id}>
+                <TableCell>
+                  <MuiLink component={Link} to={`/providers/${r.id}/show`}>
+                    {r.name}
+                  </MuiLink>
+                </TableCell>
+                <TableCell align="right">{r.totals.submitted}</TableCell>
+                <TableCell align="right">{rate(r.totals.accepted, r.totals.submitted)}</TableCell>
+                <TableCell align="right">{rate(r.totals.duplicates, r.totals.accepted)}</TableCell>
+                <TableCell align="right">{rate(r.totals.ordered, r.totals.accepted)}</TableCell>
+                <TableCell>{r.totals.lastLeadAt ? new Date(r.totals.lastLeadAt).toLocaleString() : "—"}</TableCell>
+                <TableCell>
+                  <Stack direction="row" spacing={1}>
+                    <MuiLink component={Link} to={`/?provider_id=${r.id}`} aria-label={`Stats of ${r.name}`}>
+                      Stats
+                    </MuiLink>
+                    <MuiLink
+                      component={Link}
+                      to={`/requests?filter=${encodeURIComponent(JSON.stringify({ provider_id: r.id }))}`}
+                      aria-label={`Requests of ${r.name}`}
+                    >
+                      Requests
+                    </MuiLink>
+                  </Stack>
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      </TableContainer>
+    </Section>
+  );
+}
+
+export function Dashboard() {
+  const [params] = useSearchParams();
+  const raw = params.get("provider_id");
+  const providerId = raw && /^[1-9][0-9]*$/.test(raw) ? Number(raw) : undefined;
+  const [livemode, setLivemode] = useState(true);
+  const scope = { livemode, ...(providerId !== undefined && { provider_id: providerId }) };
+  const daily = useStats(scope);
+  const byProvider = useStats({ ...scope, group_by: "provider" });
+  const stats = daily.data;
+  const provider = providerId === undefined ? undefined : byProvider.data?.periods[0]?.provider_name;
+  return (
+    <Box sx={{ py: 2 }}>
+      <Title title="Dashboard" />
+      <Stack direction={{ xs: "column", sm: "row" }} spacing={2} alignItems={{ sm: "center" }} sx={{ mb: 2 }}>
+        <Typography variant="h5" component="h1">
+          {providerId === undefined ? "All providers" : (provider ?? `Provider ${providerId}`)}, last 30 days
+        </Typography>
+        {providerId !== undefined && (
+          <MuiLink component={Link} to="/">
+            All providers
+          </MuiLink>
+        )}
+        <Tabs value={livemode ? "live" : "test"} onChange={(_e, v) => setLivemode(v === "live")} aria-label="Mode">
+          <Tab value="live" label="Live" />
+          <Tab value="test" label="Test" />
+        </Tabs>
+      </Stack>
+      {daily.error && (
+        <Typography role="alert">Could not load the statistics: {String(daily.error.message)}</Typography>
+      )}
+      {stats && (
+        <Box
+          sx={{
+            display: "grid",
+            gap: 2,
+            gridTemplateColumns: { xs: "minmax(0, 1fr)", md: "repeat(2, minmax(0, 1fr))" },
+          }}
+        >
+          <Box sx={{ gridColumn: { md: "1 / -1" } }}>
+            <PerDay stats={stats} />
+          </Box>
+          <Funnel totals={stats.totals} />
+          <RejectCodes totals={stats.totals} />
+          {providerId === undefined && byProvider.data && (
+            <Box sx={{ gridColumn: { md: "1 / -1" } }}>
+              <ProviderTable stats={byProvider.data} />
+            </Box>
+          )}
+        </Box>
+      )}
+    </Box>
+  );
+}

@@ -1,0 +1,182 @@
+/**
+ * The request log across providers: search by request id (paste the id from a provider's error
+ * and land on its entry), filter by provider, outcome, code, mode and time; the detail shows the
+ * masked body, the problem and links to the provider and the lead.
+ */
+import { Alert, Chip, type Theme, useMediaQuery } from "@mui/material";
+import { useEffect, useRef } from "react";
+import {
+  AutocompleteInput,
+  Datagrid,
+  DateField,
+  DateTimeInput,
+  FunctionField,
+  List,
+  NumberField,
+  ReferenceField,
+  ReferenceInput,
+  SearchInput,
+  SelectInput,
+  Show,
+  SimpleList,
+  SimpleShowLayout,
+  TextField,
+  TextInput,
+  useListContext,
+  useRecordContext,
+  useRedirect,
+} from "react-admin";
+import { Link } from "react-router-dom";
+
+const OUTCOMES = [
+  { id: "accepted", name: "Accepted" },
+  { id: "rejected", name: "Rejected" },
+  { id: "rate_limited", name: "Rate limited" },
+  { id: "failed", name: "Failed" },
+];
+const MODES = [
+  { id: "true", name: "Live" },
+  { id: "false", name: "Test" },
+];
+
+const filters = [
+  <SearchInput key="request_id" source="request_id" alwaysOn placeholder="Request id" />,
+  <ReferenceInput key="provider_id" source="provider_id" reference="providers" alwaysOn>
+    <AutocompleteInput label="Provider" optionText="name" />
+  </ReferenceInput>,
+  <SelectInput key="outcome" source="outcome" choices={OUTCOMES} alwaysOn />,
+  <TextInput key="code" source="code" label="Problem code" />,
+  <SelectInput key="livemode" source="livemode" label="Mode" choices={MODES} />,
+  <TextInput key="external_id" source="external_id" label="External id" />,
+  <TextInput key="client_ip" source="client_ip" label="Client address" />,
+  <DateTimeInput key="created_after" source="created_after" label="After" />,
+  <DateTimeInput key="created_before" source="created_before" label="Before" />,
+];
+
+/** Dark enough on white for WCAG AA (4.5:1) in both variants. */
+const OUTCOME_COLOURS: Record<string, string> = {
+  accepted: "#1b5e20",
+  rejected: "#b71c1c",
+  rate_limited: "#7a3d00",
+  failed: "#4a148c",
+};
+
+export function OutcomeChip() {
+  const record = useRecordContext();
+  if (!record) return null;
+  const colour = OUTCOME_COLOURS[record.outcome as string] ?? "#333";
+  return (
+    <Chip
+      size="small"
+      variant="outlined"
+      sx={{ color: colour, borderColor: colour }}
+      label={`${record.status} ${String(record.outcome).replace("_", " ")}`}
+    />
+  );
+}
+
+/** A search by request id that finds exactly one entry opens it. */
+function LandOnSearchedRequest() {
+  const { filterValues, data, isPending } = useListContext();
+  const redirect = useRedirect();
+  const landed = useRef<string | undefined>(undefined);
+  const searched = filterValues.request_id as string | undefined;
+  useEffect(() => {
+    if (isPending || !searched || landed.current === searched || data?.length !== 1) return;
+    landed.current = searched;
+    redirect("show", "requests", data[0]?.id);
+  }, [isPending, searched, data, redirect]);
+  return null;
+}
+
+export function RequestList() {
+  const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
+  return (
+    <List filters={filters} perPage={25} sort={{ field: "created_at", order: "DESC" }} title="Request log">
+      <LandOnSearchedRequest />
+      {small ? (
+        <SimpleList
+          primaryText={(e) => `${e.status} ${e.outcome} · ${e.code ?? ""}`}
+          secondaryText={(e) => e.operation}
+          tertiaryText={(e) => new Date(e.created_at).toLocaleString()}
+          linkType="show"
+        />
+      ) : (
+        <Datagrid rowClick="show" bulkActionButtons={false}>
+          <DateField source="created_at" label="When" showTime sortable={false} />
+          <ReferenceField source="provider_id" reference="providers" link={false} sortable={false} emptyText="—" />
+          <TextField source="operation" sortable={false} />
+          <FunctionField label="Outcome" render={() => <OutcomeChip />} />
+          <TextField source="code" emptyText="—" sortable={false} />
+          <TextField source="external_id" label="External id" emptyText="—" sortable={false} />
+          <NumberField source="duration_ms" label="ms" sortable={false} />
+        </Datagrid>
+      )}
+    </List>
+  );
+}
+
+function Problem() {
+  const record = useRecordContext();
+  if (!record?.code) return null;
+  return (
+    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }}>
+      <strong>{record.code}</strong>: {record.detail}
+      {(record.errors as { field: string; message: string }[]).length > 0 && (
+        <ul>
+          {(record.errors as { field: string; code: string; message: string }[]).map((e) => (
+            <li key={`${e.field}:${e.code}`}>
+              {e.field} ({e.code}): {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </Alert>
+  );
+}
+
+function Body() {
+  const record = useRecordContext();
+  if (!record) return null;
+  if (record.request_body === null) return <span>—</span>;
+  return (
+    <pre data-testid="request-body" style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+      {JSON.stringify(record.request_body, null, 2)}
+    </pre>
+  );
+}
+
+function LeadLink() {
+  const record = useRecordContext();
+  if (!record?.lead_id) return <span>—</span>;
+  return <Link to={`/leads/${record.lead_id}/show`}>Lead {record.lead_id}</Link>;
+}
+
+export function RequestShow() {
+  return (
+    <Show title="Request">
+      <SimpleShowLayout>
+        <TextField source="request_id" label="Request id" />
+        <DateField source="created_at" label="When" showTime />
+        <ReferenceField
+          source="provider_id"
+          reference="providers"
+          emptyText="— (no provider: refused before a key named one)"
+        />
+        <FunctionField label="Mode" render={(e) => (e.livemode === null ? "—" : e.livemode ? "Live" : "Test")} />
+        <TextField source="operation" />
+        <FunctionField label="Outcome" render={() => <OutcomeChip />} />
+        <TextField source="rpc_code" label="RPC code" emptyText="—" />
+        <FunctionField label="Problem" render={() => <Problem />} />
+        <TextField source="external_id" label="External id" emptyText="—" />
+        <FunctionField label="Lead" render={() => <LeadLink />} />
+        <TextField source="protocol" />
+        <NumberField source="duration_ms" label="Duration (ms)" />
+        <TextField source="client_ip" label="Client address" emptyText="—" />
+        <TextField source="key_hint" label="Key (last 4)" emptyText="—" />
+        <TextField source="user_agent" label="User agent" emptyText="—" />
+        <FunctionField label="Body as received (personal data masked)" render={() => <Body />} />
+      </SimpleShowLayout>
+    </Show>
+  );
+}
