@@ -11,12 +11,14 @@
  * 4. Scale check: 1,000,000 leads across 100 providers seeded in SQL, REST get/create again.
  * 4b. Webhooks: REST create with and without a webhook_url configured (a receiver process answering
  *    204), in one service, and how long the deliveries take to drain after the load.
+ * 4c. Request log: REST create on the service (request log on) and on a second one with
+ *    REQUEST_LOG_ENABLED=false on the same database, in turn, BENCH_ROUNDS times.
  * 5. CPU profiles (node --cpu-prof) of each operation, start-up on an existing embedded database.
  * 6. The table, printed and written to bench/results/latest.md (and latest.json).
  *
  * Environment: BENCH_DATABASE_URL, BENCH_DURATION (s per scenario), BENCH_WARMUP (s),
  * BENCH_CONNECTIONS ("64"), BENCH_ROUNDS (3), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SKIP_WEBHOOKS=1,
- * BENCH_SKIP_CLUSTER=1, BENCH_REDIS_URL, BENCH_SCALE_LEADS,
+ * BENCH_SKIP_CLUSTER=1, BENCH_SKIP_REQUEST_LOG=1, BENCH_REDIS_URL, BENCH_SCALE_LEADS,
  * BENCH_POOL_SIZE, BENCH_GRPC_STREAMS (calls per HTTP/2 connection), BENCH_PROFILE_DURATION,
  * BENCH_OUTPUT, BENCH_STRICT=1 (exit 1 when a target fails), BENCH_SERVICE_DIR (run the service
  * from another checkout), PGBENCH (the pgbench binary).
@@ -86,6 +88,7 @@ const config = {
   skipProfile: env.BENCH_SKIP_PROFILE === "1",
   skipWebhooks: env.BENCH_SKIP_WEBHOOKS === "1",
   skipCluster: env.BENCH_SKIP_CLUSTER === "1",
+  skipRequestLog: env.BENCH_SKIP_REQUEST_LOG === "1",
   /** Redis for the WEB_CONCURRENCY=2 phase (workers share rate limits through it). */
   redisUrl: env.BENCH_REDIS_URL || "redis://127.0.0.1:6379",
   scaleLeads: int("BENCH_SCALE_LEADS", 1_000_000),
@@ -417,6 +420,34 @@ async function clusterPhase(db: BenchDatabase, single: Service, w: Workload, env
   }
 }
 
+/**
+ * REST create with the request log on (the service as it runs everywhere) against the same service
+ * with REQUEST_LOG_ENABLED=false, on the same database and providers, in turn for each round.
+ */
+async function requestLogPhase(db: BenchDatabase, on: Service, w: Workload, env: Record<string, string>) {
+  const off = await startService({ env: { ...env, REQUEST_LOG_ENABLED: "false" } });
+  try {
+    await load(off, w, "REST", "create", maxConnections, config.warmup);
+    const ons: Measured[] = [];
+    const offs: Measured[] = [];
+    for (let round = 1; round <= config.rounds; round++) {
+      await checkpoint(db);
+      await sleep(500);
+      offs.push(await measure(db, off, w, "REST", "create", maxConnections));
+      log(`round ${round}: REST create ×${maxConnections}, request log off: ${describe(offs.at(-1) as Measured)}`);
+      await checkpoint(db);
+      await sleep(500);
+      ons.push(await measure(db, on, w, "REST", "create", maxConnections));
+      log(`round ${round}: REST create ×${maxConnections}, request log on: ${describe(ons.at(-1) as Measured)}`);
+    }
+    const [{ n: entries } = { n: "0" }] = await db.query<{ n: string }>("select count(*) as n from request_log");
+    log(`request log: ${Number(entries).toLocaleString("en-US")} entries written in the run`);
+    return { on: medianOf(ons), off: medianOf(offs), entries: Number(entries) };
+  } finally {
+    await off.stop();
+  }
+}
+
 async function scalePhase(db: BenchDatabase, service: Service, w: Workload) {
   const extra = await seedProviders(db, config.scaleProviders - w.tenants.length);
   const providers = [...w.tenants.map((t) => t.id), ...extra];
@@ -650,9 +681,11 @@ async function main(): Promise<void> {
     await floor.stop();
     floor = undefined;
     const clustered = config.skipCluster ? undefined : await clusterPhase(db, service, workload, serviceEnv);
+    const logged = config.skipRequestLog ? undefined : await requestLogPhase(db, service, workload, serviceEnv);
     const scale = config.skipScale ? undefined : await scalePhase(db, service, workload);
     const servicePeaks = [...measured.entries()].filter(([k]) => !k.startsWith("floor/")).map(([, m]) => m.peakMb);
     if (clustered) servicePeaks.push(clustered.one.peakMb, clustered.two.peakMb);
+    if (logged) servicePeaks.push(logged.on.peakMb);
     const peakMb = Math.max(...servicePeaks, service.memory().peakMb);
     await service.stop();
     service = undefined;
@@ -695,6 +728,13 @@ async function main(): Promise<void> {
           floorRows.push({ label: `service, ${label(t, op)}`, connections: c, ...m, floor: f });
         }
       }
+    }
+    if (logged) {
+      const f = measured.get(`floor/create/${maxConnections}`) as Measured;
+      floorRows.push(
+        { label: "service, REST create, request log off", connections: maxConnections, ...logged.off, floor: f },
+        { label: "service, REST create, request log on", connections: maxConnections, ...logged.on, floor: f },
+      );
     }
     if (clustered) {
       const f = measured.get(`floor/get/${maxConnections}`) as Measured;
@@ -778,12 +818,21 @@ async function main(): Promise<void> {
       .reduce((n, [, m]) => n + m.result.errors, webhookErrors);
     const scaleErrors =
       (scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0) +
-      (clustered ? clustered.one.result.errors + clustered.two.result.errors : 0);
+      (clustered ? clustered.one.result.errors + clustered.two.result.errors : 0) +
+      (logged ? logged.on.result.errors + logged.off.result.errors : 0);
     targets.push({
       name: "errors = 0 (every service scenario)",
       measured: String(allErrors + scaleErrors),
       pass: allErrors + scaleErrors === 0,
     });
+    if (logged) {
+      const ratio = logged.on.result.rps / logged.off.result.rps;
+      targets.push({
+        name: `REST create with the request log on ≥ 0.9 × off, ${maxConnections} conns`,
+        measured: `${fmt.rps(logged.on.result.rps)} vs ${fmt.rps(logged.off.result.rps)} req/s = ${fmt.ratio(ratio)} (${logged.entries.toLocaleString("en-US")} entries written)`,
+        pass: ratio >= 0.9,
+      });
+    }
     if (clustered) {
       const ratio = clustered.two.result.rps / clustered.one.result.rps;
       targets.push({

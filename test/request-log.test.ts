@@ -12,7 +12,7 @@ import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_wor
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { businessToday } from "../src/intake/business-time.ts";
 import { createLogger } from "../src/logger.ts";
-import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 
@@ -98,7 +98,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
 
     // Use up the minute (limit 5: two creates, then reads), until a request is refused.
     let limited: Response | undefined;
-    for (let i = 0; i < 6 && !limited; i += 1) {
+    for (let i = 0; i < 12 && !limited; i += 1) {
       const r = await t.call("GET", `${LEADS}${bad.external_id}/`, { auth: a.key });
       if (r.status === 429) limited = r;
     }
@@ -406,5 +406,86 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     expect(deleted).toBeGreaterThanOrEqual(1);
     expect((await t.call("GET", `/api/v1/admin/requests/${oldId}/`, { auth: admin })).status).toBe(404);
     expect((await t.call("GET", `/api/v1/admin/requests/${recentId}/`, { auth: admin })).status).toBe(200);
+  });
+});
+
+describe("the request log's own limit and bounded queue (pglite)", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // One rate-limit minute for the whole test, wherever the real minute boundary falls.
+    t = await startTestApp(
+      { name: "pglite" },
+      { REQUEST_LOG_READS_PER_MINUTE: "3", RATE_LIMIT_PER_MINUTE: "2" },
+      { now: minuteClock() },
+    );
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("counts reads of the log and stats against their own limit, never against the API's", async () => {
+    const p = await t.provider();
+    // The API limit (2 a minute) is used up ...
+    for (let i = 0; i < 2; i += 1) expect((await t.call("GET", `${LEADS}x-${i}/`, { auth: p.key })).status).toBe(404);
+    expect((await t.call("GET", `${LEADS}x-3/`, { auth: p.key })).status).toBe(429);
+    // ... and the log is still readable, three times a minute, then refused with its own limit named.
+    const reads = [
+      await t.call("GET", REQUESTS, { auth: p.key }),
+      await t.call("GET", "/api/v1/public/stats/", { auth: p.key }),
+      await t.call("GET", REQUESTS, { auth: p.key }),
+    ];
+    expect(reads.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(reads[0]?.headers.get("ratelimit-policy")).toContain("3");
+    const refused = await t.call("GET", REQUESTS, { auth: p.key });
+    expect(refused.status).toBe(429);
+    expect((await j(refused)).detail).toMatch(/^rate limit of 3 reads of the request log and stats per minute/);
+    // Over gRPC the same bucket answers.
+    const client = connectClient(PublicLeadService, t.port, "connect");
+    const err = (await client.listRequests({}, bearer(p.key)).catch((e: unknown) => e)) as ConnectError;
+    expect(err.code).toBe(Code.ResourceExhausted);
+  });
+
+  it("drops the oldest entries when its queue is full, counts them, and writes the rest", async () => {
+    const { createRequestLogWriter } = await import("../src/request-log/request-log.writer.ts");
+    const dropped: number[] = [];
+    const writer = createRequestLogWriter({
+      db: t.app.database.db,
+      logger: createLogger("silent"),
+      zone: ZONE,
+      retentionDays: 30,
+      maxQueue: 3,
+      onDropped: (n) => dropped.push(n),
+    });
+    const entry = (n: number) => ({
+      requestId: `queue-test-${process.pid}-${n}`,
+      createdAt: new Date(),
+      providerId: null,
+      livemode: null,
+      operation: "GET /api/v1/public/leads/",
+      protocol: "rest",
+      status: 401,
+      rpcCode: null,
+      outcome: "rejected" as const,
+      code: "invalid_api_key",
+      detail: "the API key is missing or invalid",
+      errors: [],
+      externalId: null,
+      leadId: null,
+      durationMs: 1,
+      clientIp: "192.0.2.1",
+      keyHint: null,
+      userAgent: null,
+      requestBody: null,
+    });
+    for (let n = 1; n <= 5; n += 1) writer.record(entry(n));
+    expect(writer.stats()).toEqual({ queued: 3, dropped: 2 });
+    expect(dropped.reduce((a, b) => a + b, 0)).toBe(2);
+    await writer.flush();
+    const admin = await t.token();
+    const found = await j(t.call("GET", "/api/v1/admin/requests/?client_ip=192.0.2.1&page_size=10", { auth: admin }));
+    expect(found.results.map((e: Json) => e.request_id).sort()).toEqual(
+      [3, 4, 5].map((n) => `queue-test-${process.pid}-${n}`),
+    );
+    await writer.stop();
   });
 });
