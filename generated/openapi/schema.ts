@@ -1562,6 +1562,7 @@ export interface components {
         | "invalid_token"
         | "forbidden"
         | "lead_not_found"
+        | "request_not_found"
         | "delivery_not_found"
         | "webhook_not_configured"
         | "webhook_disabled"
