@@ -204,6 +204,80 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
       );
     });
 
+    it("the request log and stats answer what the contract describes, as the provider and as an administrator", async () => {
+      const refused = await call("POST", LEADS, { body: leadBody({ origin_zip: "00000" }), auth: provider.key });
+      const problem = await expectAnswer("createLead", refused, 400, "invalid_zip");
+      const one = `/api/v1/public/requests/${problem.request_id}/`;
+      let entry = await call("GET", one, { auth: provider.key });
+      for (let i = 0; i < 100 && entry.status === 404; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        entry = await call("GET", one, { auth: provider.key });
+      }
+      expect(await expectAnswer("getRequest", entry, 200)).toMatchObject({ code: "invalid_zip", status: 400 });
+      await expectAnswer(
+        "getRequest",
+        await call("GET", "/api/v1/public/requests/no-such-request/", { auth: provider.key }),
+        404,
+        "request_not_found",
+      );
+      const page = await expectAnswer(
+        "listRequests",
+        await call("GET", "/api/v1/public/requests/?outcome=rejected&page_size=1", { auth: provider.key }),
+        200,
+      );
+      expect(page.results).toHaveLength(1);
+      await expectAnswer(
+        "listRequests",
+        await call("GET", "/api/v1/public/requests/?outcome=maybe", { auth: provider.key }),
+        400,
+        "validation_error",
+      );
+      const stats = await expectAnswer(
+        "getStats",
+        await call("GET", "/api/v1/public/stats/?granularity=week&group_by=sub_id", { auth: provider.key }),
+        200,
+      );
+      expect(stats.totals.submitted).toBeGreaterThan(0);
+      const csv = await call("GET", "/api/v1/public/stats/", { auth: provider.key, headers: { accept: "text/csv" } });
+      expect(csv.status).toBe(200);
+      expect(csv.headers.get("sl-violations")).toBeNull();
+      expect((await csv.text()).split("\r\n")[0]).toMatch(/^period,submitted,accepted,rejected,/);
+      await expectAnswer(
+        "getStats",
+        await call("GET", "/api/v1/public/stats/?from=2026-02-30", { auth: provider.key }),
+        400,
+        "validation_error",
+      );
+
+      await expectAnswer(
+        "searchRequests",
+        await call("GET", `/api/v1/admin/requests/?request_id=${problem.request_id}`, { auth: admin }),
+        200,
+      );
+      await expectAnswer(
+        "getAdminRequest",
+        await call("GET", `/api/v1/admin/requests/${problem.request_id}/`, { auth: admin }),
+        200,
+      );
+      await expectAnswer(
+        "getAdminRequest",
+        await call("GET", "/api/v1/admin/requests/no-such-request/", { auth: admin }),
+        404,
+        "request_not_found",
+      );
+      await expectAnswer(
+        "getAdminStats",
+        await call("GET", "/api/v1/admin/stats/?group_by=provider", { auth: admin }),
+        200,
+      );
+      for (const [operationId, path] of [
+        ["searchRequests", "/api/v1/admin/requests/"],
+        ["getAdminStats", "/api/v1/admin/stats/"],
+      ] as const) {
+        await expectAnswer(operationId, await call("GET", path, { auth: agent }), 403, "forbidden");
+      }
+    });
+
     it("createLead answers 201 with warnings for unknown and deprecated fields and nulls in optional ones", async () => {
       const body = leadBody({
         origin_state: 5,
