@@ -10,7 +10,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import YAML from "yaml";
 import { createApiKeyVerifier } from "./api-keys/api-key.service.ts";
 import { createKeyCrypto } from "./api-keys/api-key.ts";
-import { createAuthenticator } from "./auth/authenticate.ts";
+import { bearerToken, createAuthenticator } from "./auth/authenticate.ts";
 import { devTokensAllowed, signDevelopmentToken } from "./auth/dev-token.ts";
 import { createJwtVerifier } from "./auth/jwt.ts";
 import { backofficeRoutes } from "./backoffice/backoffice.rest.ts";
@@ -314,6 +314,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     requestLog: requestLogWriter && {
       record: (entry) => requestLogWriter.record(entry),
       clientAddress: (req) => clientAddress(req as never),
+      identify: (authorization) => {
+        const token = bearerToken(authorization);
+        return token === undefined ? Promise.resolve(undefined) : apiKeys.verify(token).catch(() => undefined);
+      },
       now,
     },
   });

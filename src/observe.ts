@@ -115,28 +115,41 @@ function servedByFastPath(res: object): boolean {
 /** Where observe.ts sends each Public API request's log entry (request-log/request-log.writer.ts). */
 export interface RequestLogSink {
   record(entry: RequestLogEntry): void;
+  /**
+   * The provider behind a request's key when the answer came before the gate looked at it (a
+   * malformed body, a message Connect could not read), so the entry is the provider's all the
+   * same. Nothing is counted against the key or the address.
+   */
+  readonly identify: (authorization: string) => Promise<{ providerId: number; livemode: boolean } | undefined>;
   readonly clientAddress: (req: AnyRequest) => string | undefined;
   readonly now: () => Date;
 }
 
 const PUBLIC_REST = "/api/v1/public";
-const PUBLIC_RPC = "/leadprovider.v1.PublicLeadService/";
+const PUBLIC_RPC = "/leadprovider.v1.publicleadservice/";
 /** Reading the log and the stats is not itself logged: polling them would fill the log with itself. */
 const UNRECORDED =
-  /^\/api\/v1\/public\/(requests|stats)(\/|$)|^\/leadprovider\.v1\.PublicLeadService\/(ListRequests|GetRequest|GetStats)$/;
+  /^\/api\/v1\/public\/(requests|stats)(\/|$)|^\/leadprovider\.v1\.PublicLeadService\/(ListRequests|GetRequest|GetStats)$/i;
 
+/** Express routes REST paths case-insensitively (/Api/V1/Public/Leads/ creates a lead), so this does too. */
 function isPublic(path: string): boolean {
-  return (
-    (path === PUBLIC_REST || path.startsWith(`${PUBLIC_REST}/`) || path.startsWith(PUBLIC_RPC)) &&
-    !UNRECORDED.test(path)
-  );
+  const p = path.toLowerCase();
+  return (p === PUBLIC_REST || p.startsWith(`${PUBLIC_REST}/`) || p.startsWith(PUBLIC_RPC)) && !UNRECORDED.test(path);
 }
 
-/** The grpc-status a gRPC answer's trailers carried (HTTP/2 only); undefined when none was sent. */
-function sentGrpcStatus(res: AnyResponse): number | undefined {
+/** The grpc-status and grpc-message a gRPC answer's trailers carried (HTTP/2 only). */
+function sentGrpcStatus(res: AnyResponse): { code: number; message: string | undefined } | undefined {
   const stream = (res as { stream?: { sentTrailers?: Record<string, string> } }).stream;
   const status = stream?.sentTrailers?.["grpc-status"];
-  return status === undefined ? undefined : Number(status);
+  if (status === undefined) return undefined;
+  const message = stream?.sentTrailers?.["grpc-message"];
+  let decoded: string | undefined;
+  try {
+    decoded = message === undefined ? undefined : decodeURIComponent(message);
+  } catch {
+    decoded = message;
+  }
+  return { code: Number(status), message: decoded };
 }
 
 function stringField(body: unknown, key: string, max: number): string | undefined {
@@ -157,15 +170,22 @@ function logEntry(
   const problem = note.problem;
   let status = res.statusCode;
   let rpcCode: string | null = null;
+  let protocolDetail: string | null = null;
   if (!rest) {
     if (problem) status = problem.status;
     else if (note.rpcCode === "ok") status = note.successStatus ?? 200;
     else {
-      // Refused by the protocol layer before any handler (a malformed message, an unknown method).
-      const code = sentGrpcStatus(res);
-      const row = code === undefined ? undefined : RPC_CODES[code];
+      // Refused by the protocol layer before any handler (a malformed message): gRPC says how in
+      // its trailers, Connect by its HTTP status.
+      const sent = sentGrpcStatus(res);
+      const row = sent
+        ? RPC_CODES[sent.code]
+        : status >= 400
+          ? RPC_CODES.find(([, http]) => http === status)
+          : undefined;
       if (row) status = row[1];
       rpcCode = row?.[0] ?? null;
+      protocolDetail = sent?.message ?? null;
     }
     rpcCode = note.rpcCode ?? rpcCode;
   }
@@ -185,7 +205,7 @@ function logEntry(
     rpcCode,
     outcome: outcomeOf(status, code),
     code,
-    detail: problem?.detail ?? null,
+    detail: problem?.detail ?? protocolDetail,
     errors: problem?.errors ?? [],
     externalId: note.externalId ?? stringField(body, "external_id", 128) ?? null,
     leadId: note.leadId ?? null,
@@ -231,7 +251,17 @@ export function createObservedHandler(
       metrics.observe(route, req.method ?? "", res.statusCode, protocol, seconds);
       if (note && requestLog) {
         const at = { requestId, createdAt: requestLog.now(), durationMs: seconds * 1000, route, protocol, path };
-        requestLog.record(logEntry(req, res, note, at, requestLog.clientAddress(req)));
+        const authorization = req.headers.authorization;
+        const entry = logEntry(req, res, note, at, requestLog.clientAddress(req));
+        if (entry.providerId !== null || typeof authorization !== "string" || entry.status === 401) {
+          requestLog.record(entry);
+        } else {
+          const keyHint = authorization.slice(-4);
+          void requestLog.identify(authorization).then(
+            (p) => requestLog.record(p ? { ...entry, providerId: p.providerId, livemode: p.livemode, keyHint } : entry),
+            () => requestLog.record(entry),
+          );
+        }
       }
       if (logInfo) {
         const line = { request_id: requestId, method: req.method, route, protocol, status: res.statusCode };

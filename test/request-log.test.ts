@@ -489,3 +489,100 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
     await writer.stop();
   });
 });
+
+describe("the request log, attacked (pglite)", () => {
+  let t: TestApp;
+  let p: { id: number; key: string };
+  let admin: string;
+  const entryOf = async (requestId: string, auth: string, path = REQUESTS): Promise<Json> => {
+    for (let i = 0; i < 100; i += 1) {
+      const r = await t.call("GET", `${path}${requestId}/`, { auth });
+      if (r.status === 200) return j(r);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${requestId} never appeared`);
+  };
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" }, { BUSINESS_TIMEZONE: ZONE });
+    admin = await t.token();
+    p = await t.provider(`=HYPERLINK("http://evil.example") ${Date.now()}`);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("masks personal data wherever it sits: arrays, nesting, other cases of the key", async () => {
+    const body = [
+      {
+        first_name: "Bartholomew",
+        Email: "bartholomew.quintanilla@example.com",
+        lead: { lastName: "Quintanilla", phone: "+1 (415) 555-0187", contact: [{ email: "bq@example.com" }] },
+        consent: [{ ip_address: "198.51.100.77" }],
+      },
+    ];
+    const r = await t.call("POST", LEADS, { auth: p.key, body });
+    expect(r.status).toBe(400);
+    const entry = await entryOf((await j(r)).request_id, p.key);
+    const text = JSON.stringify(entry);
+    for (const raw of RAW) expect(text).not.toContain(raw);
+    expect(text).not.toContain("bq@");
+    expect(entry.request_body[0]).toMatchObject({
+      first_name: "B…",
+      Email: "b***@example.com",
+      lead: { lastName: "Q…", phone: "…0187", contact: [{ email: "b***@example.com" }] },
+      consent: [{ ip_address: "198.51.100.0/24" }],
+    });
+  });
+
+  it("records requests to mixed-case paths, and refusals before the gate, for the provider", async () => {
+    const mixed = await t.call("POST", "/Api/V1/Public/Leads/", {
+      auth: p.key,
+      body: leadBody({ origin_zip: "00000" }),
+    });
+    expect(mixed.status).toBe(400);
+    expect(await entryOf((await j(mixed)).request_id, p.key)).toMatchObject({ code: "invalid_zip", status: 400 });
+
+    const malformed = await t.call("POST", LEADS, { auth: p.key, body: '{"external_id":"x",' });
+    expect(malformed.status).toBe(400);
+    const m = await entryOf((await j(malformed)).request_id, p.key);
+    expect(m).toMatchObject({ code: "malformed_json", status: 400, outcome: "rejected", livemode: true });
+    expect(m.key_hint).toBe(p.key.slice(-4));
+
+    // A Connect message the server cannot read: still the provider's, with the RPC code.
+    const connect = await fetch(`${t.url}/leadprovider.v1.PublicLeadService/CreateLead`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${p.key}` },
+      body: '{"external_id":"x",',
+    });
+    expect(connect.status).toBe(400);
+    const id = connect.headers.get("x-request-id") as string;
+    expect(await entryOf(id, p.key)).toMatchObject({
+      protocol: "connect",
+      status: 400,
+      rpc_code: "invalid_argument",
+      code: "invalid_argument",
+      outcome: "rejected",
+    });
+  });
+
+  it("refuses a forged page token with 400, never 500", async () => {
+    const forged = Buffer.from("9999999999999999.1").toString("base64url");
+    for (const path of [REQUESTS, "/api/v1/admin/requests/"]) {
+      const r = await t.call("GET", `${path}?page_token=${forged}`, { auth: path === REQUESTS ? p.key : admin });
+      expect(r.status).toBe(400);
+      expect((await j(r)).errors[0].field).toBe("page_token");
+    }
+  });
+
+  it("answers CSV for text/csv with a charset, and defuses formulas in names", async () => {
+    expect((await t.call("POST", LEADS, { auth: p.key, body: leadBody() })).status).toBe(201);
+    const csv = await t.call("GET", "/api/v1/admin/stats/?group_by=provider", {
+      auth: admin,
+      headers: { accept: "text/csv; charset=utf-8" },
+    });
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+    const text = await csv.text();
+    expect(text).toContain(`"'=HYPERLINK(""http://evil.example"")`);
+    expect(text).not.toMatch(/(^|,)"?=HYPERLINK/m);
+  });
+});

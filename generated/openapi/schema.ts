@@ -2331,10 +2331,11 @@ export interface components {
       key_hint: string | null;
       /** @description The User-Agent header (first 256 characters). */
       user_agent: string | null;
-      /** @description The body as received (the RPC message in its JSON form), masked; null for a read or a body that was not JSON. */
-      request_body: {
-        [key: string]: unknown;
-      } | null;
+      /**
+       * @description The body as received (the RPC message in its JSON form), masked wherever personal data
+       *     sits in it (nested objects and arrays too); null for a read or a body that was not JSON.
+       */
+      request_body: unknown;
     };
     /** @description A request-log entry with the provider it belongs to. */
     AdminRequestLogEntry: components["schemas"]["RequestLogEntry"] & {

@@ -84,7 +84,7 @@ export function hasOwnLimit(surface: Surface, operation: { restPath?: string; rp
   const own = surface.ownLimit;
   if (!own) return false;
   if (operation.rpcMethod !== undefined) return own.rpcMethods.includes(operation.rpcMethod);
-  const path = operation.restPath ?? "";
+  const path = (operation.restPath ?? "").toLowerCase(); // Express routes case-insensitively
   return own.restPaths.some((p) => path === p.slice(0, -1) || path.startsWith(p));
 }
 

@@ -59,7 +59,8 @@ const CONSENT_FIELDS = new Set([
   "user_agent",
   "page_url",
 ]);
-const SUB_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** A provider's sub-source: what `sub_id` may hold (also what the stats group refused requests by). */
+export const SUB_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const TRUSTED_FORM = /^https:\/\/cert\.trustedform\.com\/[0-9a-f]{40}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;

@@ -84,7 +84,7 @@ export interface EntryFilter {
   readonly createdAfter?: Date | undefined;
   readonly createdBefore?: Date | undefined;
   /** Entries after this one in the list's order (newest first). */
-  readonly after?: { readonly createdAt: Date; readonly id: number } | undefined;
+  readonly after?: { readonly createdAt: Date; readonly entryId: string } | undefined;
 }
 
 export interface AdminEntryFilter extends EntryFilter {
@@ -95,7 +95,7 @@ export interface AdminEntryFilter extends EntryFilter {
 }
 
 const COLUMNS = [
-  "id",
+  "entry_id",
   "request_id",
   "created_at",
   "provider_id",
@@ -118,7 +118,7 @@ const COLUMNS = [
 ] as const;
 
 type Row = {
-  id: number | string;
+  entry_id: string;
   request_id: string;
   created_at: Date;
   provider_id: number | string | null;
@@ -142,7 +142,7 @@ type Row = {
 
 function entryOf(row: Row): StoredRequestLogEntry {
   return {
-    id: Number(row.id),
+    entryId: row.entry_id,
     requestId: row.request_id,
     createdAt: row.created_at,
     providerId: row.provider_id === null ? null : Number(row.provider_id),
@@ -175,10 +175,10 @@ function applyFilter(query: any, f: EntryFilter): any {
   if (f.createdAfter !== undefined) q = q.where("created_at", ">", f.createdAfter);
   if (f.createdBefore !== undefined) q = q.where("created_at", "<", f.createdBefore);
   if (f.after !== undefined) {
-    const { createdAt, id } = f.after;
-    q = q.where(sql`(created_at, id)`, "<", sql`(${createdAt}, ${id})`);
+    const { createdAt, entryId } = f.after;
+    q = q.where(sql`(created_at, entry_id)`, "<", sql`(${createdAt}, ${entryId}::uuid)`);
   }
-  return q.orderBy("created_at", "desc").orderBy("id", "desc");
+  return q.orderBy("created_at", "desc").orderBy("entry_id", "desc");
 }
 
 /** One page of a provider's own entries of one mode, newest first (request_log_provider_idx). */
@@ -210,7 +210,7 @@ export async function findProviderEntry(
     .where("provider_id", "=", owner.providerId)
     .where("livemode", "=", owner.livemode)
     .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
+    .orderBy("entry_id", "desc")
     .limit(1)
     .executeTakeFirst();
   return row && entryOf(row as Row);
@@ -232,7 +232,9 @@ export async function listEntries(db: Db, filter: AdminEntryFilter, limit: numbe
   if (filter.providerId !== undefined && filter.livemode === undefined) {
     const [live, test] = await Promise.all([one(true).execute(), one(false).execute()]);
     const rows = [...(live as Row[]), ...(test as Row[])].sort(
-      (a, b) => b.created_at.getTime() - a.created_at.getTime() || Number(b.id) - Number(a.id),
+      (a, b) =>
+        b.created_at.getTime() - a.created_at.getTime() ||
+        (a.entry_id < b.entry_id ? 1 : a.entry_id > b.entry_id ? -1 : 0),
     );
     return rows.slice(0, limit).map(entryOf);
   }
@@ -247,7 +249,7 @@ export async function findEntry(db: Db, requestId: string): Promise<StoredReques
     .select(COLUMNS)
     .where("request_id", "=", requestId)
     .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
+    .orderBy("entry_id", "desc")
     .limit(1)
     .executeTakeFirst();
   return row && entryOf(row as Row);

@@ -39,23 +39,26 @@ export interface AdminRequestLogQuery extends RequestLogQuery {
 
 export const REQUEST_LOG_PAGE = { defaultSize: 25, maxSize: 100 } as const;
 
-const CURSOR = /^(\d{13,16})\.([1-9][0-9]{0,18})$/;
+const CURSOR = /^(\d{1,15})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
-/** The page token: the last entry's time (ms) and row id, base64url; it names a position, not a provider. */
-export function encodeEntryCursor(e: { readonly createdAt: Date; readonly id: number }): string {
-  return Buffer.from(`${e.createdAt.getTime()}.${e.id}`).toString("base64url");
+/**
+ * The page token: the last entry's time (ms) and random entry id, base64url. It names a position
+ * in the caller's own list and says nothing about anyone else's entries.
+ */
+export function encodeEntryCursor(e: { readonly createdAt: Date; readonly entryId: string }): string {
+  return Buffer.from(`${e.createdAt.getTime()}.${e.entryId}`).toString("base64url");
 }
 
 function readCursor(f: Fields, token: string | undefined): EntryFilter["after"] {
   if (token === undefined || token === "") return undefined;
   const text = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
   const m = CURSOR.exec(text);
-  const id = m ? Number(m[2]) : Number.NaN;
-  if (!m || !Number.isSafeInteger(id)) {
+  const createdAt = new Date(m ? Number(m[1]) : Number.NaN);
+  if (!m || Number.isNaN(createdAt.getTime())) {
     f.add("page_token", "invalid_format", "page_token is not a token this service issued");
     return undefined;
   }
-  return { createdAt: new Date(Number(m[1])), id };
+  return { createdAt, entryId: m[2] as string };
 }
 
 function readFilter(f: Fields, q: RequestLogQuery): EntryFilter & { size: number } {

@@ -5,6 +5,7 @@
  */
 import ipaddr from "ipaddr.js";
 import type { FieldViolation } from "../errors.ts";
+import { SUB_ID } from "../leads/lead.validation.ts";
 
 export const OUTCOMES = ["accepted", "rejected", "rate_limited", "failed"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -42,9 +43,9 @@ export interface RequestLogEntry {
   readonly requestBody: unknown;
 }
 
-/** A stored entry: its row id orders the log (with created_at). */
+/** A stored entry: its random entry id orders the log after created_at (and names it in page tokens). */
 export interface StoredRequestLogEntry extends RequestLogEntry {
-  readonly id: number;
+  readonly entryId: string;
 }
 
 /** The outcome of an answer: its status, and for a 429 whether the rate limit refused it. */
@@ -95,36 +96,49 @@ function maskOther(v: unknown): unknown {
   return v === null || v === undefined ? v : MASKED;
 }
 
+/** Personal fields by name, compared case-insensitively and without `_` (`Email`, `phoneNumber`). */
 const PERSONAL: Readonly<Record<string, (v: unknown) => unknown>> = {
-  first_name: maskName,
-  last_name: maskName,
+  firstname: maskName,
+  lastname: maskName,
+  name: maskName,
+  fullname: maskName,
   email: maskEmail,
-  phone_number: maskPhone,
+  phonenumber: maskPhone,
+  phone: maskPhone,
+  ipaddress: maskAddress,
 };
 
-/**
- * The body as received with its personal data masked: first and last name to their first letter,
- * email to its first character and domain, phone to its last four digits, `consent.ip_address` to
- * its /24 (IPv4) or /48 (IPv6). Everything else is kept as sent. Never mutates `body`.
- */
-export function maskBody(body: unknown): unknown {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return body ?? null;
+/** How deep a body is kept; anything deeper is replaced whole (nothing personal can hide there). */
+const MAX_DEPTH = 8;
+
+function maskValue(v: unknown, depth: number): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (depth >= MAX_DEPTH) return MASKED;
+  if (Array.isArray(v)) return v.map((item) => maskValue(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) {
-    const mask = PERSONAL[k];
-    if (mask) out[k] = mask(v);
-    else if (k === "consent" && v !== null && typeof v === "object" && !Array.isArray(v)) {
-      const consent: Record<string, unknown> = { ...v };
-      if ("ip_address" in consent) consent.ip_address = maskAddress(consent.ip_address);
-      out[k] = consent;
-    } else out[k] = v;
+  for (const [k, item] of Object.entries(v)) {
+    const mask = PERSONAL[k.toLowerCase().replaceAll("_", "").replaceAll("-", "")];
+    out[k] = mask ? mask(item) : maskValue(item, depth + 1);
   }
   return out;
+}
+
+/**
+ * The body as received with its personal data masked, wherever it sits (top level, nested, in
+ * arrays, whatever the case of the key): first and last name to their first letter, email to its
+ * first character and domain, phone to its last four digits, an IP address (`consent.ip_address`)
+ * to its /24 (IPv4) or /48 (IPv6). A personal field sent as something other than text is replaced
+ * whole. Everything else is kept as sent, eight levels deep. Never mutates `body`.
+ */
+export function maskBody(body: unknown): unknown {
+  if (body === undefined) return null;
+  return maskValue(body, 0);
 }
 
 /** The sub-source a create request named, for the stats rollup ('' for none or a malformed one). */
 export function subIdOf(body: unknown): string {
   if (body === null || typeof body !== "object") return "";
   const v = (body as { sub_id?: unknown }).sub_id;
-  return typeof v === "string" && v.length <= 100 ? v : "";
+  // The form the lead service accepts (lead.validation.ts); anything else counts as none.
+  return typeof v === "string" && SUB_ID.test(v) ? v : "";
 }

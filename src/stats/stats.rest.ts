@@ -44,9 +44,14 @@ export function statsJson(s: Stats): components["schemas"]["Stats"] {
   };
 }
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled; lines end CRLF. */
+/**
+ * RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled; lines end
+ * CRLF. Text a spreadsheet would run as a formula (=, +, -, @, tab or CR first) is prefixed with
+ * an apostrophe (OWASP's advice on CSV injection): a provider's name cannot plant a formula.
+ */
 function csvField(v: unknown): string {
-  const s = v === null || v === undefined ? "" : String(v);
+  let s = v === null || v === undefined ? "" : String(v);
+  if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
@@ -96,7 +101,9 @@ export function statsCsv(s: Stats): string {
 }
 
 function send(req: Pick<Request, "accepts">, res: Response, s: Stats, name: string): void {
-  if (req.accepts(["application/json", "text/csv"]) === "text/csv") {
+  // `text/csv; charset=utf-8` asks for CSV too (a range with parameters matches only an offer with them).
+  const type = req.accepts(["application/json", "text/csv", "text/csv; charset=utf-8"]);
+  if (typeof type === "string" && type.startsWith("text/csv")) {
     res
       .type("text/csv; charset=utf-8; header=present")
       .attachment(`${name}-${s.from}-${s.to}-${s.granularity}.csv`)

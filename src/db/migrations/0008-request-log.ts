@@ -2,7 +2,9 @@ import { type Kysely, sql } from "kysely";
 
 // Issue 23 (request log and outcome analytics).
 //
-// `request_log` holds one row per Public API request (request-log/request-log.ts says what is in
+// `request_log` holds one row per Public API request, ordered by (created_at, entry_id): the
+// random entry_id breaks ties and names an entry in a page token without revealing how many
+// entries all providers have (the identity `id` is never shown). (request-log/request-log.ts says what is in
 // it and how personal data is masked). It is written off the request path in batches, so it has no
 // foreign keys (a batch never waits on a provider row's lock) and is deleted by age
 // (REQUEST_LOG_RETENTION_DAYS) in small batches. Indexes: a provider's requests of one mode by
@@ -21,6 +23,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table request_log (
       id bigint generated always as identity primary key,
+      entry_id uuid not null default gen_random_uuid(),
       request_id text not null,
       created_at timestamptz not null,
       provider_id bigint,
@@ -41,10 +44,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       user_agent text,
       request_body jsonb
     )`.execute(db);
-  await sql`create index request_log_provider_idx on request_log (provider_id, livemode, created_at desc, id desc)`.execute(
+  await sql`create index request_log_provider_idx on request_log (provider_id, livemode, created_at desc, entry_id desc)`.execute(
     db,
   );
-  await sql`create index request_log_created_idx on request_log (created_at desc, id desc)`.execute(db);
+  await sql`create index request_log_created_idx on request_log (created_at desc, entry_id desc)`.execute(db);
   await sql`create index request_log_request_id_idx on request_log (request_id)`.execute(db);
   await sql`create index request_log_external_id_idx on request_log (external_id, created_at desc) where external_id is not null`.execute(
     db,
