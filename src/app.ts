@@ -60,6 +60,7 @@ import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
 import { createStateService } from "./states/state.service.ts";
 import { statsRoutes } from "./stats/stats.rest.ts";
+import { createStatsRollup, type StatsRollup } from "./stats/stats.rollup.ts";
 import { createStatsRpc } from "./stats/stats.rpc.ts";
 import { createStatsService } from "./stats/stats.service.ts";
 import { createWebhookTransport } from "./webhooks/webhook.http.ts";
@@ -87,6 +88,8 @@ export interface App {
   readonly sandbox: Sandbox;
   /** The request log's writer (flush and retention exposed for operations and tests); undefined when off. */
   readonly requestLog: RequestLogWriter | undefined;
+  /** The stats rollup job (its loop runs by itself; exposed for operations and tests). */
+  readonly statsRollup: StatsRollup;
   /** Starts listening; resolves to the bound port (useful with PORT=0). */
   listen(): Promise<number>;
   stop(): Promise<void>;
@@ -227,6 +230,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     : undefined;
   const requestLog = createRequestLogService(db);
   const stats = createStatsService({ db, zone: config.intake.businessTimezone, now });
+  const statsRollup = createStatsRollup({ db, zone: config.intake.businessTimezone, logger, now });
   const shutdown = new AbortController();
 
   const gate = createGate(auth, admission);
@@ -331,6 +335,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics,
     sandbox,
     requestLog: requestLogWriter,
+    statsRollup,
     async listen() {
       if (metricsServer && config.metricsPort !== undefined) {
         await new Promise<void>((resolve, reject) => {
@@ -345,6 +350,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await webhookWorker.start();
       sandbox.start();
       requestLogWriter?.start();
+      statsRollup.start();
       return port;
     },
     async stop() {
@@ -354,6 +360,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await sandbox.stop();
       // After the server has closed: every answered request's entry is written.
       await requestLogWriter?.stop();
+      await statsRollup.stop();
       // Deliveries in flight get the same grace; any left unanswered are sent again later.
       await webhookWorker.stop(config.shutdownTimeoutMs);
       transport.close();

@@ -13,6 +13,8 @@ const TABLES = [
   "audit_log",
   "lead_events",
   "lead_state_history",
+  "lead_stats_daily",
+  "lead_stats_rollup",
   "leads",
   "providers",
   "request_log",

@@ -383,6 +383,66 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     expect(row.provider_name).toMatch(/^Provider /);
   });
 
+  it("answers the same stats from the daily rollup as from the leads, and follows moves of rolled-up days", async () => {
+    const q = await t.provider();
+    const today = businessToday(new Date(), ZONE);
+    const yesterday = new Date(Date.parse(`${today}T12:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const r = await t.call("POST", LEADS, {
+        auth: q.key,
+        body: leadBody({ email: `rollup.${Date.now()}.${i}@example.com`, sub_id: i < 2 ? "old" : "new" }),
+      });
+      ids.push((await j(r)).id);
+    }
+    const workflow = connectClient(LeadWorkflowService, t.port, "grpc");
+    const dispatcher = await t.token({ position: "DISPATCHER" }, { sub: "quote-engine" });
+    const move = (id: number, to: LeadState) =>
+      workflow.transitionLead({ leadId: BigInt(id), toState: to }, bearer(dispatcher));
+    await move(ids[0] as number, LeadState.QUOTE);
+    await move(ids[0] as number, LeadState.ORDER);
+    await move(ids[2] as number, LeadState.QUOTE);
+    // Two of them become yesterday's leads (noon yesterday, business time), with their moves.
+    const { sql } = await import("kysely");
+    await sql`
+      update leads set created_at = created_at - interval '1 day', quoted_at = quoted_at - interval '1 day',
+                       ordered_at = ordered_at - interval '1 day'
+      where id in (${ids[0]}, ${ids[1]})`.execute(t.app.database.db);
+    // As on a database the rollup has not reached yet (the app's own job may have rolled up an empty yesterday).
+    await sql`update lead_stats_rollup set rolled_through = null, history_id = 0`.execute(t.app.database.db);
+    await sql`delete from lead_stats_daily`.execute(t.app.database.db);
+    const path = `/api/v1/public/stats/?from=${yesterday}&to=${today}&group_by=sub_id`;
+    const before = await j(t.call("GET", path, { auth: q.key }));
+    const old = before.periods.find((r: Json) => r.period === yesterday && r.group === "old");
+    expect(old).toMatchObject({ accepted: 2, quoted: 1, ordered: 1 });
+
+    const { createStatsRollup } = await import("../src/stats/stats.rollup.ts");
+    const rollup = createStatsRollup({
+      db: t.app.database.db,
+      zone: ZONE,
+      logger: createLogger("silent"),
+      lagSeconds: 0,
+    });
+    await rollup.runOnce();
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from lead_stats_daily where provider_id = ${q.id} and day = ${yesterday}::date`.execute(
+      t.app.database.db,
+    );
+    expect(rows[0]?.n).toBe(1);
+    expect(await j(t.call("GET", path, { auth: q.key }))).toEqual(before);
+
+    // A rolled-up day's lead moves: the next run rolls that day up again.
+    await move(ids[1] as number, LeadState.QUOTE);
+    await rollup.runOnce();
+    const after = await j(t.call("GET", path, { auth: q.key }));
+    expect(after.periods.find((r: Json) => r.period === yesterday && r.group === "old")).toMatchObject({
+      accepted: 2,
+      quoted: 2,
+      ordered: 1,
+    });
+    expect(after.totals).toMatchObject({ accepted: 4, quoted: 3, ordered: 1 });
+  });
+
   it("refuses bad stats and log queries by field", async () => {
     const bad = await j(t.call("GET", "/api/v1/public/stats/?from=2026-11-30&to=2026-11-01", { auth: b.key }));
     expect(bad.errors).toEqual([expect.objectContaining({ field: "from", code: "out_of_range" })]);

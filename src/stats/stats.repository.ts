@@ -45,6 +45,18 @@ export interface RefusalCount {
 
 const UNITS: Readonly<Record<Granularity, string>> = { day: "day", week: "week", month: "month" };
 
+/** The day after `day` (YYYY-MM-DD). */
+function nextDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The last business day the rollup holds (null before its first run). */
+export async function rolledThrough(db: Db): Promise<string | null> {
+  const { rows } = await sql<{ day: string | null }>`
+    select rolled_through::text as day from lead_stats_rollup where id = 1`.execute(db);
+  return rows[0]?.day ?? null;
+}
+
 function groupColumn(groupBy: GroupBy | undefined) {
   if (groupBy === "sub_id") return sql<string>`coalesce(sub_id, '')`;
   if (groupBy === "provider") return sql<string>`provider_id::text`;
@@ -55,11 +67,26 @@ const numberOrNull = (v: unknown) => (v === null || v === undefined ? null : Num
 
 export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const unit = UNITS[s.granularity];
-  const group = groupColumn(s.groupBy);
-  // The range's first and last instants in the business time zone.
-  const start = sql`(${s.from}::date::timestamp at time zone ${s.zone})`;
+  const rolled = await rolledThrough(db);
+  // Past days come from the rollup up to the day it has reached; later days from the leads.
+  const liveFrom = rolled !== null && rolled >= s.from ? nextDay(rolled) : s.from;
   const end = sql`((${s.to}::date + 1)::timestamp at time zone ${s.zone})`;
-  const provider = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
+  const liveStart = sql`(${liveFrom}::date::timestamp at time zone ${s.zone})`;
+  const providerRolled = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
+  const providerLive = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
+  const groupRolled =
+    s.groupBy === "sub_id" ? sql`sub_id` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
+  const groupLive =
+    s.groupBy === "sub_id" ? sql`coalesce(sub_id, '')` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
+  const rolledPart =
+    rolled !== null && rolled >= s.from
+      ? sql`
+        select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${groupRolled} as grp, accepted, duplicates,
+               quoted, ordered, last_lead_at, hours_to_quote as hq, hours_to_order as ho
+        from lead_stats_daily
+        where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and day <= least(${s.to}::date, ${rolled}::date)
+        union all`
+      : sql``;
   const { rows } = await sql<{
     period: string | null;
     grp: string | null;
@@ -71,18 +98,38 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     hours_to_order: string | number | null;
     last_lead_at: Date | null;
   }>`
-    select to_char(date_trunc(${unit}, created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period,
-           ${group} as grp,
-           count(*) as accepted,
-           count(*) filter (where duplicate is not null) as duplicates,
-           count(quoted_at) as quoted,
-           count(ordered_at) as ordered,
-           percentile_cont(0.5) within group (order by extract(epoch from quoted_at - created_at)) / 3600 as hours_to_quote,
-           percentile_cont(0.5) within group (order by extract(epoch from ordered_at - quoted_at)) / 3600 as hours_to_order,
-           max(created_at) as last_lead_at
-    from leads
-    where livemode = ${s.livemode} ${provider} and created_at >= ${start} and created_at < ${end}
-    group by grouping sets ((1, 2), ())`.execute(db);
+    with per_day as (
+      ${rolledPart}
+      select to_char(date_trunc(${unit}, created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period, ${groupLive} as grp,
+             1 as accepted, (duplicate is not null)::int as duplicates,
+             (quoted_at is not null)::int as quoted, (ordered_at is not null)::int as ordered, created_at as last_lead_at,
+             case when quoted_at is null then '{}'::real[]
+                  else array[(extract(epoch from quoted_at - created_at) / 3600)::real] end as hq,
+             case when ordered_at is null then '{}'::real[]
+                  else array[(extract(epoch from ordered_at - quoted_at) / 3600)::real] end as ho
+      from leads
+      where livemode = ${s.livemode} ${providerLive} and created_at >= ${liveStart} and created_at < ${end}
+    ),
+    counts as (
+      select period, grp, sum(accepted) as accepted, sum(duplicates) as duplicates, sum(quoted) as quoted,
+             sum(ordered) as ordered, max(last_lead_at) as last_lead_at, grouping(period) as total
+      from per_day group by grouping sets ((period, grp), ())
+    ),
+    to_quote as (
+      select period, grp, percentile_cont(0.5) within group (order by x) as median, grouping(period) as total
+      from per_day cross join lateral unnest(hq) as x group by grouping sets ((period, grp), ())
+    ),
+    to_order as (
+      select period, grp, percentile_cont(0.5) within group (order by x) as median, grouping(period) as total
+      from per_day cross join lateral unnest(ho) as x group by grouping sets ((period, grp), ())
+    )
+    select c.period, c.grp, c.accepted, c.duplicates, c.quoted, c.ordered, c.last_lead_at,
+           q.median as hours_to_quote, o.median as hours_to_order
+    from counts c
+    left join to_quote q on q.total = c.total and q.period is not distinct from c.period and q.grp is not distinct from c.grp
+    left join to_order o on o.total = c.total and o.period is not distinct from c.period and o.grp is not distinct from c.grp`.execute(
+    db,
+  );
   return rows.map((r) => ({
     period: r.period,
     group: r.period === null ? null : r.grp,
@@ -119,3 +166,105 @@ export async function providerNames(db: Db, ids: readonly number[]): Promise<Map
   const rows = await db.selectFrom("providers").select(["id", "name"]).where("id", "in", ids).execute();
   return new Map(rows.map((r) => [Number(r.id), r.name]));
 }
+
+/** One business day's leads, per provider, mode and sub_id, as lead_stats_daily holds them. */
+function rollupSelect(zone: string, day: string, where: ReturnType<typeof sql>) {
+  return sql`
+    select provider_id, livemode, ${day}::date as day, coalesce(sub_id, '') as sub_id, count(*)::int as accepted,
+           (count(*) filter (where duplicate is not null))::int as duplicates,
+           count(quoted_at)::int as quoted, count(ordered_at)::int as ordered, max(created_at) as last_lead_at,
+           coalesce(array_agg((extract(epoch from quoted_at - created_at) / 3600)::real) filter (where quoted_at is not null), '{}'),
+           coalesce(array_agg((extract(epoch from ordered_at - quoted_at) / 3600)::real) filter (where ordered_at is not null), '{}')
+    from leads
+    where created_at >= (${day}::date::timestamp at time zone ${zone})
+      and created_at < ((${day}::date + 1)::timestamp at time zone ${zone}) ${where}
+    group by provider_id, livemode, coalesce(sub_id, '')`;
+}
+
+const COLUMNS = sql`(provider_id, livemode, day, sub_id, accepted, duplicates, quoted, ordered, last_lead_at, hours_to_quote, hours_to_order)`;
+
+/**
+ * Rolls up one whole business day and moves the watermark to it, in one transaction; false when
+ * another instance holds the rollup's lock.
+ */
+export async function rollUpDay(db: Db, zone: string, day: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok`.execute(trx);
+    if (!rows[0]?.ok) return false;
+    await sql`delete from lead_stats_daily where day = ${day}::date`.execute(trx);
+    await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, sql``)}`.execute(trx);
+    await sql`update lead_stats_rollup set rolled_through = ${day}::date, updated_at = now() where id = 1`.execute(trx);
+    return true;
+  });
+}
+
+/**
+ * The days whose leads moved (history after `afterId`, at least `lagSeconds` old, so a move whose
+ * transaction commits late is not skipped), and the history id reached.
+ */
+export async function movedDays(
+  db: Db,
+  zone: string,
+  afterId: number,
+  limit: number,
+  lagSeconds: number,
+): Promise<{ keys: { providerId: number; livemode: boolean; day: string }[]; lastId: number }> {
+  const { rows } = await sql<{ id: string | number; provider_id: string | number; livemode: boolean; day: string }>`
+    select h.id, l.provider_id, l.livemode, to_char(l.created_at at time zone ${zone}, 'YYYY-MM-DD') as day
+    from lead_state_history h join leads l on l.id = h.lead_id
+    where h.id > ${afterId} and h.changed_at < now() - make_interval(secs => ${lagSeconds})
+    order by h.id limit ${limit}`.execute(db);
+  const seen = new Map<string, { providerId: number; livemode: boolean; day: string }>();
+  for (const r of rows) {
+    seen.set(`${r.provider_id}|${r.livemode}|${r.day}`, {
+      providerId: Number(r.provider_id),
+      livemode: r.livemode,
+      day: r.day,
+    });
+  }
+  const last = rows.at(-1);
+  return { keys: [...seen.values()], lastId: last ? Number(last.id) : afterId };
+}
+
+/** Rolls up again the given provider-days (their leads moved) and moves the history watermark. */
+export async function rollUpAgain(
+  db: Db,
+  zone: string,
+  keys: readonly { providerId: number; livemode: boolean; day: string }[],
+  lastId: number,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok`.execute(trx);
+    if (!rows[0]?.ok) return false;
+    for (const k of keys) {
+      await sql`delete from lead_stats_daily where provider_id = ${k.providerId} and livemode = ${k.livemode} and day = ${k.day}::date`.execute(
+        trx,
+      );
+      const where = sql`and provider_id = ${k.providerId} and livemode = ${k.livemode}`;
+      await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, k.day, where)}`.execute(trx);
+    }
+    await sql`update lead_stats_rollup set history_id = ${lastId}, updated_at = now() where id = 1`.execute(trx);
+    return true;
+  });
+}
+
+/** The rollup's watermarks, and the first business day any lead was created on. */
+export async function rollupState(
+  db: Db,
+  zone: string,
+): Promise<{ rolledThrough: string | null; historyId: number; firstDay: string | null }> {
+  const { rows } = await sql<{ rolled_through: string | null; history_id: string | number; first_day: string | null }>`
+    select rolled_through::text as rolled_through, history_id,
+           to_char(least((select min(created_at) from leads where livemode), (select min(created_at) from leads where not livemode))
+                   at time zone ${zone}, 'YYYY-MM-DD') as first_day
+    from lead_stats_rollup where id = 1`.execute(db);
+  const r = rows[0];
+  return {
+    rolledThrough: r?.rolled_through ?? null,
+    historyId: Number(r?.history_id ?? 0),
+    firstDay: r?.first_day ?? null,
+  };
+}
+
+/** The advisory lock key of the rollup job (one instance at a time). */
+const ROLLUP_LOCK = 0x57a75;

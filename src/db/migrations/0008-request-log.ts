@@ -72,11 +72,49 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       quoted_at = (select min(h.changed_at) from lead_state_history h where h.lead_id = l.id and h.to_state = 'QUOTE'),
       ordered_at = (select min(h.changed_at) from lead_state_history h where h.lead_id = l.id and h.to_state = 'ORDER')
     where l.state <> 'LEAD'`.execute(db);
-  // Stats across providers read one mode's leads by creation time.
+  // Stats across providers read one mode's recent leads by creation time.
   await sql`create index leads_mode_created_idx on leads (livemode, created_at)`.execute(db);
+  // All providers' refusals of a range, read from the index alone.
+  await sql`
+    create index request_outcomes_daily_refusals_idx on request_outcomes_daily (livemode, day)
+      include (provider_id, sub_id, code, requests) where code <> ''`.execute(db);
+
+  // The leads of each past business day, per provider, mode and sub_id, rolled up by a job
+  // (stats/stats.rollup.ts): counts, the last lead's time and every quoted and ordered lead's
+  // hours (so medians stay exact). Days after `rolled_through` are read from the leads themselves.
+  await sql`
+    create table lead_stats_daily (
+      provider_id bigint not null,
+      livemode boolean not null,
+      day date not null,
+      sub_id text not null default '',
+      accepted integer not null,
+      duplicates integer not null,
+      quoted integer not null,
+      ordered integer not null,
+      last_lead_at timestamptz,
+      hours_to_quote real[] not null default '{}',
+      hours_to_order real[] not null default '{}',
+      primary key (provider_id, livemode, day, sub_id)
+    )`.execute(db);
+  await sql`create index lead_stats_daily_day_idx on lead_stats_daily (livemode, day)`.execute(db);
+  await sql`
+    create table lead_stats_rollup (
+      id integer primary key check (id = 1),
+      rolled_through date,
+      history_id bigint not null default 0,
+      updated_at timestamptz not null default now()
+    )`.execute(db);
+  await sql`insert into lead_stats_rollup (id) values (1)`.execute(db);
+  await sql`
+    create aggregate array_cat_agg(anycompatiblearray) (
+      sfunc = array_cat, stype = anycompatiblearray, initcond = '{}')`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop aggregate array_cat_agg(anycompatiblearray)`.execute(db);
+  await sql`drop table lead_stats_rollup`.execute(db);
+  await sql`drop table lead_stats_daily`.execute(db);
   await sql`drop index leads_mode_created_idx`.execute(db);
   await sql`alter table leads drop column quoted_at, drop column ordered_at`.execute(db);
   await sql`drop table request_outcomes_daily`.execute(db);

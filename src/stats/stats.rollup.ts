@@ -1,0 +1,93 @@
+/**
+ * Keeps lead_stats_daily: each past business day's leads per provider, mode and sub_id, so stats
+ * over long ranges read a few rows per day instead of every lead. Stats read the rollup up to the
+ * day it has reached and the leads themselves after it, so they are exact whether or not the job
+ * has run; the job only makes them fast.
+ *
+ * Every `intervalMs` (and 5 s after start): roll up whole days from the day after the watermark
+ * to yesterday (at most 31 per run, the first run starting at the first lead's day), then roll up
+ * again the past days whose leads moved since the last run (from lead_state_history; a move is
+ * picked up once it is `lagSeconds` old). One instance works at a time (an advisory lock).
+ * Test data deleted by the sandbox's retention stays counted in its day (see docs/decisions.md).
+ */
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { businessToday } from "../intake/business-time.ts";
+import { errorForLog, type Logger } from "../logger.ts";
+import { movedDays, rollUpAgain, rollUpDay, rollupState } from "./stats.repository.ts";
+
+export interface StatsRollupOptions {
+  readonly db: Kysely<Database>;
+  readonly zone: string;
+  readonly logger: Logger;
+  readonly now?: () => Date;
+  readonly intervalMs?: number;
+  readonly lagSeconds?: number;
+}
+
+const shiftDay = (day: string, days: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+export type StatsRollup = ReturnType<typeof createStatsRollup>;
+
+export function createStatsRollup(options: StatsRollupOptions) {
+  const { db, zone, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const intervalMs = options.intervalMs ?? 60_000;
+  const lagSeconds = options.lagSeconds ?? 30;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = true;
+
+  async function runOnce(): Promise<void> {
+    const state = await rollupState(db, zone);
+    const yesterday = shiftDay(businessToday(now(), zone), -1);
+    let day =
+      state.rolledThrough === null
+        ? state.firstDay !== null && state.firstDay < yesterday
+          ? state.firstDay
+          : yesterday
+        : shiftDay(state.rolledThrough, 1);
+    let rolled = state.rolledThrough;
+    for (let n = 0; day <= yesterday && n < 31; n += 1) {
+      if (!(await rollUpDay(db, zone, day))) return; // another instance is at it
+      rolled = day;
+      day = shiftDay(day, 1);
+    }
+    if (rolled === null) return;
+    const moved = await movedDays(db, zone, state.historyId, 5000, lagSeconds);
+    if (moved.lastId === state.historyId) return;
+    const through = rolled;
+    await rollUpAgain(
+      db,
+      zone,
+      moved.keys.filter((k) => k.day <= through),
+      moved.lastId,
+    );
+  }
+
+  const tick = () => {
+    running = runOnce()
+      .catch((err) => logger.warn({ err: errorForLog(err) }, "could not roll up lead stats"))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+
+  return {
+    /** One run now (operations, tests). */
+    runOnce,
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      timer = setTimeout(tick, 5000);
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
