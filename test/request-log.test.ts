@@ -428,7 +428,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
       select count(*)::int as n from lead_stats_daily where provider_id = ${q.id} and day = ${yesterday}::date`.execute(
       t.app.database.db,
     );
-    expect(rows[0]?.n).toBe(1);
+    expect(rows[0]?.n).toBe(1); // its one sub_id of yesterday (provider 0 holds everyone's)
     expect(await j(t.call("GET", path, { auth: q.key }))).toEqual(before);
 
     // A rolled-up day's lead moves: the next run rolls that day up again.
@@ -441,6 +441,13 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
       ordered: 1,
     });
     expect(after.totals).toMatchObject({ accepted: 4, quoted: 3, ordered: 1 });
+    // Every provider's stats of that day, from the rollup's all-providers level, match the leads too.
+    const all = `/api/v1/admin/stats/?from=${yesterday}&to=${yesterday}`;
+    const fromRollup = await j(t.call("GET", all, { auth: admin }));
+    await sql`update lead_stats_rollup set rolled_through = null, history_id = 0`.execute(t.app.database.db);
+    await sql`delete from lead_stats_daily`.execute(t.app.database.db);
+    expect(await j(t.call("GET", all, { auth: admin }))).toEqual(fromRollup);
+    expect(fromRollup.totals).toMatchObject({ accepted: 2, quoted: 2, ordered: 1 });
   });
 
   it("refuses bad stats and log queries by field", async () => {

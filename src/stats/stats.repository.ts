@@ -45,6 +45,9 @@ export interface RefusalCount {
 
 const UNITS: Readonly<Record<Granularity, string>> = { day: "day", week: "week", month: "month" };
 
+/** The rollup's provider id for every provider's leads together (real ids start at 1). */
+const ALL_PROVIDERS = 0;
+
 /** The day after `day` (YYYY-MM-DD). */
 function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
@@ -72,7 +75,13 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const liveFrom = rolled !== null && rolled >= s.from ? nextDay(rolled) : s.from;
   const end = sql`((${s.to}::date + 1)::timestamp at time zone ${s.zone})`;
   const liveStart = sql`(${liveFrom}::date::timestamp at time zone ${s.zone})`;
-  const providerRolled = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
+  // Provider 0 holds every provider's leads of a day together (the rollup's all-providers level).
+  const providerRolled =
+    s.providerId !== undefined
+      ? sql`and provider_id = ${s.providerId}`
+      : s.groupBy === "provider"
+        ? sql`and provider_id <> ${ALL_PROVIDERS}`
+        : sql`and provider_id = ${ALL_PROVIDERS}`;
   const providerLive = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
   const groupRolled =
     s.groupBy === "sub_id" ? sql`sub_id` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
@@ -167,10 +176,15 @@ export async function providerNames(db: Db, ids: readonly number[]): Promise<Map
   return new Map(rows.map((r) => [Number(r.id), r.name]));
 }
 
-/** One business day's leads, per provider, mode and sub_id, as lead_stats_daily holds them. */
-function rollupSelect(zone: string, day: string, where: ReturnType<typeof sql>) {
+/**
+ * One business day's leads, per provider, mode and sub_id, as lead_stats_daily holds them; or,
+ * with `allProviders`, every provider's together (provider 0).
+ */
+function rollupSelect(zone: string, day: string, where: ReturnType<typeof sql>, allProviders = false) {
+  const provider = allProviders ? sql`${ALL_PROVIDERS}::bigint` : sql`provider_id`;
+  const groupProvider = allProviders ? sql`` : sql`provider_id,`;
   return sql`
-    select provider_id, livemode, ${day}::date as day, coalesce(sub_id, '') as sub_id, count(*)::int as accepted,
+    select ${provider}, livemode, ${day}::date as day, coalesce(sub_id, '') as sub_id, count(*)::int as accepted,
            (count(*) filter (where duplicate is not null))::int as duplicates,
            count(quoted_at)::int as quoted, count(ordered_at)::int as ordered, max(created_at) as last_lead_at,
            coalesce(array_agg((extract(epoch from quoted_at - created_at) / 3600)::real) filter (where quoted_at is not null), '{}'),
@@ -178,7 +192,7 @@ function rollupSelect(zone: string, day: string, where: ReturnType<typeof sql>) 
     from leads
     where created_at >= (${day}::date::timestamp at time zone ${zone})
       and created_at < ((${day}::date + 1)::timestamp at time zone ${zone}) ${where}
-    group by provider_id, livemode, coalesce(sub_id, '')`;
+    group by ${groupProvider} livemode, coalesce(sub_id, '')`;
 }
 
 const COLUMNS = sql`(provider_id, livemode, day, sub_id, accepted, duplicates, quoted, ordered, last_lead_at, hours_to_quote, hours_to_order)`;
@@ -193,6 +207,7 @@ export async function rollUpDay(db: Db, zone: string, day: string): Promise<bool
     if (!rows[0]?.ok) return false;
     await sql`delete from lead_stats_daily where day = ${day}::date`.execute(trx);
     await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, sql``)}`.execute(trx);
+    await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, sql``, true)}`.execute(trx);
     await sql`update lead_stats_rollup set rolled_through = ${day}::date, updated_at = now() where id = 1`.execute(trx);
     return true;
   });
@@ -236,12 +251,21 @@ export async function rollUpAgain(
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok`.execute(trx);
     if (!rows[0]?.ok) return false;
+    const allProviderDays = new Map<string, { livemode: boolean; day: string }>();
     for (const k of keys) {
       await sql`delete from lead_stats_daily where provider_id = ${k.providerId} and livemode = ${k.livemode} and day = ${k.day}::date`.execute(
         trx,
       );
       const where = sql`and provider_id = ${k.providerId} and livemode = ${k.livemode}`;
       await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, k.day, where)}`.execute(trx);
+      allProviderDays.set(`${k.livemode}|${k.day}`, { livemode: k.livemode, day: k.day });
+    }
+    for (const k of allProviderDays.values()) {
+      await sql`delete from lead_stats_daily where provider_id = ${ALL_PROVIDERS} and livemode = ${k.livemode} and day = ${k.day}::date`.execute(
+        trx,
+      );
+      const where = sql`and livemode = ${k.livemode}`;
+      await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, k.day, where, true)}`.execute(trx);
     }
     await sql`update lead_stats_rollup set history_id = ${lastId}, updated_at = now() where id = 1`.execute(trx);
     return true;

@@ -53,6 +53,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     db,
   );
   await sql`create index request_log_client_ip_idx on request_log (client_ip, created_at desc)`.execute(db);
+  // The back office's filters by a refusal's status or code across providers, newest first (a
+  // rare code would otherwise walk the whole log).
+  await sql`
+    create index request_log_status_idx on request_log (status, created_at desc, entry_id desc)
+      where status >= 400`.execute(db);
+  await sql`
+    create index request_log_code_idx on request_log (code, created_at desc, entry_id desc)
+      where code is not null`.execute(db);
 
   await sql`
     create table request_outcomes_daily (
