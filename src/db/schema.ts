@@ -161,7 +161,6 @@ export interface WebhookDeliveriesTable {
 
 /** Migration 0008: one row per Public API request (request-log/request-log.ts). */
 export interface RequestLogTable {
-  id: Generated<number>;
   entry_id: Generated<string>;
   request_id: string;
   created_at: Date;

@@ -255,13 +255,10 @@ export async function findEntry(db: Db, requestId: string): Promise<StoredReques
   return row && entryOf(row as Row);
 }
 
-/** Deletes up to `batch` entries older than `before`; how many it deleted. */
+/** Deletes up to `batch` entries older than `before` (oldest first, by request_log_created_idx); how many it deleted. */
 export async function deleteEntriesBefore(db: Db, before: Date, batch: number): Promise<number> {
-  const result = await db
-    .deleteFrom("request_log")
-    .where("id", "in", (eb) =>
-      eb.selectFrom("request_log").select("id").where("created_at", "<", before).orderBy("created_at").limit(batch),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  const result = await sql`
+    delete from request_log where ctid = any(array(
+      select ctid from request_log where created_at < ${before} order by created_at limit ${batch}))`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

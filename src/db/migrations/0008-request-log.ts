@@ -4,7 +4,9 @@ import { type Kysely, sql } from "kysely";
 //
 // `request_log` holds one row per Public API request, ordered by (created_at, entry_id): the
 // random entry_id breaks ties and names an entry in a page token without revealing how many
-// entries all providers have (the identity `id` is never shown). (request-log/request-log.ts says what is in
+// entries all providers have. It is written with every lead, so it carries as few indexes as its
+// reads need (no primary key: nothing refers to a row) and keeps bodies and errors as `json`
+// (stored as sent, not parsed into jsonb). (request-log/request-log.ts says what is in
 // it and how personal data is masked). It is written off the request path in batches, so it has no
 // foreign keys (a batch never waits on a provider row's lock) and is deleted by age
 // (REQUEST_LOG_RETENTION_DAYS) in small batches. Indexes: a provider's requests of one mode by
@@ -22,7 +24,6 @@ import { type Kysely, sql } from "kysely";
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table request_log (
-      id bigint generated always as identity primary key,
       entry_id uuid not null default gen_random_uuid(),
       request_id text not null,
       created_at timestamptz not null,
@@ -35,14 +36,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       outcome text not null check (outcome in ('accepted', 'rejected', 'rate_limited', 'failed')),
       code text,
       detail text,
-      errors jsonb,
+      errors json,
       external_id text,
       lead_id bigint,
       duration_ms real not null,
       client_ip text,
       key_hint text,
       user_agent text,
-      request_body jsonb
+      request_body json
     )`.execute(db);
   await sql`create index request_log_provider_idx on request_log (provider_id, livemode, created_at desc, entry_id desc)`.execute(
     db,
@@ -52,7 +53,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create index request_log_external_id_idx on request_log (external_id, created_at desc) where external_id is not null`.execute(
     db,
   );
-  await sql`create index request_log_client_ip_idx on request_log (client_ip, created_at desc)`.execute(db);
+  // Callers no key named (401s) are found by their address.
+  await sql`create index request_log_client_ip_idx on request_log (client_ip, created_at desc) where provider_id is null`.execute(
+    db,
+  );
   // The back office's filters by a refusal's status or code across providers, newest first (a
   // rare code would otherwise walk the whole log).
   await sql`
