@@ -210,5 +210,6 @@ describe("durability on the embedded database", () => {
       await service?.exited;
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // Load, a kill and a restart of the embedded database: 12–22 s on a busy 2-core machine.
+  }, 60_000);
 });

@@ -148,5 +148,6 @@ describe.each(BACKEND_ENVS)("SIGKILL mid-delivery ($name)", (backend) => {
       await drop();
       if ("DATA_DIR" in env) rmSync(env.DATA_DIR as string, { recursive: true, force: true });
     }
-  });
+    // Two service starts, a kill and a lease to expire: 10–20 s on a busy 2-core machine.
+  }, 60_000);
 });
