@@ -157,9 +157,15 @@ export async function refusalCounts(db: Db, s: StatsScope): Promise<RefusalCount
   const group = groupColumn(s.groupBy);
   const provider = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
   const { rows } = await sql<{ period: string | null; grp: string | null; code: string; requests: string | number }>`
-    select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${group} as grp, code, sum(requests) as requests
-    from request_outcomes_daily
-    where livemode = ${s.livemode} ${provider} and day >= ${s.from}::date and day <= ${s.to}::date and code <> ''
+    with per_day as (
+      -- Summed per day first: the period is formatted once per day and group, not once per row.
+      select day, ${group} as grp, code, sum(requests) as requests
+      from request_outcomes_daily
+      where livemode = ${s.livemode} ${provider} and day >= ${s.from}::date and day <= ${s.to}::date and code <> ''
+      group by 1, 2, 3
+    )
+    select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, grp, code, sum(requests) as requests
+    from per_day
     group by grouping sets ((1, 2, 3), (3))`.execute(db);
   return rows.map((r) => ({
     period: r.period,
