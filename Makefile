@@ -29,7 +29,8 @@ $(NODE24_BIN)/node:
 	@$(NODE24_BIN)/node --version
 
 node_modules/.installed: package-lock.json | $(NODE_DEP)
-	npm ci --loglevel=error
+	@echo "installing the pinned packages (npm ci, about a minute on a fresh clone)..."
+	@npm ci --loglevel=error --no-progress
 	@touch $@
 
 .PHONY: help
@@ -41,7 +42,8 @@ CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/n
   generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
 
 admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
-	NODE_ENV=production vite build --config admin/vite.config.ts --logLevel warn
+	@echo "building the back office (vite, about 30 seconds)..."
+	@NODE_ENV=production vite build --config admin/vite.config.ts --logLevel warn
 
 .PHONY: install
 install: node_modules/.installed admin/dist/index.html ## install Node 24 (if needed) and the pinned dependencies, build the back office
@@ -52,14 +54,15 @@ console-dev: install ## the back office on Vite's dev server with hot reload (:5
 
 .PHONY: run
 run: install ## start the service on :8080 (embedded database in ./.data unless DATABASE_URL is set)
-	npm start --silent
+	@echo "starting the service (migrations first; the addresses follow when it is ready)..."
+	@npm start --silent
 
 .PHONY: migrate
 migrate: node_modules/.installed ## apply database migrations and exit
 	node scripts/migrate.ts
 
 .PHONY: token
-token: node_modules/.installed ## print a development admin JWT (ARGS="--position AGENT" for a non-admin)
+token: node_modules/.installed ## print a development admin JWT, valid 1 hour (ARGS="--ttl 28800" for 8 hours, "--position AGENT" for a non-admin)
 	@node scripts/token.ts $(ARGS)
 
 # The mock's port and address come only from the command line (make mock PORT=4011 HOST=0.0.0.0),

@@ -49,6 +49,7 @@ import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { CONSOLE_DIR, consoleRoutes } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { createRestFastPath } from "./rest/fast-path.ts";
+import { landingRoutes } from "./rest/landing.ts";
 import { createSchemaValidators } from "./rest/schema-validators.ts";
 import { clientIpKey, noteKey } from "./rpc/context.ts";
 import { createGrpcFastPath } from "./rpc/fast-path.ts";
@@ -254,6 +255,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     validateResponses: config.validateResponses,
     readiness: createReadiness(db, limiter),
     extraRoutes: [
+      landingRoutes(spec.document),
       docsRoutes(),
       consoleRoutes(CONSOLE_DIR, {
         devToken: devTokensAllowed(config)

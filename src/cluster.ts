@@ -18,6 +18,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import type { Config } from "./config.ts";
+import { readyBanner } from "./entry-points.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -42,6 +43,7 @@ export function runPrimary(config: Config, logger: Logger): Promise<number> {
   const aggregator = new AggregatorRegistry();
   let stopping = false;
   let listening = 0;
+  let announced = false;
   const restarts: number[] = [];
 
   const fork = () => {
@@ -60,6 +62,8 @@ export function runPrimary(config: Config, logger: Logger): Promise<number> {
       listening += 1;
       if (listening === config.webConcurrency) {
         logger.info({ workers: config.webConcurrency, port: config.port }, "all workers listening");
+        if (!announced) process.stderr.write(readyBanner(config.host, config.port));
+        announced = true;
       }
     });
     return worker;

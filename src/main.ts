@@ -3,6 +3,7 @@ import { createApp } from "./app.ts";
 import { isWorker, joinClusterMetrics, runPrimary } from "./cluster.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { DataDirLockedError } from "./db/data-dir-lock.ts";
+import { readyBanner } from "./entry-points.ts";
 import { createLogger, errorForLog } from "./logger.ts";
 
 async function main(): Promise<void> {
@@ -58,6 +59,9 @@ async function main(): Promise<void> {
     { port, database: app.database.kind, startup_ms: Math.round(performance.now() - started) },
     "lead provider api listening",
   );
+  // One banner for a person (stderr, so stdout stays one JSON log line per line); in a cluster
+  // the primary prints it once every worker listens.
+  if (!isWorker()) process.stderr.write(readyBanner(config.host, port));
 
   let stopping = false;
   const stop = async (signal: string) => {

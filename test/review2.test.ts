@@ -232,6 +232,7 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
           id: "evt_0",
           type: "webhook.test",
           occurredAt: new Date(),
+          livemode: false,
         });
         expect(outcome.statusCode, address).toBeNull();
         expect(outcome.error, address).toBe(NOT_PUBLIC);
@@ -242,6 +243,7 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
           id: "evt_0",
           type: "webhook.test",
           occurredAt: new Date(),
+          livemode: false,
         });
         expect(outcome.error, url).toBe(NOT_PUBLIC);
       }

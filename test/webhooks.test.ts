@@ -383,7 +383,7 @@ describe.each(BACKENDS)("webhooks ($name)", (backend) => {
     expect(result).toMatchObject({ delivered: true, status_code: 202, error: null });
     expect(result.latency_ms).toBeGreaterThanOrEqual(0);
     const body = verified(receiver.received[0] as Received, p.secret);
-    expect(body).toMatchObject({ type: "webhook.test", data: {} });
+    expect(body).toMatchObject({ type: "webhook.test", livemode: false, data: {} });
     expect(receiver.received[0]?.headers["webhook-id"]).toBe(result.event_id);
 
     receiver.answer = () => 500;
@@ -520,7 +520,7 @@ describe("webhook targets inside the network", () => {
     const transport = createWebhookTransport({ timeoutMs: 2000, allowPrivateTargets: false, production: false });
     try {
       const secret = `whsec_${Buffer.alloc(32, 1).toString("base64")}`;
-      const event = { id: "evt_00000000000000000000000000000001", type: "webhook.test", occurredAt: new Date() };
+      const event = { id: "evt_00000000000000000000000000000001", type: "webhook.test", occurredAt: new Date(), livemode: false };
       for (const host of ["localhost", "127.0.0.1", "[::1]", "0x7f000001"]) {
         const outcome = await transport.send(`http://${host}:${receiver.port}/hooks`, [secret], event);
         expect(outcome.statusCode, host).toBeNull();

@@ -1287,6 +1287,11 @@ export interface components {
     /** @description Something that happened to a lead, with the lead as GET showed it at that moment. */
     LeadEvent: {
       /**
+       * @description False for a test lead's event (a test key's feed lists only these); the same as `data.lead.livemode`.
+       * @example true
+       */
+      livemode: boolean;
+      /**
        * @description Stable event id; the same event always has the same id.
        * @example evt_3f2c9a1b7d4e4f0a9c8b6d5e4f3a2b1c
        */
@@ -1364,7 +1369,12 @@ export interface components {
       order_number: string;
       state: components["schemas"]["LeadState"];
       /**
-       * @description Free-form status; `LEAD` on creation, may change with each state move.
+       * @description A status label set by the broker's internal systems, next to `state`. It is `LEAD` on
+       *     creation; each move sets it, by default to the new state's name (`QUOTE`, `ORDER`);
+       *     internal systems may set their own label (up to 50 characters) with a move, or change
+       *     only the label while the state stays (announced as `lead.status_changed`). Read it as
+       *     free text: new labels may appear. The sandbox (test keys) uses `LEAD`, `QUOTE`, `ORDER`
+       *     and `NEGOTIATING` (marker `sandbox:status`).
        * @example LEAD
        */
       lead_status: string;
@@ -1613,6 +1623,13 @@ export interface components {
        * @example 42
        */
       retry_after?: number;
+      /**
+       * @description Only on `not_found` for a path the API does not have: the contract's route the path most
+       *     likely meant (a collection path without its trailing slash is answered `308` to the slash
+       *     form instead).
+       * @example /api/v1/public/leads/
+       */
+      closest_route?: string;
     };
     /** @description Status of the provider's current API key (never the key itself). */
     ApiKeySummary: {
@@ -1978,8 +1995,13 @@ export interface components {
         lead: components["schemas"]["Lead"];
       };
     };
-    /** @description The body of intake_rules.changed (Standard Webhooks' `{type, timestamp, data}`). */
+    /** @description The body of intake_rules.changed (Standard Webhooks' `{type, timestamp, data}`, plus `livemode`). */
     WebhookIntakeRulesEvent: {
+      /**
+       * @description Always true (intake rules apply to live leads).
+       * @example true
+       */
+      livemode: boolean;
       /** @constant */
       type: "intake_rules.changed";
       /**
@@ -2237,6 +2259,11 @@ export interface components {
       rules: components["schemas"]["IntakeRuleDescription"][];
     };
     WebhookTestEvent: {
+      /**
+       * @description Always false; a test event is no real lead's event.
+       * @constant
+       */
+      livemode: false;
       /** @constant */
       type: "webhook.test";
       /** Format: date-time */

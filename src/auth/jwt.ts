@@ -4,7 +4,7 @@
  * tolerance, iss/aud checked when configured.
  */
 import { createSecretKey } from "node:crypto";
-import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import type { Config } from "../config.ts";
 import { DomainError } from "../errors.ts";
 
@@ -68,6 +68,12 @@ export function createJwtVerifier(jwt: Config["jwt"]): JwtVerifier {
     try {
       ({ payload } = await verify(token));
     } catch (err) {
+      // jose checks the claims only once the signature holds: an expired token is genuine, and
+      // saying when it expired tells its holder to get a new one rather than to debug the key.
+      if (err instanceof errors.JWTExpired && typeof err.payload.exp === "number")
+        throw Object.assign(invalidToken(`the token expired at ${new Date(err.payload.exp * 1000).toISOString()}`), {
+          cause: err,
+        });
       throw Object.assign(invalidToken(), { cause: err });
     }
     const problem = lifetimeProblem(payload, jwt.maxLifetimeSeconds, Date.now() / 1000);

@@ -45,7 +45,7 @@ export async function listProviderEvents(
 ): Promise<LeadEvent[]> {
   let query = db
     .selectFrom("lead_events")
-    .select(["id", "event_id", "provider_id", "type", "created_at", "data"])
+    .select(["id", "event_id", "provider_id", "livemode", "type", "created_at", "data"])
     .where("provider_id", "=", owner.providerId)
     .where("livemode", "=", owner.livemode);
   if (filter.type !== undefined) query = query.where("type", "=", filter.type);
@@ -66,6 +66,7 @@ export async function listProviderEvents(
     id: r.event_id,
     sequence: r.id,
     providerId: r.provider_id,
+    livemode: r.livemode,
     type: r.type as EventType,
     createdAt: r.created_at,
     ...eventPayload(r.data as EventData),

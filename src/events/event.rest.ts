@@ -17,6 +17,7 @@ export function eventJson(e: LeadEvent): components["schemas"]["LeadEvent"] {
     id: e.id,
     type: e.type,
     created_at: e.createdAt.toISOString(),
+    livemode: e.livemode,
     data: e.lead ? { lead: leadJson(e.lead) } : { intake_rules: intakeRulesJson(e.intakeRules as VersionedRules) },
   } as components["schemas"]["LeadEvent"];
 }

@@ -21,6 +21,7 @@ export function createEventRpc(events: EventService): Pick<ServiceImpl<typeof Pu
           id: e.id,
           type: e.type,
           createdAt: ts(e.createdAt),
+          livemode: e.livemode,
           ...(e.lead && { lead: leadMessage(e.lead) }),
           ...(e.intakeRules && { intakeRules: intakeRulesMessage(e.intakeRules) }),
         })),

@@ -20,6 +20,8 @@ export interface LeadEvent {
   readonly providerId: number;
   readonly type: EventType;
   readonly createdAt: Date;
+  /** False for a test lead's event (the feed of a test key lists only these). */
+  readonly livemode: boolean;
   /** The lead as GET showed it when the event happened; absent for intake_rules.changed. */
   readonly lead?: Lead;
   /** intake_rules.changed: the new rules. */

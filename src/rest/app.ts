@@ -15,6 +15,7 @@ import type { Readiness } from "../readiness.ts";
 import { handoffOf } from "./fast-path.ts";
 import type { RestFeature } from "./feature.ts";
 import { createErrorHandler, type Explainer, sendProblem } from "./problem.ts";
+import { routeGuide } from "./route-guide.ts";
 import { operationIdOf } from "./typed.ts";
 
 export interface RestDeps {
@@ -82,6 +83,7 @@ export function createRestApp(deps: RestDeps): express.Express {
     res.type("application/yaml").send(deps.spec.text);
   });
   for (const routes of deps.extraRoutes ?? []) app.use(routes);
+  app.use(routeGuide(deps.spec.document));
 
   app.use(express.json({ limit: "64kb", type: ["application/json", "application/*+json"] }));
   for (const surface of SURFACES)

@@ -32,8 +32,11 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
+// "Try it" targets the page's own origin (whatever port or proxy served it), not the contract's
+// example server, which the page's CSP (connect-src 'self') would block anywhere else.
 const INIT = `Scalar.createApiReference("#app", {
   url: "/openapi.yaml",
+  servers: [{ url: window.location.origin, description: "This server" }],
   withDefaultFonts: false,
   hideClientButton: false,
   telemetry: false,

@@ -29,12 +29,12 @@ export interface TransportOptions {
   readonly allowedPorts?: readonly number[] | undefined;
 }
 
-/** The JSON body: Standard Webhooks' `{type, timestamp, data}`, and `livemode` for a lead's event. */
+/** The JSON body: Standard Webhooks' `{type, timestamp, data}`, and `livemode` on every event. */
 export function eventBody(event: OutgoingEvent): string {
   return JSON.stringify({
     type: event.type,
     timestamp: event.occurredAt.toISOString(),
-    ...(event.lead !== undefined && { livemode: event.lead.livemode }),
+    livemode: event.livemode,
     data:
       event.lead !== undefined
         ? { lead: leadJson(event.lead) }

@@ -111,6 +111,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         id: eventId,
         type: TEST_EVENT_TYPE,
         occurredAt: now(),
+        livemode: false,
       });
       await audit(db, actor, "webhook.tested", id, { event_id: eventId, status_code: outcome.statusCode });
       return { ...outcome, eventId };

@@ -85,6 +85,8 @@ export interface OutgoingEvent {
   readonly id: string;
   readonly type: string;
   readonly occurredAt: Date;
+  /** The payload's top-level `livemode`: the lead's mode; false for `webhook.test` (no real lead's event). */
+  readonly livemode: boolean;
   /** The lead as GET showed it when the event happened; absent for `webhook.test` and intake_rules.changed. */
   readonly lead?: Lead;
   /** intake_rules.changed: the new rules. */

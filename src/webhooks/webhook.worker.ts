@@ -149,6 +149,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
         id: d.eventId,
         type: d.type,
         occurredAt: d.eventCreatedAt,
+        livemode: d.livemode,
         // The provider's endpoint: actors by role only.
         ...(d.lead && { lead: providerView(d.lead) }),
         ...(d.intakeRules && { intakeRules: d.intakeRules }),

@@ -76,13 +76,14 @@ const lead = {
 } as unknown as Lead;
 
 describe("the body and the signature", () => {
-  it("is Standard Webhooks' {type, timestamp, data}, with livemode for a lead's event", () => {
-    expect(JSON.parse(eventBody({ id: "evt_1", type: "webhook.test", occurredAt: at }))).toEqual({
+  it("is Standard Webhooks' {type, timestamp, data}, with livemode at the top of every event", () => {
+    expect(JSON.parse(eventBody({ id: "evt_1", type: "webhook.test", occurredAt: at, livemode: false }))).toEqual({
       type: "webhook.test",
       timestamp: "2026-11-25T10:00:00.000Z",
+      livemode: false,
       data: {},
     });
-    const body = JSON.parse(eventBody({ id: "evt_2", type: "lead.created", occurredAt: at, lead }));
+    const body = JSON.parse(eventBody({ id: "evt_2", type: "lead.created", occurredAt: at, lead, livemode: false }));
     expect(Object.keys(body)).toEqual(["type", "timestamp", "livemode", "data"]);
     expect(body).toMatchObject({
       type: "lead.created",
@@ -113,7 +114,7 @@ describe("sending to a real receiver", () => {
     transport = createWebhookTransport({ timeoutMs: 400, allowPrivateTargets: true, production: false });
   });
   afterEach(() => transport.close());
-  const event = { id: "evt_0123", type: "lead.created", occurredAt: at, lead };
+  const event = { id: "evt_0123", type: "lead.created", occurredAt: at, lead, livemode: false };
 
   beforeAll(async () => {
     server = createServer((req, res) => {

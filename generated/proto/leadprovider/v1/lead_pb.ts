@@ -275,7 +275,10 @@ export type Lead = Message<"leadprovider.v1.Lead"> & {
   state: LeadState;
 
   /**
-   * Status label; LEAD on creation.
+   * Status label set by the broker's internal systems: LEAD on creation; each move sets it, by
+   * default to the new state's name (QUOTE, ORDER), or to a label of up to 50 characters the move
+   * brings (a label-only change is lead.status_changed). Free text: new labels may appear. The
+   * sandbox uses LEAD, QUOTE, ORDER and NEGOTIATING (marker sandbox:status).
    *
    * @generated from field: string lead_status = 4;
    */
