@@ -520,7 +520,12 @@ describe("webhook targets inside the network", () => {
     const transport = createWebhookTransport({ timeoutMs: 2000, allowPrivateTargets: false, production: false });
     try {
       const secret = `whsec_${Buffer.alloc(32, 1).toString("base64")}`;
-      const event = { id: "evt_00000000000000000000000000000001", type: "webhook.test", occurredAt: new Date(), livemode: false };
+      const event = {
+        id: "evt_00000000000000000000000000000001",
+        type: "webhook.test",
+        occurredAt: new Date(),
+        livemode: false,
+      };
       for (const host of ["localhost", "127.0.0.1", "[::1]", "0x7f000001"]) {
         const outcome = await transport.send(`http://${host}:${receiver.port}/hooks`, [secret], event);
         expect(outcome.statusCode, host).toBeNull();

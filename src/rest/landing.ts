@@ -5,7 +5,7 @@
 import { Router } from "express";
 import { ENTRY_POINTS } from "../entry-points.ts";
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] as string);
 
 const STYLE =
@@ -23,7 +23,7 @@ const PAGE = `<!doctype html>
     <main>
       <h1>Lead Provider API</h1>
       <ul>
-${ENTRY_POINTS.map((e) => `        <li><a href="${escape(e.path)}">${escape(e.label)}</a> — ${escape(e.description)}</li>`).join("\n")}
+${ENTRY_POINTS.map((e) => `        <li><a href="${escapeHtml(e.path)}">${escapeHtml(e.label)}</a> — ${escapeHtml(e.description)}</li>`).join("\n")}
       </ul>
     </main>
   </body>
