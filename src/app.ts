@@ -189,6 +189,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     production: config.production,
     webhookPorts: config.webhooks.allowedPorts,
     onProviderChanged: (id) => apiKeys.forgetProvider(id),
+    businessTimezone: config.intake.businessTimezone,
   });
   const states = createStateService(db);
   const events = createEventService(db);

@@ -57,6 +57,75 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
     expect(bad.body.errors[0]).toMatchObject({ field: "state" });
   });
 
+  it("finds leads by any part of the name, email, phone in any format, external id or order number, in any case", async () => {
+    const p = await t.provider();
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const body = leadBody({
+      external_id: `CRM-${tag}-Q7`,
+      first_name: "Rosalind",
+      last_name: `Quenby${tag}`,
+      email: `rosalind.${tag}@Example.com`,
+      phone_number: `(415) 55${String(Date.now() % 100_000).padStart(5, "0")}`,
+    });
+    const created = await t.call("POST", "/api/v1/public/leads/", { body, auth: p.key });
+    const lead = (await created.json()) as Json;
+    expect(created.status, JSON.stringify(lead)).toBe(201);
+    const digits = String(body.phone_number).replace(/\D/g, "");
+    const found = async (q: string) => {
+      const res = await get(`${ADMIN}leads/?provider_id=${p.id}&q=${encodeURIComponent(q)}`);
+      expect(res.status, `${q}: ${JSON.stringify(res.body)}`).toBe(200);
+      return res.body.results.map((l: Json) => l.id);
+    };
+    for (const q of [
+      `quenby${tag}`.toUpperCase(),
+      `rosalind quenby${tag}`,
+      `${tag}@example`,
+      `crm-${tag}`,
+      `${tag}-q7`,
+      lead.order_number.slice(3).toLowerCase(),
+      `(${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}`,
+      `+1 ${digits.slice(0, 3)}.${digits.slice(3, 6)}.${digits.slice(6)}`,
+      digits.slice(-7),
+    ])
+      expect(await found(q), q).toEqual([lead.id]);
+    expect(await found(`nobody-${tag}`)).toEqual([]);
+    // A time typed as it reads (colons not percent-encoded) is accepted as well.
+    const raw = await get(`${ADMIN}leads/?provider_id=${p.id}&created_after=2020-01-01T00:00:00Z`);
+    expect(raw.body.results.map((l: Json) => l.id)).toEqual([lead.id]);
+    // LIKE's wildcards are literal text, not patterns.
+    expect(await found("%%%")).toEqual([]);
+  });
+
+  it("shows each provider's live leads this week, latest lead and webhook health in the list", async () => {
+    const p = await t.provider(undefined, { webhook_url: "http://127.0.0.1:9/hooks" });
+    const quiet = await t.provider();
+    const lead = (await (
+      await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: p.key })
+    ).json()) as Json;
+    await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: p.key });
+    const listed = await get(`${PROVIDERS}?id=${p.id}&id=${quiet.id}`);
+    const byId = new Map(listed.body.results.map((r: Json) => [r.id, r.activity]));
+    expect(byId.get(p.id)).toMatchObject({ leads_this_week: 2, webhook_enabled: true, failed_deliveries: 0 });
+    expect(Date.parse((byId.get(p.id) as Json).last_lead_at)).toBeGreaterThanOrEqual(Date.parse(lead.created_at));
+    expect(byId.get(quiet.id)).toEqual({
+      leads_this_week: 0,
+      last_lead_at: null,
+      webhook_enabled: null,
+      failed_deliveries: 0,
+      pending_deliveries: 0,
+    });
+  });
+
+  it("matches part of the audit actor, in any case", async () => {
+    const p = await t.provider();
+    const someone = await t.token({}, { sub: "Dana.Whitlock@company.example" });
+    await t.call("GET", `${PROVIDERS}${p.id}/api_key/?mode=live`, { auth: someone });
+    const found = await get(`${ADMIN}audit_log/?provider_id=${p.id}&actor=whitlock`);
+    expect(found.body.results.map((e: Json) => [e.actor, e.action])).toEqual([
+      ["Dana.Whitlock@company.example", "api_key.viewed"],
+    ]);
+  });
+
   it("lists the audit log newest first, by provider and by actor, without secrets", async () => {
     const p = await t.provider();
     await get(`${PROVIDERS}${p.id}/`); // a key view

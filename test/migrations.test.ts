@@ -21,6 +21,7 @@ const TABLES = [
   "request_outcomes_daily",
   "states",
   "vehicles",
+  "webhook_attempts",
   "webhook_deliveries",
   "webhook_endpoints",
 ];

@@ -221,7 +221,60 @@ describe.each(BACKENDS)("webhooks ($name)", (backend) => {
         state: "delivered",
         attempts: 4,
         last_status_code: 200,
+        livemode: true,
+        lead_id: lead.id,
+        order_number: lead.order_number,
       });
+    // Its page shows each attempt: three refusals, then the delivery.
+    const [delivery] = (await deliveries(p.id)).results;
+    const detail = (await (
+      await t.call("GET", `${PROVIDERS}${p.id}/webhook_deliveries/${delivery.id}/`, { auth: admin })
+    ).json()) as Json;
+    expect(detail.attempt_log.map((a: Json) => [a.attempt, a.status_code, a.error])).toEqual([
+      [1, 500, "the endpoint answered 500"],
+      [2, 500, "the endpoint answered 500"],
+      [3, 500, "the endpoint answered 500"],
+      [4, 200, null],
+    ]);
+    for (const a of detail.attempt_log) expect(a.latency_ms).toBeGreaterThanOrEqual(0);
+    // Another provider's delivery is not found under this one.
+    const other = await t.provider();
+    const elsewhere = await t.call("GET", `${PROVIDERS}${other.id}/webhook_deliveries/${delivery.id}/`, {
+      auth: admin,
+    });
+    expect(elsewhere.status).toBe(404);
+  });
+
+  it("retries a pending delivery now when asked, instead of at its next scheduled attempt", async () => {
+    receiver = await startReceiver();
+    receiver.answer = (_r, i) => (i < 1 ? 500 : 200);
+    const slow = await startTestApp(
+      { name: "pglite" },
+      { WEBHOOK_RETRY_SCHEDULE: "3600", RATE_LIMIT_PER_MINUTE: "100000" },
+    );
+    try {
+      const token = await slow.token();
+      const p = await slow.provider(undefined, { webhook_url: receiver.url });
+      await slow.call("POST", LEADS, { body: leadBody(), auth: p.key });
+      const list = async () =>
+        (await (await slow.call("GET", `${PROVIDERS}${p.id}/webhook_deliveries/`, { auth: token })).json()) as Json;
+      await expect.poll(async () => (await list()).results[0], { timeout: 5000 }).toMatchObject({ attempts: 1 });
+      const [waiting] = (await list()).results;
+      expect(waiting.state).toBe("pending"); // next attempt in an hour
+      const retry = await slow.call("POST", `${PROVIDERS}${p.id}/webhook_deliveries/${waiting.id}/replay/`, {
+        auth: token,
+      });
+      expect(retry.status).toBe(202);
+      await expect
+        .poll(async () => (await list()).results[0], { timeout: 5000 })
+        .toMatchObject({ state: "delivered", attempts: 2 });
+      const log = (await (
+        await slow.call("GET", `/api/v1/admin/audit_log/?provider_id=${p.id}`, { auth: token })
+      ).json()) as Json;
+      expect(log.results.map((e: Json) => e.action)).toContain("webhook_delivery.retried");
+    } finally {
+      await slow.stop();
+    }
   });
 
   it("marks a delivery failed when the schedule is spent, and a replay sends it again", async () => {
@@ -392,7 +445,13 @@ describe.each(BACKENDS)("webhooks ($name)", (backend) => {
       status_code: 500,
       error: "the endpoint answered 500",
     });
-    expect((await deliveries(p.id)).results).toEqual([]); // tests are not deliveries
+    const listed = await deliveries(p.id);
+    expect(listed.results).toEqual([]); // tests are not deliveries, but they are listed as tests
+    expect(listed.test_events.map((e: Json) => [e.status_code, e.error])).toEqual([
+      [500, "the endpoint answered 500"],
+      [202, null],
+    ]);
+    expect(listed.test_events[1].event_id).toBe(result.event_id);
 
     const none = await t.provider();
     const noUrl = await t.call("POST", `${PROVIDERS}${none.id}/webhook/test/`, { auth: admin });

@@ -580,6 +580,31 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/lead_providers/{id}/webhook_deliveries/{delivery_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * One delivery, with each attempt
+     * @description The delivery and every attempt made for it (status, latency, error, time). Requires the admin-only position.
+     */
+    get: operations["getWebhookDelivery"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/lead_providers/{id}/webhook_deliveries/{delivery_id}/replay/": {
     parameters: {
       query?: never;
@@ -598,7 +623,8 @@ export interface paths {
      * Send a delivery again
      * @description Queues a `delivered`, `failed` or `disabled` delivery again, due at once, with its attempts
      *     counted from zero; the event keeps its id (`webhook-id`), so a receiver that already has
-     *     it can drop the repeat. A `pending` delivery is already queued and is returned unchanged.
+     *     it can drop the repeat. A `pending` delivery waiting for its next attempt is made due now
+     *     ("retry now"; its attempts go on counting).
      *     The endpoint must have a URL and be enabled (409 otherwise). No body. Requires the
      *     admin-only position.
      */
@@ -1720,6 +1746,38 @@ export interface components {
        */
       test_api_key_value: string | null;
     };
+    /** @description A provider as the list shows it, with its activity at a glance. */
+    ProviderListItem: components["schemas"]["Provider"] & {
+      /** @description Live leads and webhook health (test data is left out). */
+      activity: {
+        /**
+         * @description Live leads since Monday 00:00 in the broker's time zone (`BUSINESS_TIMEZONE`).
+         * @example 184
+         */
+        leads_this_week: number;
+        /**
+         * Format: date-time
+         * @description When its latest live lead arrived; null when none has.
+         * @example 2026-11-25T16:02:11.480Z
+         */
+        last_lead_at: string | null;
+        /**
+         * @description Whether its webhook endpoint is enabled; null without a webhook URL.
+         * @example true
+         */
+        webhook_enabled: boolean | null;
+        /**
+         * @description Deliveries that ran out of attempts (replay them on the provider's page).
+         * @example 0
+         */
+        failed_deliveries: number;
+        /**
+         * @description Deliveries waiting for their next attempt.
+         * @example 2
+         */
+        pending_deliveries: number;
+      };
+    };
     /** @description One page of providers. */
     ProviderList: {
       /**
@@ -1741,7 +1799,7 @@ export interface components {
        * @example null
        */
       previous: string | null;
-      results: components["schemas"]["Provider"][];
+      results: components["schemas"]["ProviderListItem"][];
     };
     /** @description A new provider. Unknown fields are an error. */
     ProviderCreate: {
@@ -1910,6 +1968,16 @@ export interface components {
     WebhookDelivery: {
       /** @example 318 */
       id: number;
+      /**
+       * @description False for a test lead's event (test mode).
+       * @example true
+       */
+      livemode: boolean;
+      /**
+       * @description The lead's order number; null for an event about no lead.
+       * @example LP-7K3M9Q2X4D
+       */
+      order_number: string | null;
       /** @example evt_3f2c9a1b7d4e4f0a9c8b6d5e4f3a2b1c */
       event_id: string;
       /**
@@ -1958,8 +2026,39 @@ export interface components {
        */
       created_at: string;
     };
+    /** @description One attempt to POST an event. */
+    WebhookAttempt: {
+      /** @example 1 */
+      attempt?: number;
+      /** @example evt_9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d */
+      event_id?: string;
+      /**
+       * @description The endpoint's status; null when no answer came.
+       * @example 503
+       */
+      status_code: number | null;
+      /** @example 41 */
+      latency_ms: number;
+      /** @example the endpoint answered 503 */
+      error: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-04T09:17:49.102Z
+       */
+      at: string;
+    };
+    /** @description A delivery with each of its attempts, first to last. */
+    WebhookDeliveryDetail: components["schemas"]["WebhookDelivery"] & {
+      attempt_log: components["schemas"]["WebhookAttempt"][];
+    };
     /** @description One page of a provider's deliveries, newest first. */
     WebhookDeliveryList: {
+      /**
+       * @description The latest `webhook.test` events an administrator sent (up to 10, newest first), with
+       *     what the endpoint answered; on the first page only (empty on the others). They are sent
+       *     at once, not queued, so they are not deliveries.
+       */
+      test_events: components["schemas"]["WebhookAttempt"][];
       results: components["schemas"]["WebhookDelivery"][];
       /**
        * @description Pass as `page_token` for the next page; null on the last page.
@@ -2939,11 +3038,15 @@ export interface components {
     ProviderIdFilter: number;
     /** @description Only entries created before this instant. */
     CreatedBefore: string;
-    /** @description An exact external_id or order number. */
+    /**
+     * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
+     *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
+     *     is matched by its digits. A shorter term matches an external_id or order number exactly.
+     */
     LeadQuery: string;
     /** @description Also list test (sandbox) leads. */
     IncludeTest: boolean;
-    /** @description Only this administrator's entries (their JWT `sub`). */
+    /** @description Only entries whose actor (the administrator's JWT `sub`, or `provider:<id>`, `system`, …) contains this text, in any case. */
     ActorFilter: string;
     /** @description Only these providers (repeat the parameter, at most 100). */
     ProviderIds: number[];
@@ -3706,6 +3809,39 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  getWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery and its attempts. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryDetail"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["DeliveryNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   replayWebhookDelivery: {
     parameters: {
       query?: never;
@@ -3863,7 +3999,11 @@ export interface operations {
         created_after?: components["parameters"]["CreatedAfter"];
         /** @description Only entries created before this instant. */
         created_before?: components["parameters"]["CreatedBefore"];
-        /** @description An exact external_id or order number. */
+        /**
+         * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
+         *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
+         *     is matched by its digits. A shorter term matches an external_id or order number exactly.
+         */
         q?: components["parameters"]["LeadQuery"];
         /** @description Also list test (sandbox) leads. */
         include_test?: components["parameters"]["IncludeTest"];
@@ -3903,7 +4043,7 @@ export interface operations {
         page_token?: components["parameters"]["PageToken"];
         /** @description Only this provider's entries. */
         provider_id?: components["parameters"]["ProviderIdFilter"];
-        /** @description Only this administrator's entries (their JWT `sub`). */
+        /** @description Only entries whose actor (the administrator's JWT `sub`, or `provider:<id>`, `system`, …) contains this text, in any case. */
         actor?: components["parameters"]["ActorFilter"];
       };
       header?: never;

@@ -1,5 +1,6 @@
 /** The audit trail of management writes and key views/issuances. */
 import { type Kysely, sql } from "kysely";
+import { escapeLike } from "../db/like.ts";
 import type { Database } from "../db/schema.ts";
 
 export interface AuditEntry {
@@ -52,7 +53,9 @@ export async function listAudit(db: Kysely<Database>, filter: AuditFilter, limit
       ]),
     );
   }
-  if (filter.actor !== undefined) query = query.where("actor", "=", filter.actor);
+  // Any part of the actor, in any case (migration 0009's trigram index).
+  if (filter.actor !== undefined)
+    query = query.where(sql<string>`lower(actor)`, "like", `%${escapeLike(filter.actor.toLowerCase())}%`);
   if (filter.beforeId !== undefined) query = query.where("id", "<", filter.beforeId);
   const rows = await query.orderBy("id", "desc").limit(limit).execute();
   return rows.map((r) => ({

@@ -149,9 +149,10 @@ function usePreparedStatements(client: pg.PoolClient): void {
 
 async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
   // Loaded only when used: a service on Postgres does not carry the embedded database's code.
-  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
+  const [{ PGlite }, { PGliteDialect }, { pg_trgm }] = await Promise.all([
     import("@electric-sql/pglite"),
     import("./pglite-dialect.ts"),
+    import("@electric-sql/pglite/contrib/pg_trgm"),
   ]);
   const inMemory = dataDir.startsWith("memory://");
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
@@ -159,6 +160,8 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
   const lock = inMemory ? undefined : await lockDataDir(dataDir);
   const pglite = await PGlite.create(inMemory ? undefined : dataDir, {
     parsers: { [INT8_OID]: (v: string) => Number(v), [DATE_OID]: (v: string) => v },
+    // Trigram indexes for the back office's substring search (migration 0009).
+    extensions: { pg_trgm },
   }).catch(async (err: unknown) => {
     await lock?.release();
     throw err;

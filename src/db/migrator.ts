@@ -13,6 +13,7 @@ import * as m0005 from "./migrations/0005-backoffice.ts";
 import * as m0006 from "./migrations/0006-hardening.ts";
 import * as m0007 from "./migrations/0007-intake.ts";
 import * as m0008 from "./migrations/0008-request-log.ts";
+import * as m0009 from "./migrations/0009-back-office.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0006-hardening": m0006,
   "0007-intake": m0007,
   "0008-request-log": m0008,
+  "0009-back-office": m0009,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

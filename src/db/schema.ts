@@ -193,6 +193,19 @@ export interface RequestOutcomesDailyTable {
   requests: number;
 }
 
+/** Migration 0009: each attempt to POST an event; delivery_id null for a webhook.test send. */
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  provider_id: number;
+  delivery_id: number | null;
+  event_id: string;
+  attempt: number;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  at: Generated<Date>;
+}
+
 export interface Database {
   states: StatesTable;
   providers: ProvidersTable;
@@ -204,6 +217,7 @@ export interface Database {
   lead_events: LeadEventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   request_log: RequestLogTable;
   request_outcomes_daily: RequestOutcomesDailyTable;
 }

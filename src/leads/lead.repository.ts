@@ -1,6 +1,7 @@
 /** All SQL about leads. Functions take the database (or a transaction) first; rows map to domain types here. */
 import { type Kysely, sql } from "kysely";
 import { jsonArrayFrom } from "kysely/helpers/postgres";
+import { escapeLike } from "../db/like.ts";
 import { prepare } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
 import { emailMatchKey } from "../intake/contact.ts";
@@ -614,12 +615,28 @@ export async function listProviderLeads(
   return rows.map(toLead);
 }
 
+/** The text the back office searches, exactly as migration 0009's trigram index holds it. */
+const LEAD_SEARCH_TEXT = sql<string>`lower(leads.first_name || ' ' || leads.last_name || ' ' || leads.email || ' ' || leads.external_id || ' ' || leads.order_number || ' ' || coalesce(leads.phone_e164, ''))`;
+
+/**
+ * What to look for: lower-cased; a term that reads as a phone number in any format
+ * ("(310) 555-0142", "+1 310.555.0142") becomes its digits, which phone_e164 holds.
+ */
+export function searchTerm(q: string): string {
+  const trimmed = q.trim().toLowerCase();
+  const digits = trimmed.replace(/[\s().+-]/g, "");
+  return /^\d{4,}$/.test(digits) && /^[\d\s().+-]+$/.test(trimmed) ? digits : trimmed;
+}
+
 export interface LeadSearch {
   readonly providerId?: number | undefined;
   readonly state?: LeadState | undefined;
   readonly createdAfter?: Date | undefined;
   readonly createdBefore?: Date | undefined;
-  /** An exact external_id or order number. */
+  /**
+   * Any part of the customer's name, email, phone, the external_id or the order number, in any
+   * case (3 characters or more; a shorter term matches an external_id or order number exactly).
+   */
   readonly q?: string | undefined;
   /** Test leads too (by default live ones only). */
   readonly includeTest?: boolean | undefined;
@@ -638,9 +655,11 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number): Promise
   if (s.createdBefore !== undefined) query = query.where("leads.created_at", "<", s.createdBefore);
   if (s.q !== undefined) {
     const q = s.q;
-    query = query.where((eb) =>
-      eb.or([eb("leads.external_id", "=", q), eb("leads.order_number", "=", q.toUpperCase())]),
-    );
+    const term = searchTerm(q);
+    query =
+      term.length >= 3
+        ? query.where(LEAD_SEARCH_TEXT, "like", `%${escapeLike(term)}%`)
+        : query.where((eb) => eb.or([eb("leads.external_id", "=", q), eb("leads.order_number", "=", q.toUpperCase())]));
   }
   if (!s.includeTest) query = query.where("leads.livemode", "=", true);
   if (s.duplicate === true) query = query.where("leads.duplicate", "is not", null);

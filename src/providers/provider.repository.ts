@@ -99,6 +99,56 @@ export async function listProviders(db: Db, filter: ListFilter): Promise<{ count
   return { count: Number(countRow.count), providers: rows.map(toProvider) };
 }
 
+export interface ProviderActivity {
+  readonly leadsThisWeek: number;
+  readonly lastLeadAt: Date | null;
+  readonly webhookEnabled: boolean | null;
+  readonly failedDeliveries: number;
+  readonly pendingDeliveries: number;
+}
+
+/**
+ * Each provider's live leads since `weekStart`, latest live lead, and webhook health: one row per
+ * provider, each number read from an index (leads_provider_created_idx, and migration 0009's
+ * webhook_deliveries_unhealthy_idx), so a page of 25 providers costs 25 small index reads.
+ */
+export async function activityOf(
+  db: Db,
+  ids: readonly number[],
+  weekStart: Date,
+): Promise<Map<number, ProviderActivity>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<{
+    id: number;
+    leads_this_week: number;
+    last_lead_at: Date | null;
+    webhook_enabled: boolean | null;
+    failed_deliveries: number;
+    pending_deliveries: number;
+  }>`
+    select p.id,
+      (select count(*) from leads l
+        where l.provider_id = p.id and l.livemode and l.created_at >= ${weekStart}::timestamptz)::int as leads_this_week,
+      (select max(l.created_at) from leads l where l.provider_id = p.id and l.livemode) as last_lead_at,
+      case when p.webhook_url is null then null else coalesce(e.enabled, true) end as webhook_enabled,
+      (select count(*) from webhook_deliveries d where d.provider_id = p.id and d.state = 'failed')::int as failed_deliveries,
+      (select count(*) from webhook_deliveries d where d.provider_id = p.id and d.state = 'pending')::int as pending_deliveries
+    from providers p left join webhook_endpoints e on e.provider_id = p.id
+    where p.id = any(${ids.map(Number)}::bigint[])`.execute(db);
+  return new Map(
+    rows.rows.map((r) => [
+      Number(r.id),
+      {
+        leadsThisWeek: Number(r.leads_this_week),
+        lastLeadAt: r.last_lead_at === null ? null : new Date(r.last_lead_at),
+        webhookEnabled: r.webhook_enabled,
+        failedDeliveries: Number(r.failed_deliveries),
+        pendingDeliveries: Number(r.pending_deliveries),
+      },
+    ]),
+  );
+}
+
 export async function findProvider(db: Db, id: number): Promise<Provider | undefined> {
   const row = await selectProviders(db).where("p.id", "=", id).executeTakeFirst();
   return row ? toProvider(row) : undefined;

@@ -53,7 +53,19 @@ export function providerRoutes(providers: ProviderService, sandbox: Sandbox, pub
         count: result.count,
         next: result.hasNext ? link(req, result.page + 1) : null,
         previous: result.page > 1 ? link(req, result.page - 1) : null,
-        results: result.providers.map(providerJson),
+        results: result.providers.map((p) => {
+          const a = result.activity.get(p.id);
+          return {
+            ...providerJson(p),
+            activity: {
+              leads_this_week: a?.leadsThisWeek ?? 0,
+              last_lead_at: a?.lastLeadAt ? a.lastLeadAt.toISOString() : null,
+              webhook_enabled: a?.webhookEnabled ?? null,
+              failed_deliveries: a?.failedDeliveries ?? 0,
+              pending_deliveries: a?.pendingDeliveries ?? 0,
+            },
+          };
+        }),
       });
     }),
   );

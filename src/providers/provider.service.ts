@@ -6,6 +6,7 @@ import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { Fields, type RawId } from "../fields.ts";
+import { capWindow, DEFAULT_BUSINESS_TIMEZONE } from "../intake/business-time.ts";
 import { enableEndpoint, ensureEndpoint } from "../webhooks/webhook.repository.ts";
 import { generateSecret } from "../webhooks/webhook.ts";
 import * as repo from "./provider.repository.ts";
@@ -28,6 +29,8 @@ export interface ProviderServiceDeps {
   readonly webhookPorts?: readonly number[];
   /** Called after a provider's keys or limits change, so caches can drop what they hold. */
   readonly onProviderChanged?: (providerId: number) => void;
+  /** BUSINESS_TIMEZONE: where the list's "this week" starts (Monday 00:00). */
+  readonly businessTimezone?: string;
 }
 
 export interface ListQuery {
@@ -115,7 +118,13 @@ export function createProviderService(deps: ProviderServiceDeps) {
         isActive: q.isActive,
         ids,
       });
-      return { count, providers, page, pageSize, hasNext: page * pageSize < count };
+      const week = capWindow("week", now(), deps.businessTimezone ?? DEFAULT_BUSINESS_TIMEZONE).start;
+      const activity = await repo.activityOf(
+        db,
+        providers.map((p) => p.id),
+        week,
+      );
+      return { count, providers, activity, page, pageSize, hasNext: page * pageSize < count };
     },
 
     async create(actor: string, input: unknown): Promise<Provider> {

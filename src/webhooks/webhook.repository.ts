@@ -246,12 +246,30 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
   }));
 }
 
+export interface AttemptLogEntry {
+  readonly attempt: number;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+  readonly at: Date;
+}
+
+export interface TestSend {
+  readonly eventId: string;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+  readonly at: Date;
+}
+
 export interface AttemptRecord {
   readonly state: DeliveryState;
   readonly statusCode: number | null;
   readonly error: string | null;
   /** When to try again (state pending); null otherwise. */
   readonly retryInMs: number | null;
+  /** The attempt as sent, kept in webhook_attempts (absent when nothing was sent). */
+  readonly sent?: { readonly providerId: number; readonly eventId: string; readonly latencyMs: number };
 }
 
 /**
@@ -259,7 +277,7 @@ export interface AttemptRecord {
  * attempt number no longer matches): a late answer never overwrites a newer one.
  */
 export async function recordAttempt(db: Db, id: number, attempt: number, r: AttemptRecord): Promise<void> {
-  await db
+  const updated = await db
     .updateTable("webhook_deliveries")
     .set({
       state: r.state,
@@ -273,6 +291,83 @@ export async function recordAttempt(db: Db, id: number, attempt: number, r: Atte
     })
     .where("id", "=", id)
     .where("attempts", "=", attempt)
+    .where("state", "=", "pending")
+    .executeTakeFirst();
+  if (r.sent && Number(updated.numUpdatedRows) > 0)
+    await insertAttempt(db, { ...r.sent, deliveryId: id, attempt, statusCode: r.statusCode, error: r.error });
+}
+
+/** One attempt in webhook_attempts (deliveryId null: a webhook.test send). */
+export async function insertAttempt(
+  db: Db,
+  a: {
+    providerId: number;
+    deliveryId: number | null;
+    eventId: string;
+    attempt: number;
+    statusCode: number | null;
+    latencyMs: number;
+    error: string | null;
+  },
+): Promise<void> {
+  await db
+    .insertInto("webhook_attempts")
+    .values({
+      provider_id: a.providerId,
+      delivery_id: a.deliveryId,
+      event_id: a.eventId,
+      attempt: a.attempt,
+      status_code: a.statusCode,
+      latency_ms: Math.round(a.latencyMs),
+      error: a.error,
+    })
+    .execute();
+}
+
+/** A delivery's attempts, first to last. */
+export async function listAttempts(db: Db, deliveryId: number): Promise<AttemptLogEntry[]> {
+  const rows = await db
+    .selectFrom("webhook_attempts")
+    .select(["attempt", "status_code", "latency_ms", "error", "at"])
+    .where("delivery_id", "=", deliveryId)
+    .orderBy("attempt")
+    .orderBy("id")
+    .limit(100)
+    .execute();
+  return rows.map((r) => ({
+    attempt: r.attempt,
+    statusCode: r.status_code,
+    latencyMs: r.latency_ms,
+    error: r.error,
+    at: r.at,
+  }));
+}
+
+/** The provider's latest webhook.test sends, newest first. */
+export async function listTestSends(db: Db, providerId: number, limit: number): Promise<TestSend[]> {
+  const rows = await db
+    .selectFrom("webhook_attempts")
+    .select(["event_id", "status_code", "latency_ms", "error", "at"])
+    .where("provider_id", "=", providerId)
+    .where("delivery_id", "is", null)
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    eventId: r.event_id,
+    statusCode: r.status_code,
+    latencyMs: r.latency_ms,
+    error: r.error,
+    at: r.at,
+  }));
+}
+
+/** Makes a pending delivery due now (unless an attempt is running: then when its lease ends). */
+export async function retryNow(db: Db, id: number): Promise<void> {
+  await db
+    .updateTable("webhook_deliveries")
+    .set({ next_attempt_at: sql<Date>`greatest(now(), coalesce(lease_expires_at, now()))` })
+    .where("id", "=", id)
     .where("state", "=", "pending")
     .execute();
 }
@@ -306,12 +401,15 @@ function selectDeliveries(db: Db) {
   return db
     .selectFrom("webhook_deliveries as d")
     .innerJoin("lead_events as e", "e.id", "d.event_sequence")
+    .leftJoin("leads as l", "l.id", "d.lead_id")
     .select([
       "d.id",
       "d.provider_id",
       "e.event_id",
       "e.type",
+      "e.livemode",
       "d.lead_id",
+      "l.order_number",
       "d.state",
       "d.attempts",
       "d.last_status_code",
@@ -331,7 +429,9 @@ function toDelivery(r: DeliveryRow): Delivery {
     providerId: r.provider_id,
     eventId: r.event_id,
     type: r.type,
+    livemode: r.livemode,
     leadId: r.lead_id,
+    orderNumber: r.order_number ?? null,
     state: r.state as DeliveryState,
     attempts: r.attempts,
     lastStatusCode: r.last_status_code,

@@ -26,7 +26,9 @@ export function deliveryJson(d: Delivery): components["schemas"]["WebhookDeliver
     id: d.id,
     event_id: d.eventId,
     type: d.type as components["schemas"]["WebhookDelivery"]["type"],
+    livemode: d.livemode,
     lead_id: d.leadId,
+    order_number: d.orderNumber,
     state: d.state,
     attempts: d.attempts,
     last_status_code: d.lastStatusCode,
@@ -75,7 +77,35 @@ export function webhookRoutes(webhooks: WebhookService, publicBaseUrl?: string):
     operation("listWebhookDeliveries", async (req, res) => {
       const { page_size, page_token } = req.query;
       const page = await webhooks.listDeliveries(req.params.id, { pageSize: page_size, pageToken: page_token });
-      res.json(cursorPageJson(req, page, deliveryJson, publicBaseUrl));
+      const { results, next_page_token, next } = cursorPageJson(req, page, deliveryJson, publicBaseUrl);
+      res.json({
+        results,
+        test_events: page.testEvents.map((t) => ({
+          event_id: t.eventId,
+          status_code: t.statusCode,
+          latency_ms: t.latencyMs,
+          error: t.error,
+          at: t.at.toISOString(),
+        })),
+        next_page_token,
+        next,
+      });
+    }),
+  );
+  router.get(
+    `${PROVIDERS_PATH}:id/webhook_deliveries/:delivery_id/`,
+    operation("getWebhookDelivery", async (req, res) => {
+      const d = await webhooks.getDelivery(req.params.id, req.params.delivery_id);
+      res.json({
+        ...deliveryJson(d),
+        attempt_log: d.attemptLog.map((a) => ({
+          attempt: a.attempt,
+          status_code: a.statusCode,
+          latency_ms: a.latencyMs,
+          error: a.error,
+          at: a.at.toISOString(),
+        })),
+      });
     }),
   );
   router.post(

@@ -22,6 +22,11 @@ import {
 
 export const DELIVERY_PAGE = { defaultSize: 20, maxSize: 100 } as const;
 export const TEST_EVENT_TYPE = "webhook.test";
+/** How many of the latest webhook.test sends the first page of deliveries carries. */
+export const TEST_EVENTS_SHOWN = 10;
+
+const deliveryNotFound = (id: number, deliveryId: number) =>
+  new DomainError("not_found", `provider ${id} has no delivery ${deliveryId}`, { code: "delivery_not_found" });
 
 export interface WebhookServiceDeps {
   readonly db: Kysely<Database>;
@@ -113,6 +118,15 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         occurredAt: now(),
         livemode: false,
       });
+      await repo.insertAttempt(db, {
+        providerId: id,
+        deliveryId: null,
+        eventId,
+        attempt: 1,
+        statusCode: outcome.statusCode,
+        latencyMs: outcome.latencyMs,
+        error: outcome.error,
+      });
       await audit(db, actor, "webhook.tested", id, { event_id: eventId, status_code: outcome.statusCode });
       return { ...outcome, eventId };
     },
@@ -121,16 +135,33 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async listDeliveries(
       rawId: RawId,
       q: { pageSize?: number | undefined; pageToken?: string | undefined },
-    ): Promise<Page<Delivery>> {
+    ): Promise<Page<Delivery> & { testEvents: repo.TestSend[] }> {
       const f = new Fields();
       const id = f.id({ id: rawId }, "id") ?? 0;
       const page = readPageRequest(f, q, DELIVERY_PAGE);
       throwIfViolations(f.violations);
       await endpointOf(id);
-      return pageOf(await repo.listDeliveries(db, id, page.afterId, page.size + 1), page.size, (d) => d.id);
+      const [deliveries, testEvents] = await Promise.all([
+        repo.listDeliveries(db, id, page.afterId, page.size + 1),
+        // The webhook.test sends go with the first page (they are few, and not paged).
+        page.afterId === undefined ? repo.listTestSends(db, id, TEST_EVENTS_SHOWN) : Promise.resolve([]),
+      ]);
+      return { ...pageOf(deliveries, page.size, (d) => d.id), testEvents };
     },
 
-    /** Queues a delivered, failed or disabled delivery again (attempts start over). */
+    /** One delivery with each of its attempts. */
+    async getDelivery(rawId: RawId, rawDeliveryId: RawId): Promise<Delivery & { attemptLog: repo.AttemptLogEntry[] }> {
+      const f = new Fields();
+      const id = f.id({ id: rawId }, "id") ?? 0;
+      const deliveryId = f.id({ delivery_id: rawDeliveryId }, "delivery_id") ?? 0;
+      throwIfViolations(f.violations);
+      await endpointOf(id);
+      const found = await repo.findDelivery(db, id, deliveryId);
+      if (!found) throw deliveryNotFound(id, deliveryId);
+      return { ...found, attemptLog: await repo.listAttempts(db, deliveryId) };
+    },
+
+    /** Queues a delivered, failed or disabled delivery again (attempts start over); a pending one is tried now. */
     async replay(actor: string, rawId: RawId, rawDeliveryId: RawId): Promise<Delivery> {
       const f = new Fields();
       const id = f.id({ id: rawId }, "id") ?? 0;
@@ -140,11 +171,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         const row = await repo.findEndpoint(trx, id);
         if (!row) throw notFound(id);
         const found = await repo.findDelivery(trx, id, deliveryId);
-        if (!found) {
-          throw new DomainError("not_found", `provider ${id} has no delivery ${deliveryId}`, {
-            code: "delivery_not_found",
-          });
-        }
+        if (!found) throw deliveryNotFound(id, deliveryId);
         if (row.url === null) throw noUrl(id);
         if (!row.enabled) {
           throw new DomainError(
@@ -159,6 +186,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
             delivery_id: deliveryId,
             event_id: found.eventId,
           });
+        } else {
+          // Pending, waiting for its next attempt: "retry now".
+          await repo.retryNow(trx, deliveryId);
+          await repo.notifyWorkers(trx);
+          await audit(trx, actor, "webhook_delivery.retried", id, { delivery_id: deliveryId, event_id: found.eventId });
         }
         return (await repo.findDelivery(trx, id, deliveryId)) ?? found;
       });

@@ -34,8 +34,12 @@ export interface Delivery {
   readonly providerId: number;
   readonly eventId: string;
   readonly type: string;
+  /** False for a test lead's event. */
+  readonly livemode: boolean;
   /** Null for an event about no lead (intake_rules.changed). */
   readonly leadId: number | null;
+  /** The lead's order number (null without a lead). */
+  readonly orderNumber: string | null;
   readonly state: DeliveryState;
   readonly attempts: number;
   readonly lastStatusCode: number | null;

@@ -156,14 +156,25 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
       });
       const kind = classify(outcome);
       const log = { event_id: d.eventId, delivery_id: d.id, provider_id: d.providerId, attempt: d.attempt };
+      const sent = { providerId: d.providerId, eventId: d.eventId, latencyMs: outcome.latencyMs };
       if (kind === "delivered") {
-        await repo.recordAttempt(db, d.id, d.attempt, { state: "delivered", ...result(outcome), retryInMs: null });
+        await repo.recordAttempt(db, d.id, d.attempt, {
+          state: "delivered",
+          ...result(outcome),
+          retryInMs: null,
+          sent,
+        });
         logger.info({ ...log, status: outcome.statusCode, ms: outcome.latencyMs }, "webhook delivered");
         deps.onOutcome?.("delivered");
       } else if (kind === "gone") {
         const reason = `the endpoint answered 410 Gone on ${new Date().toISOString()}`;
         await db.transaction().execute(async (trx) => {
-          await repo.recordAttempt(trx, d.id, d.attempt, { state: "disabled", ...result(outcome), retryInMs: null });
+          await repo.recordAttempt(trx, d.id, d.attempt, {
+            state: "disabled",
+            ...result(outcome),
+            retryInMs: null,
+            sent,
+          });
           await repo.disableEndpoint(trx, d.providerId, reason);
         });
         logger.warn({ ...log, status: 410 }, "webhook endpoint answered 410 Gone; endpoint disabled");
@@ -174,6 +185,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
           state: wait === null ? "failed" : "pending",
           ...result(outcome),
           retryInMs: wait,
+          sent,
         });
         const level = wait === null ? "warn" : "info";
         logger[level](

@@ -516,6 +516,12 @@ describe(`the service (${BACKEND.name}${REDIS.REDIS_URL ? ", Redis" : ""}) behin
           404,
           "delivery_not_found",
         );
+        await expectAnswer(
+          "getWebhookDelivery",
+          await call("GET", `${path}webhook_deliveries/999999/`, { auth: admin }),
+          404,
+          "delivery_not_found",
+        );
         const bare = await expectAnswer(
           "createProvider",
           await call("POST", `${PROVIDERS}create/`, { auth: admin, body: { name: `Unhooked ${Date.now()}` } }),
