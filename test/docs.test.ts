@@ -53,7 +53,7 @@ describe("published API reference", () => {
   });
 
   it.skipIf(!HAVE_CHROMIUM)(
-    "renders /docs in a headless browser with the createLead operation, using no host but the service",
+    "renders /docs in a headless browser with the createLead operation, using no host but the service, and Try it calls the service itself",
     async () => {
       const browser = await chromium.launch({
         executablePath: CHROMIUM,
@@ -98,6 +98,19 @@ describe("published API reference", () => {
         expect(requested).toContain(`${origin}/openapi.yaml`);
         expect(elsewhere, "requests to hosts other than the service").toEqual([]);
         expect(problems, "errors on the page").toEqual([]);
+
+        // "Try it" sends to the page's own origin (whatever port served it), not the contract's
+        // example server: the request reaches this service, which answers it (401: no key given).
+        await page.goto(`${t.url}/docs#tag/common/GET/api/v1/common/states/`, { waitUntil: "load" });
+        await page.getByRole("button", { name: "Test Request (get /api/v1/common/states/)" }).click();
+        await page
+          .getByRole("button", { name: `Server: ${origin}` })
+          .first()
+          .waitFor();
+        const answered = page.waitForResponse((r) => r.url() === `${origin}/api/v1/common/states/`);
+        await page.getByRole("button", { name: /^Send/ }).first().click();
+        expect((await answered).status()).toBe(401);
+        expect(elsewhere, "requests to hosts other than the service").toEqual([]);
       } finally {
         await browser.close();
       }

@@ -1,38 +1,89 @@
-/** The audit log: who did what and when, by provider and actor. */
-import { type Theme, useMediaQuery } from "@mui/material";
+/** The audit log: who did what and when, by provider and actor, with links to what it was done to. */
+import { Stack, type Theme, useMediaQuery } from "@mui/material";
 import {
   AutocompleteInput,
   Datagrid,
   DateField,
   FunctionField,
   List,
+  type RaRecord,
   ReferenceInput,
   SimpleList,
   TextField,
   TextInput,
 } from "react-admin";
+import { Link } from "react-router-dom";
+import { CursorPagination, ListActions, label, shown } from "./common.tsx";
 
 const filters = [
   <ReferenceInput key="provider_id" source="provider_id" reference="providers" alwaysOn>
     <AutocompleteInput label="Provider" optionText="name" />
   </ReferenceInput>,
-  <TextInput key="actor" source="actor" label="Actor (JWT sub)" alwaysOn />,
+  <TextInput key="actor" source="actor" label="Actor (any part)" alwaysOn />,
 ];
 
-const details = (d: Record<string, unknown>) =>
-  Object.entries(d ?? {})
-    .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
-    .join(", ");
+/** The entry's target as a link to its page. */
+function Target({ entry }: { entry: RaRecord }) {
+  const path =
+    entry.target_type === "provider"
+      ? `/providers/${entry.target_id}/show`
+      : entry.target_type === "lead"
+        ? `/leads/${entry.target_id}/show`
+        : undefined;
+  const text = `${entry.target_type === "provider" ? "Provider" : entry.target_type === "lead" ? "Lead" : entry.target_type} ${entry.target_id}`;
+  return path ? (
+    <Link to={path} onClick={(e) => e.stopPropagation()}>
+      {text}
+    </Link>
+  ) : (
+    <span>{text}</span>
+  );
+}
+
+/** The details in words: each changed field as "Label: before → after", the rest as "Label: value". */
+function Details({ details }: { details: Record<string, unknown> }) {
+  const {
+    changes,
+    fields: _fields,
+    ...rest
+  } = (details ?? {}) as {
+    changes?: Record<string, { before: unknown; after: unknown }>;
+    fields?: unknown;
+  } & Record<string, unknown>;
+  const lines = [
+    ...Object.entries(changes ?? {}).map(([k, v]) => `${label(k)}: ${shown(v.before)} → ${shown(v.after)}`),
+    ...Object.entries(rest).map(([k, v]) => `${label(k)}: ${shown(v)}`),
+  ];
+  return (
+    <Stack component="span" spacing={0.25}>
+      {lines.map((l) => (
+        <span key={l}>{l}</span>
+      ))}
+    </Stack>
+  );
+}
 
 export function AuditList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List filters={filters} perPage={25} sort={{ field: "id", order: "DESC" }} title="Audit log">
+    <List
+      filters={filters}
+      perPage={25}
+      sort={{ field: "id", order: "DESC" }}
+      title="Audit log"
+      actions={<ListActions />}
+      pagination={<CursorPagination />}
+      exporter={false}
+    >
       {small ? (
         <SimpleList
           primaryText={(e) => e.action}
-          secondaryText={(e) => `${e.actor} · ${e.target_type} ${e.target_id}`}
-          tertiaryText={(e) => new Date(e.at).toLocaleString()}
+          secondaryText={(e) => (
+            <span>
+              {e.actor} · <Target entry={e} />
+            </span>
+          )}
+          tertiaryText={(e) => new Date(e.at).toLocaleString("en-US")}
           linkType={false}
         />
       ) : (
@@ -40,8 +91,8 @@ export function AuditList() {
           <DateField source="at" label="When" showTime sortable={false} />
           <TextField source="actor" sortable={false} />
           <TextField source="action" sortable={false} />
-          <FunctionField label="Target" render={(e) => `${e.target_type} ${e.target_id}`} />
-          <FunctionField label="Details" render={(e) => details(e.details)} />
+          <FunctionField label="Target" render={(e) => <Target entry={e} />} />
+          <FunctionField label="Details" render={(e) => <Details details={e.details} />} />
         </Datagrid>
       )}
     </List>

@@ -153,11 +153,14 @@ export function rpcError(err: unknown): never {
   throw err;
 }
 
+/** The export's page size: the largest every list allows. */
+const EXPORT_PAGE = 100;
+
 const unsupported = (what: string) => () => Promise.reject(new HttpError(`${what} is not available`, 405));
 
 export type StatsQuery = NonNullable<paths["/api/v1/admin/stats/"]["get"]["parameters"]["query"]>;
 
-const calls: DataProvider = {
+const calls: DataProvider & { getAll(resource: string, filter: Json, limit: number): Promise<RaRecord[]> } = {
   async getList(resource, params) {
     const { page = 1, perPage = 25 } = params.pagination ?? {};
     const filter = clean(params.filter ?? {});
@@ -306,6 +309,26 @@ const calls: DataProvider = {
       }),
     );
     return { data: updated as never };
+  },
+
+  /**
+   * Every row matching `filter`, all pages (the CSV export), 100 a page; more than `limit` rows is
+   * refused with a request to narrow the filters rather than cut silently.
+   */
+  async getAll(resource: string, filter: Json, limit: number): Promise<RaRecord[]> {
+    const all: RaRecord[] = [];
+    for (let page = 1; ; page++) {
+      const answer = await calls.getList(resource, {
+        pagination: { page, perPage: EXPORT_PAGE },
+        sort: { field: "id", order: "DESC" },
+        filter,
+      });
+      all.push(...(answer.data as RaRecord[]));
+      if (all.length > limit)
+        throw new Error(`more than ${limit.toLocaleString("en-US")} rows match; narrow the filters and export again`);
+      const more = answer.total !== undefined ? all.length < answer.total : answer.pageInfo?.hasNextPage === true;
+      if (!more || answer.data.length === 0) return all;
+    }
   },
 
   /** The dashboard's numbers: GET /api/v1/admin/stats/ (JSON). */

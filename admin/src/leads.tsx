@@ -1,6 +1,6 @@
 /** Leads across providers: the filtered list, and the detail page with moves through the workflow service. */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { Alert, Button, Chip, Stack, type Theme, useMediaQuery } from "@mui/material";
+import { Alert, Button, Chip, Stack, type Theme, Typography, useMediaQuery } from "@mui/material";
 import { useState } from "react";
 import {
   ArrayField,
@@ -29,6 +29,17 @@ import {
 import { Link } from "react-router-dom";
 import { LeadState } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { workflow } from "./api.ts";
+import {
+  ConfirmDialog,
+  CursorPagination,
+  ListActions,
+  money,
+  Scrolls,
+  StateChip,
+  TestBanner,
+  TestChip,
+  when,
+} from "./common.tsx";
 
 const STATES = [
   { id: "LEAD", name: "LEAD" },
@@ -37,7 +48,7 @@ const STATES = [
 ];
 
 const filters = [
-  <SearchInput key="q" source="q" alwaysOn placeholder="External id or order number" />,
+  <SearchInput key="q" source="q" alwaysOn placeholder="Name, email, phone, external id or order number" />,
   <ReferenceInput key="provider_id" source="provider_id" reference="providers">
     <AutocompleteInput label="Provider" optionText="name" />
   </ReferenceInput>,
@@ -69,10 +80,23 @@ function DuplicateBadge({ link }: { link: boolean }) {
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List filters={filters} perPage={25} sort={{ field: "id", order: "DESC" }}>
+    <List
+      filters={filters}
+      perPage={25}
+      sort={{ field: "id", order: "DESC" }}
+      actions={<ListActions />}
+      pagination={<CursorPagination />}
+      exporter={false}
+    >
       {small ? (
         <SimpleList
-          primaryText={(l) => `${l.order_number} · ${l.state}`}
+          primaryText={(l) => (
+            <Stack direction="row" spacing={1} alignItems="center" component="span">
+              <span>{l.order_number}</span>
+              <StateChip state={l.state} />
+              {!l.livemode && <TestChip />}
+            </Stack>
+          )}
           secondaryText={(l) => `${l.first_name} ${l.last_name} · ${l.external_id}`}
           linkType="show"
         />
@@ -81,10 +105,10 @@ export function LeadList() {
           <TextField source="order_number" sortable={false} />
           <TextField source="external_id" sortable={false} />
           <ReferenceField source="provider_id" reference="providers" link="show" sortable={false} />
-          <TextField source="state" sortable={false} />
+          <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
           <TextField source="lead_status" sortable={false} />
           <FunctionField label="Customer" render={(l) => `${l.first_name} ${l.last_name}`} />
-          <BooleanField source="livemode" label="Live" sortable={false} />
+          <FunctionField label="Mode" render={(l) => (l.livemode ? "Live" : <TestChip />)} />
           <FunctionField label="Duplicate" render={() => <DuplicateBadge link={false} />} />
           <DateField source="created_at" showTime sortable={false} />
         </Datagrid>
@@ -93,57 +117,116 @@ export function LeadList() {
   );
 }
 
-/** Moves the lead over Connect (LeadWorkflowService.TransitionLead), showing refusals in the service's words. */
+/** The one move each state allows, and why the others are not offered. */
+const NEXT: Record<string, { to: LeadState; name: string; event: string } | undefined> = {
+  LEAD: { to: LeadState.QUOTE, name: "QUOTE", event: "lead.quoted" },
+  QUOTE: { to: LeadState.ORDER, name: "ORDER", event: "lead.ordered" },
+};
+const WHY_NOT: Record<string, string> = {
+  LEAD: "A lead in LEAD moves to QUOTE first; ORDER comes after QUOTE.",
+  QUOTE: "This lead is quoted: it can move on to ORDER only.",
+  ORDER: "This lead is an order: it cannot move further.",
+};
+
+/**
+ * Moves the lead over Connect (LeadWorkflowService.TransitionLead) after a confirmation that says
+ * the provider is told; refusals are shown in the service's words.
+ */
 function MoveButtons() {
   const record = useRecordContext();
   const notify = useNotify();
   const refresh = useRefresh();
   const [refusal, setRefusal] = useState<string | null>(null);
+  const [asking, setAsking] = useState<{ to: LeadState; name: string; event: string } | null>(null);
+  const [busy, setBusy] = useState(false);
   if (!record) return null;
   const move = async (to: LeadState, name: string) => {
     setRefusal(null);
+    setBusy(true);
     try {
       const { changed } = await workflow.transitionLead({ leadId: BigInt(record.id), toState: to });
-      notify(changed ? `Moved to ${name}` : `Already in ${name}`, { type: "success" });
+      notify(changed ? `Lead moved to ${name}; the provider is notified` : `The lead is already in ${name}`, {
+        type: "success",
+      });
       refresh();
     } catch (err) {
       const message = err instanceof ConnectError ? err.rawMessage : String(err);
       if (err instanceof ConnectError && err.code === Code.FailedPrecondition) setRefusal(message);
       else notify(message, { type: "error" });
+    } finally {
+      setBusy(false);
+      setAsking(null);
     }
   };
+  const next = NEXT[record.state as string];
+  const hint = WHY_NOT[record.state as string];
   return (
     <Stack spacing={1} sx={{ p: 1 }}>
-      <Stack direction="row" spacing={1}>
-        <Button variant="contained" onClick={() => move(LeadState.QUOTE, "QUOTE")} disabled={record.state !== "LEAD"}>
-          Move to QUOTE
-        </Button>
-        <Button variant="contained" onClick={() => move(LeadState.ORDER, "ORDER")} disabled={record.state !== "QUOTE"}>
-          Move to ORDER
-        </Button>
+      <Stack direction="row" spacing={1} flexWrap="wrap" useFlexGap alignItems="center">
+        {(["QUOTE", "ORDER"] as const).map((name) => {
+          const allowed = next?.name === name;
+          return (
+            <Button
+              key={name}
+              variant="contained"
+              disabled={!allowed}
+              aria-describedby="move-hint"
+              onClick={() => next && setAsking(next)}
+            >
+              Move to {name}
+            </Button>
+          );
+        })}
       </Stack>
+      {hint && (
+        <Typography id="move-hint" variant="body2" color="text.secondary">
+          {hint}
+        </Typography>
+      )}
       {refusal && (
         <Alert severity="warning" role="alert">
           {refusal}
         </Alert>
       )}
+      <ConfirmDialog
+        open={asking !== null}
+        title={`Move ${record.order_number} to ${asking?.name ?? ""}?`}
+        confirm={`Move to ${asking?.name ?? ""}`}
+        busy={busy}
+        onClose={() => setAsking(null)}
+        onConfirm={() => asking && void move(asking.to, asking.name)}
+      >
+        The provider is notified: a <code>{asking?.event}</code> event goes to its events feed and, if it has a webhook,
+        to its endpoint. A move cannot be undone from the back office.
+      </ConfirmDialog>
     </Stack>
   );
+}
+
+function LeadTitle() {
+  const record = useRecordContext();
+  return <span>Lead {record ? record.order_number : ""}</span>;
+}
+
+function TestNotice() {
+  const record = useRecordContext();
+  return record && record.livemode === false ? <TestBanner what="lead" /> : null;
 }
 
 const place = (p: { zip: string; city: string; state: string } | null) => (p ? `${p.city}, ${p.state} ${p.zip}` : "—");
 
 export function LeadShow() {
   return (
-    <Show actions={<TopToolbar />}>
+    <Show actions={<TopToolbar />} title={<LeadTitle />}>
+      <TestNotice />
       <MoveButtons />
-      <SimpleShowLayout>
+      <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="order_number" />
         <TextField source="external_id" />
         <ReferenceField source="provider_id" reference="providers" link="show" />
-        <TextField source="state" />
+        <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
         <TextField source="lead_status" />
-        <BooleanField source="livemode" label="Live" />
+        <FunctionField label="Mode" render={(l) => (l.livemode ? "Live" : <TestChip />)} />
         <BooleanField source="billable" />
         <FunctionField label="Duplicate" render={(l) => (l.duplicate ? <DuplicateBadge link /> : "No")} />
         <FunctionField
@@ -172,24 +255,32 @@ export function LeadShow() {
         <FunctionField label="Shipping" render={(l) => `${l.overseas_type} · ${l.ship_via}`} />
         <TextField source="note_from_shipper" emptyText="—" />
         <ArrayField source="vehicles">
-          <Datagrid bulkActionButtons={false} rowClick={false}>
-            <NumberField source="year" options={{ useGrouping: false }} />
-            <TextField source="make" />
-            <TextField source="model" />
-            <TextField source="type" />
-            <NumberField source="tariff" />
-            <NumberField source="deposit" />
-            <TextField source="vin" label="VIN" emptyText="—" />
-          </Datagrid>
+          <Scrolls>
+            <Datagrid bulkActionButtons={false} rowClick={false}>
+              <NumberField source="year" options={{ useGrouping: false }} />
+              <TextField source="make" />
+              <TextField source="model" />
+              <TextField source="type" />
+              <FunctionField label="Tariff" render={(v) => money(v.tariff)} />
+              <FunctionField label="Deposit" render={(v) => money(v.deposit)} />
+              <FunctionField
+                label="Runs"
+                render={(v) => (v.vehicle_run === null ? "Not said" : v.vehicle_run ? "Yes" : "No")}
+              />
+              <TextField source="vin" label="VIN" emptyText="—" />
+            </Datagrid>
+          </Scrolls>
         </ArrayField>
         <ArrayField source="history">
-          <Datagrid bulkActionButtons={false} rowClick={false}>
-            <TextField source="from_state" emptyText="—" />
-            <TextField source="to_state" />
-            <TextField source="lead_status" />
-            <DateField source="changed_at" showTime />
-            <TextField source="actor" />
-          </Datagrid>
+          <Scrolls>
+            <Datagrid bulkActionButtons={false} rowClick={false}>
+              <FunctionField label="From" render={(h) => <StateChip state={h.from_state} />} />
+              <FunctionField label="To" render={(h) => <StateChip state={h.to_state} />} />
+              <TextField source="lead_status" />
+              <FunctionField label="When" render={(h) => when(h.changed_at)} />
+              <TextField source="actor" label="By" />
+            </Datagrid>
+          </Scrolls>
         </ArrayField>
         <DateField source="created_at" showTime />
       </SimpleShowLayout>

@@ -12,19 +12,71 @@ import {
   DialogActions,
   DialogContent,
   DialogTitle,
+  MenuItem,
   Stack,
   Table,
   TableBody,
   TableCell,
-  TableContainer,
   TableHead,
   TableRow,
   TextField,
   Typography,
 } from "@mui/material";
 import { type ReactNode, useCallback, useEffect, useState } from "react";
-import { Confirm, useNotify, useRecordContext, useRefresh, useUpdate } from "react-admin";
+import { useNotify, useRecordContext, useRefresh, useUpdate } from "react-admin";
+import { Link } from "react-router-dom";
 import { api, data, type Schemas } from "./api.ts";
+import { ConfirmDialog, num, relative, Scrolls, span, TestChip, when } from "./common.tsx";
+
+/** A length of time typed in minutes, hours or days, as seconds; the unit a person thinks in. */
+const UNITS = [
+  { id: "minutes", seconds: 60 },
+  { id: "hours", seconds: 3600 },
+  { id: "days", seconds: 86_400 },
+] as const;
+type Unit = (typeof UNITS)[number]["id"];
+
+function Duration(props: {
+  label: string;
+  amount: string;
+  unit: Unit;
+  max: number;
+  onChange: (amount: string, unit: Unit) => void;
+}) {
+  const seconds = Number(props.amount) * (UNITS.find((u) => u.id === props.unit)?.seconds ?? 1);
+  const bad = !Number.isFinite(seconds) || seconds < 0 || seconds > props.max || !/^\d+$/.test(props.amount);
+  return (
+    <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
+      <TextField
+        label={props.label}
+        type="number"
+        value={props.amount}
+        onChange={(e) => props.onChange(e.target.value, props.unit)}
+        error={bad}
+        helperText={bad ? `a whole number, at most ${span(props.max)}` : " "}
+        slotProps={{ htmlInput: { min: 0 } }}
+        sx={{ flex: 1 }}
+      />
+      <TextField
+        select
+        label="Unit"
+        value={props.unit}
+        onChange={(e) => props.onChange(props.amount, e.target.value as Unit)}
+        sx={{ width: 130 }}
+      >
+        {UNITS.map((u) => (
+          <MenuItem key={u.id} value={u.id}>
+            {u.id}
+          </MenuItem>
+        ))}
+      </TextField>
+    </Stack>
+  );
+}
+
+const secondsOf = (amount: string, unit: Unit) =>
+  /^\d+$/.test(amount) ? Number(amount) * (UNITS.find((u) => u.id === unit)?.seconds ?? 1) : Number.NaN;
+const MAX_GRACE = 7 * 86_400;
 
 type Provider = Schemas["Provider"];
 
@@ -74,7 +126,9 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
   const refresh = useRefresh();
   const [value, setValue] = useState<string | null>(null);
   const [rotating, setRotating] = useState(false);
-  const [grace, setGrace] = useState("0");
+  const [revoking, setRevoking] = useState(false);
+  // The current key keeps working for an hour by default, so a rotation never breaks an integration.
+  const [grace, setGrace] = useState<{ amount: string; unit: Unit }>({ amount: "1", unit: "hours" });
   if (!record) return null;
   const summary = mode === "live" ? record.api_key : record.test_api_key;
   const title = mode === "live" ? "Live API key" : "Test API key (sandbox)";
@@ -90,9 +144,27 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
       notify(reason(err), { type: "error" });
     }
   };
+  const graceSeconds = secondsOf(grace.amount, grace.unit);
+  const graceOk = Number.isFinite(graceSeconds) && graceSeconds >= 0 && graceSeconds <= MAX_GRACE;
+  const revoke = async () => {
+    try {
+      await data(
+        api.POST("/api/v1/lead_providers/{id}/revoke_api_key/", {
+          params: { path: { id: record.id } },
+          body: { mode },
+        }),
+      );
+      setValue(null);
+      setRevoking(false);
+      notify(`The ${mode} key is revoked: requests with it are refused`, { type: "success" });
+      refresh();
+    } catch (err) {
+      notify(reason(err), { type: "error" });
+    }
+  };
   const issue = async () => {
     try {
-      const seconds = Number(grace);
+      const seconds = summary ? graceSeconds : 0;
       const issued = await data(
         api.POST("/api/v1/lead_providers/{id}/generate_api_key/", {
           params: { path: { id: record.id } },
@@ -101,7 +173,12 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
       );
       setValue(issued.api_key);
       setRotating(false);
-      notify(`New ${mode} key issued`, { type: "success" });
+      notify(
+        summary && seconds > 0
+          ? `New ${mode} key issued; the old one works ${span(seconds)} more`
+          : `New ${mode} key issued`,
+        { type: "success" },
+      );
       refresh();
     } catch (err) {
       notify(reason(err), { type: "error" });
@@ -113,11 +190,11 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
       {summary ? (
         <>
           <Typography variant="body2">
-            Key <code>{summary.masked}</code>, issued {new Date(summary.created_at).toLocaleString()}
-            {summary.last_used_at ? `, last used ${new Date(summary.last_used_at).toLocaleString()}` : ", never used"}
-            {summary.expires_at ? `, expires ${new Date(summary.expires_at).toLocaleString()}` : ""}
+            Key <code>{summary.masked}</code>, issued {when(summary.created_at)}
+            {summary.last_used_at ? `, last used ${relative(summary.last_used_at)}` : ", never used"}
+            {summary.expires_at ? `, expires ${relative(summary.expires_at)}` : ""}
             {summary.previous_key_expires_at
-              ? `; the previous key works until ${new Date(summary.previous_key_expires_at).toLocaleString()}`
+              ? `; the previous key works until ${when(summary.previous_key_expires_at)} (${relative(summary.previous_key_expires_at)})`
               : ""}
             .
           </Typography>
@@ -135,7 +212,23 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
         <Button variant="outlined" onClick={() => (summary ? setRotating(true) : void issue())}>
           {summary ? `Rotate ${mode} key` : `Generate ${mode} key`}
         </Button>
+        {summary && (
+          <Button variant="outlined" color="error" onClick={() => setRevoking(true)}>
+            Revoke {mode} key
+          </Button>
+        )}
       </Stack>
+      <ConfirmDialog
+        open={revoking}
+        title={`Revoke the ${mode} key?`}
+        confirm={`Revoke ${mode} key`}
+        danger
+        onClose={() => setRevoking(false)}
+        onConfirm={() => void revoke()}
+      >
+        Requests with the {mode} key (and a previous key still in its grace period) are refused at once with 401. The
+        other key is untouched. Nothing is issued in its place: generate a new key to let the provider in again.
+      </ConfirmDialog>
       <Dialog open={rotating} onClose={() => setRotating(false)} aria-labelledby={`rotate-${mode}-title`}>
         <DialogTitle id={`rotate-${mode}-title`}>Rotate the {mode} key</DialogTitle>
         <DialogContent>
@@ -143,19 +236,24 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
             A new key is issued at once. The current key stops at once, or after the grace period, so the provider can
             switch without failed requests.
           </Typography>
-          <TextField
-            label="Grace period for the current key (seconds, up to 604800)"
-            type="number"
-            value={grace}
-            onChange={(e) => setGrace(e.target.value)}
-            fullWidth
-            sx={{ mt: 1 }}
-            slotProps={{ htmlInput: { min: 0, max: 604800 } }}
+          <Duration
+            label="The current key keeps working for"
+            amount={grace.amount}
+            unit={grace.unit}
+            max={MAX_GRACE}
+            onChange={(amount, unit) => setGrace({ amount, unit })}
           />
+          <Typography variant="body2">
+            {graceOk && graceSeconds === 0
+              ? "0: the current key stops at once."
+              : graceOk
+                ? `The current key stops ${span(graceSeconds)} after the rotation.`
+                : ""}
+          </Typography>
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setRotating(false)}>Cancel</Button>
-          <Button variant="contained" onClick={issue}>
+          <Button variant="contained" onClick={issue} disabled={!graceOk}>
             Rotate
           </Button>
         </DialogActions>
@@ -185,33 +283,36 @@ export function UsagePanel() {
     const timer = setInterval(() => void load(), 5000);
     return () => clearInterval(timer);
   }, [load]);
-  const line = (w: Schemas["WindowUsage"]) => `${w.used ?? "?"} of ${w.limit} (resets in ${w.reset_seconds} s)`;
+  const line = (w: Schemas["WindowUsage"]) =>
+    `${w.used === null ? "?" : num(w.used)} of ${num(w.limit)} (resets in ${span(w.reset_seconds)})`;
   return (
     <Panel title="Usage now">
       {error && <Alert severity="error">{error}</Alert>}
       {!usage && !error && <Typography variant="body2">Loading…</Typography>}
       {usage && (
-        <Table size="small" aria-label="Requests against the limits">
-          <TableHead>
-            <TableRow>
-              <TableCell>Key</TableCell>
-              <TableCell>This minute</TableCell>
-              <TableCell>Today (UTC)</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            <TableRow>
-              <TableCell>Live</TableCell>
-              <TableCell>{line(usage.live.minute)}</TableCell>
-              <TableCell>{line(usage.live.day)}</TableCell>
-            </TableRow>
-            <TableRow>
-              <TableCell>Test</TableCell>
-              <TableCell>{line(usage.test.minute)}</TableCell>
-              <TableCell>{line(usage.test.day)}</TableCell>
-            </TableRow>
-          </TableBody>
-        </Table>
+        <Scrolls>
+          <Table size="small" aria-label="Requests against the limits">
+            <TableHead>
+              <TableRow>
+                <TableCell>Key</TableCell>
+                <TableCell>This minute</TableCell>
+                <TableCell>Today (UTC)</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              <TableRow>
+                <TableCell>Live</TableCell>
+                <TableCell>{line(usage.live.minute)}</TableCell>
+                <TableCell>{line(usage.live.day)}</TableCell>
+              </TableRow>
+              <TableRow>
+                <TableCell>Test</TableCell>
+                <TableCell>{line(usage.test.minute)}</TableCell>
+                <TableCell>{line(usage.test.day)}</TableCell>
+              </TableRow>
+            </TableBody>
+          </Table>
+        </Scrolls>
       )}
     </Panel>
   );
@@ -220,26 +321,93 @@ export function UsagePanel() {
 type Endpoint = Schemas["WebhookEndpoint"];
 type Delivery = Schemas["WebhookDelivery"];
 
+const DELIVERY_PAGE = 10;
+type TestEvent = Schemas["WebhookAttempt"];
+type DeliveryDetail = Schemas["WebhookDeliveryDetail"];
+
+/** A delivery's last answer in words. */
+const answered = (d: { last_error: string | null; last_status_code: number | null }) =>
+  d.last_error ?? (d.last_status_code !== null ? `HTTP ${d.last_status_code}` : "—");
+
+/** One delivery's attempts: status, latency and error of each. */
+function DeliveryDialog({ detail, onClose }: { detail: DeliveryDetail | null; onClose: () => void }) {
+  return (
+    <Dialog open={detail !== null} onClose={onClose} aria-labelledby="delivery-title" fullWidth maxWidth="md">
+      <DialogTitle id="delivery-title">Delivery {detail?.id}</DialogTitle>
+      <DialogContent>
+        {detail && (
+          <>
+            <Typography variant="body2" gutterBottom>
+              {detail.type} · {detail.state} · event <code>{detail.event_id}</code>
+              {detail.order_number ? ` · lead ${detail.order_number}` : ""}
+              {detail.next_attempt_at ? ` · next attempt ${relative(detail.next_attempt_at)}` : ""}
+            </Typography>
+            {detail.attempt_log.length === 0 ? (
+              <Typography variant="body2">No attempt yet.</Typography>
+            ) : (
+              <Scrolls>
+                <Table size="small" aria-label={`Attempts of delivery ${detail.id}`}>
+                  <TableHead>
+                    <TableRow>
+                      <TableCell>Attempt</TableCell>
+                      <TableCell>When</TableCell>
+                      <TableCell>Answer</TableCell>
+                      <TableCell>Latency</TableCell>
+                    </TableRow>
+                  </TableHead>
+                  <TableBody>
+                    {detail.attempt_log.map((a) => (
+                      <TableRow key={`${a.attempt}-${a.at}`}>
+                        <TableCell>{a.attempt}</TableCell>
+                        <TableCell>{when(a.at)}</TableCell>
+                        <TableCell>{a.error ?? `HTTP ${a.status_code}`}</TableCell>
+                        <TableCell>{num(a.latency_ms)} ms</TableCell>
+                      </TableRow>
+                    ))}
+                  </TableBody>
+                </Table>
+              </Scrolls>
+            )}
+          </>
+        )}
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose}>Close</Button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
 export function WebhookPanel() {
   const record = useRecordContext<Provider>();
   const notify = useNotify();
   const [endpoint, setEndpoint] = useState<Endpoint | null>(null);
   const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
+  const [testEvents, setTestEvents] = useState<TestEvent[]>([]);
+  // The page tokens of the pages before this one (cursor paging: back is a stack).
+  const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
+  const [nextToken, setNextToken] = useState<string | null>(null);
+  const [detail, setDetail] = useState<DeliveryDetail | null>(null);
+  const [rotating, setRotating] = useState(false);
+  const [overlap, setOverlap] = useState<{ amount: string; unit: Unit }>({ amount: "24", unit: "hours" });
   const [test, setTest] = useState<Schemas["WebhookTestResult"] | null>(null);
   const id = record?.id;
+  const token = tokens[tokens.length - 1];
   const loadDeliveries = useCallback(async () => {
     if (id === undefined) return;
     try {
       const page = await data(
         api.GET("/api/v1/lead_providers/{id}/webhook_deliveries/", {
-          params: { path: { id }, query: { page_size: 10 } },
+          params: { path: { id }, query: { page_size: DELIVERY_PAGE, ...(token && { page_token: token }) } },
         }),
       );
       setDeliveries(page.results);
+      if (token === undefined) setTestEvents(page.test_events);
+      setNextToken(page.next_page_token);
     } catch (err) {
       notify(reason(err), { type: "error" });
     }
-  }, [id, notify]);
+  }, [id, notify, token]);
   useEffect(() => {
     void loadDeliveries();
   }, [loadDeliveries]);
@@ -256,23 +424,32 @@ export function WebhookPanel() {
     act(async () =>
       setEndpoint(await data(api.GET("/api/v1/lead_providers/{id}/webhook/", { params: { path: { id } } }))),
     );
+  const overlapSeconds = secondsOf(overlap.amount, overlap.unit);
+  const overlapOk = Number.isFinite(overlapSeconds) && overlapSeconds >= 0 && overlapSeconds <= MAX_GRACE;
   const rotate = () =>
     act(async () => {
       const rotated = await data(
         api.POST("/api/v1/lead_providers/{id}/webhook/rotate_secret/", {
           params: { path: { id } },
-          body: { overlap_seconds: 86_400 },
+          body: { overlap_seconds: overlapSeconds },
         }),
       );
       setEndpoint(
         (e) => e && { ...e, secret: rotated.secret, previous_secret_expires_at: rotated.previous_secret_expires_at },
       );
-      notify("New signing secret; the previous one signs too for 24 hours", { type: "success" });
+      setRotating(false);
+      notify(
+        overlapSeconds > 0
+          ? `New signing secret; the previous one signs too for ${span(overlapSeconds)}`
+          : "New signing secret; the previous one stopped signing",
+        { type: "success" },
+      );
     });
   const sendTest = () =>
-    act(async () =>
-      setTest(await data(api.POST("/api/v1/lead_providers/{id}/webhook/test/", { params: { path: { id } } }))),
-    );
+    act(async () => {
+      setTest(await data(api.POST("/api/v1/lead_providers/{id}/webhook/test/", { params: { path: { id } } })));
+      if (token === undefined) await loadDeliveries();
+    });
   const replay = (delivery: Delivery) =>
     act(async () => {
       await data(
@@ -280,13 +457,30 @@ export function WebhookPanel() {
           params: { path: { id, delivery_id: delivery.id } },
         }),
       );
-      notify(`Delivery ${delivery.id} queued again`, { type: "success" });
+      notify(
+        delivery.state === "pending"
+          ? `Delivery ${delivery.id}: trying again now`
+          : `Delivery ${delivery.id} queued again`,
+        {
+          type: "success",
+        },
+      );
       await loadDeliveries();
     });
+  const open = (delivery: Delivery) =>
+    act(async () =>
+      setDetail(
+        await data(
+          api.GET("/api/v1/lead_providers/{id}/webhook_deliveries/{delivery_id}/", {
+            params: { path: { id, delivery_id: delivery.id } },
+          }),
+        ),
+      ),
+    );
 
   return (
     <Panel title="Webhooks">
-      <Typography variant="body2" gutterBottom>
+      <Typography variant="body2" gutterBottom sx={{ overflowWrap: "anywhere" }}>
         {record.webhook_url ? (
           <>
             Events are sent to <code>{record.webhook_url}</code>.
@@ -300,16 +494,16 @@ export function WebhookPanel() {
           <Typography variant="body2">
             {endpoint.enabled ? "Enabled." : `Disabled: ${endpoint.disabled_reason ?? "by an administrator"}.`}
             {endpoint.previous_secret_expires_at
-              ? ` The previous secret signs too until ${new Date(endpoint.previous_secret_expires_at).toLocaleString()}.`
+              ? ` The previous secret signs too until ${when(endpoint.previous_secret_expires_at)}.`
               : ""}
           </Typography>
           {endpoint.secret && <Secret label="Signing secret" value={endpoint.secret} />}
         </>
       )}
       {test && (
-        <Alert severity={test.delivered ? "success" : "warning"} sx={{ my: 1 }}>
+        <Alert severity={test.delivered ? "success" : "warning"} sx={{ my: 1, overflowWrap: "anywhere" }}>
           Test event {test.event_id}: {test.delivered ? "delivered" : "not delivered"}
-          {test.status_code !== null ? ` (HTTP ${test.status_code})` : ""} in {test.latency_ms} ms
+          {test.status_code !== null ? ` (HTTP ${test.status_code})` : ""} in {num(test.latency_ms)} ms
           {test.error ? ` — ${test.error}` : ""}
         </Alert>
       )}
@@ -320,8 +514,8 @@ export function WebhookPanel() {
           </Button>
         )}
         {record.webhook_url && endpoint && (
-          <Button variant="outlined" onClick={rotate}>
-            Rotate secret (24 h overlap)
+          <Button variant="outlined" onClick={() => setRotating(true)}>
+            Rotate secret
           </Button>
         )}
         {record.webhook_url && (
@@ -330,53 +524,120 @@ export function WebhookPanel() {
           </Button>
         )}
       </Stack>
+      <Dialog open={rotating} onClose={() => setRotating(false)} aria-labelledby="rotate-secret-title">
+        <DialogTitle id="rotate-secret-title">Rotate the signing secret</DialogTitle>
+        <DialogContent>
+          <Typography variant="body2" gutterBottom>
+            A new secret signs every event from now on. During the overlap the previous one signs too (two signatures
+            per event), so the provider can switch without rejecting a delivery.
+          </Typography>
+          <Duration
+            label="The previous secret keeps signing for"
+            amount={overlap.amount}
+            unit={overlap.unit}
+            max={MAX_GRACE}
+            onChange={(amount, unit) => setOverlap({ amount, unit })}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setRotating(false)}>Cancel</Button>
+          <Button variant="contained" onClick={rotate} disabled={!overlapOk}>
+            Rotate secret
+          </Button>
+        </DialogActions>
+      </Dialog>
       <Typography component="h3" variant="subtitle1" sx={{ mt: 2 }}>
-        Recent deliveries
+        Deliveries
       </Typography>
       {deliveries === null ? (
         <Typography variant="body2">Loading…</Typography>
-      ) : deliveries.length === 0 ? (
+      ) : deliveries.length === 0 && testEvents.length === 0 ? (
         <Typography variant="body2">None yet.</Typography>
       ) : (
-        <TableContainer>
-          <Table size="small" aria-label="Recent webhook deliveries">
+        <Scrolls>
+          <Table size="small" aria-label="Webhook deliveries">
             <TableHead>
               <TableRow>
                 <TableCell>Event</TableCell>
+                <TableCell>Lead</TableCell>
                 <TableCell>State</TableCell>
                 <TableCell>Attempts</TableCell>
                 <TableCell>Last answer</TableCell>
+                <TableCell>Created</TableCell>
+                <TableCell>Next attempt</TableCell>
                 <TableCell>
                   <span className="visually-hidden">Actions</span>
                 </TableCell>
               </TableRow>
             </TableHead>
             <TableBody>
+              {token === undefined &&
+                testEvents.map((e) => (
+                  <TableRow key={e.event_id}>
+                    <TableCell>
+                      <Stack direction="row" spacing={1} alignItems="center">
+                        <span>webhook.test</span>
+                        <TestChip />
+                      </Stack>
+                    </TableCell>
+                    <TableCell>—</TableCell>
+                    <TableCell>{e.error === null ? "delivered" : "not delivered"}</TableCell>
+                    <TableCell>1</TableCell>
+                    <TableCell>{e.error ?? `HTTP ${e.status_code} in ${num(e.latency_ms)} ms`}</TableCell>
+                    <TableCell>{when(e.at)}</TableCell>
+                    <TableCell>—</TableCell>
+                    <TableCell />
+                  </TableRow>
+                ))}
               {deliveries.map((d) => (
                 <TableRow key={d.id}>
                   <TableCell>
-                    {d.type}
-                    <br />
-                    <small>{d.event_id}</small>
+                    <Stack direction="row" spacing={1} alignItems="center">
+                      <span>{d.type}</span>
+                      {!d.livemode && <TestChip />}
+                    </Stack>
+                  </TableCell>
+                  <TableCell>
+                    {d.lead_id !== null ? (
+                      <Link to={`/leads/${d.lead_id}/show`}>{d.order_number ?? `Lead ${d.lead_id}`}</Link>
+                    ) : (
+                      "—"
+                    )}
                   </TableCell>
                   <TableCell>{d.state}</TableCell>
-                  <TableCell>{d.attempts}</TableCell>
+                  <TableCell>{num(d.attempts)}</TableCell>
+                  <TableCell>{answered(d)}</TableCell>
+                  <TableCell>{when(d.created_at)}</TableCell>
+                  <TableCell>{d.next_attempt_at ? relative(d.next_attempt_at) : "—"}</TableCell>
                   <TableCell>
-                    {d.last_error ?? (d.last_status_code !== null ? `HTTP ${d.last_status_code}` : "—")}
-                  </TableCell>
-                  <TableCell>
-                    {d.state !== "pending" && (
-                      <Button size="small" onClick={() => replay(d)} aria-label={`Replay delivery ${d.id}`}>
-                        Replay
+                    <Stack direction="row" spacing={0.5}>
+                      <Button size="small" onClick={() => open(d)} aria-label={`Attempts of delivery ${d.id}`}>
+                        Attempts
                       </Button>
-                    )}
+                      <Button
+                        size="small"
+                        onClick={() => replay(d)}
+                        aria-label={`${d.state === "pending" ? "Retry now" : "Replay"} delivery ${d.id}`}
+                      >
+                        {d.state === "pending" ? "Retry now" : "Replay"}
+                      </Button>
+                    </Stack>
                   </TableCell>
                 </TableRow>
               ))}
             </TableBody>
           </Table>
-        </TableContainer>
+        </Scrolls>
       )}
+      <Stack direction="row" spacing={1} justifyContent="flex-end" sx={{ mt: 1 }}>
+        <Button size="small" disabled={tokens.length <= 1} onClick={() => setTokens((t) => t.slice(0, -1))}>
+          Newer deliveries
+        </Button>
+        <Button size="small" disabled={!nextToken} onClick={() => nextToken && setTokens((t) => [...t, nextToken])}>
+          Older deliveries
+        </Button>
+      </Stack>
+      <DeliveryDialog detail={detail} onClose={() => setDetail(null)} />
     </Panel>
   );
 }
@@ -393,12 +654,13 @@ export function DeactivateButton() {
       <Button color="error" onClick={() => setOpen(true)}>
         Deactivate
       </Button>
-      <Confirm
-        isOpen={open}
-        loading={isPending}
+      <ConfirmDialog
+        open={open}
+        busy={isPending}
+        danger
         title={`Deactivate ${record.name}?`}
-        content="Its API keys will be refused until it is activated again. Its leads stay."
         confirm="Deactivate"
+        onClose={() => setOpen(false)}
         onConfirm={() =>
           update(
             "providers",
@@ -413,8 +675,9 @@ export function DeactivateButton() {
             },
           )
         }
-        onClose={() => setOpen(false)}
-      />
+      >
+        Its API keys are refused (401) until it is activated again with Edit. Its leads, keys and settings stay.
+      </ConfirmDialog>
     </>
   );
 }

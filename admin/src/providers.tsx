@@ -1,5 +1,5 @@
 /** Providers: list, create, edit, and the detail page with keys, usage and webhooks. */
-import { Button, type Theme, useMediaQuery } from "@mui/material";
+import { Button, type Theme, Typography, useMediaQuery } from "@mui/material";
 import {
   BooleanField,
   BooleanInput,
@@ -9,6 +9,7 @@ import {
   Edit,
   EditButton,
   email,
+  FunctionField,
   List,
   maxValue,
   minValue,
@@ -27,9 +28,12 @@ import {
   TextInput,
   Toolbar,
   TopToolbar,
+  useNotify,
   useRecordContext,
+  useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
+import { ListActions, num, relative } from "./common.tsx";
 import { IntakePanel } from "./intakePanel.tsx";
 import { DeactivateButton, KeyPanel, UsagePanel, WebhookPanel } from "./providerPanels.tsx";
 
@@ -38,25 +42,75 @@ const filters = [
   <NullableBooleanInput key="is_active" source="is_active" label="Active" />,
 ];
 
+type Activity = {
+  leads_this_week: number;
+  last_lead_at: string | null;
+  webhook_enabled: boolean | null;
+  failed_deliveries: number;
+  pending_deliveries: number;
+};
+type KeySummary = { last_used_at: string | null; expires_at: string | null } | null;
+
+/** The live key at a glance: missing, expiring, unused, or when it was last used. */
+export function keyHealth(key: KeySummary): { text: string; ok: boolean } {
+  if (!key) return { text: "No live key", ok: false };
+  if (key.expires_at)
+    return { text: `Expires ${relative(key.expires_at)}`, ok: Date.parse(key.expires_at) > Date.now() };
+  return key.last_used_at ? { text: `Used ${relative(key.last_used_at)}`, ok: true } : { text: "Never used", ok: true };
+}
+
+/** The webhook at a glance: none, disabled, failing or fine. */
+export function webhookHealth(a: Activity | undefined): { text: string; ok: boolean } {
+  if (!a || a.webhook_enabled === null) return { text: "No webhook", ok: true };
+  if (!a.webhook_enabled) return { text: "Webhook disabled", ok: false };
+  if (a.failed_deliveries > 0) return { text: `${num(a.failed_deliveries)} failed`, ok: false };
+  if (a.pending_deliveries > 0) return { text: `${num(a.pending_deliveries)} pending`, ok: true };
+  return { text: "Webhook OK", ok: true };
+}
+
+function Health({ h }: { h: { text: string; ok: boolean } }) {
+  return (
+    <Typography
+      component="span"
+      variant="body2"
+      sx={{ color: h.ok ? "text.primary" : "#b71c1c", fontWeight: h.ok ? 400 : 600 }}
+    >
+      {h.text}
+    </Typography>
+  );
+}
+
 export function ProviderList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List filters={filters} sort={{ field: "id", order: "ASC" }} perPage={25}>
+    <List
+      filters={filters}
+      sort={{ field: "id", order: "ASC" }}
+      perPage={25}
+      actions={<ListActions create />}
+      exporter={false}
+    >
       {small ? (
         <SimpleList
           primaryText={(p) => p.name}
-          secondaryText={(p) => `${p.is_active ? "Active" : "Inactive"} · ${p.rate_limit_per_minute}/min`}
+          secondaryText={(p) =>
+            `${p.is_active ? "Active" : "Inactive"} · ${num(p.activity?.leads_this_week)} leads this week · ${keyHealth(p.api_key).text} · ${webhookHealth(p.activity).text}`
+          }
           linkType="show"
         />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false}>
           <NumberField source="id" sortable={false} />
           <TextField source="name" sortable={false} />
-          <TextField source="contact_email" sortable={false} emptyText="—" />
           <BooleanField source="is_active" label="Active" sortable={false} />
-          <NumberField source="rate_limit_per_minute" label="Per minute" sortable={false} />
-          <NumberField source="rate_limit_per_day" label="Per day" sortable={false} />
-          <DateField source="created_at" showTime sortable={false} />
+          <FunctionField label="Leads this week" render={(p) => num(p.activity?.leads_this_week)} />
+          <FunctionField label="Last lead" render={(p) => relative(p.activity?.last_lead_at)} />
+          <FunctionField label="Live key" render={(p) => <Health h={keyHealth(p.api_key)} />} />
+          <FunctionField label="Webhook" render={(p) => <Health h={webhookHealth(p.activity)} />} />
+          <FunctionField
+            label="Limits"
+            render={(p) => `${num(p.rate_limit_per_minute)}/min · ${num(p.rate_limit_per_day)}/day`}
+          />
           <EditButton />
         </Datagrid>
       )}
@@ -85,8 +139,17 @@ function ProviderFields({ creating }: { creating: boolean }) {
 }
 
 export function ProviderCreate() {
+  const notify = useNotify();
+  const redirect = useRedirect();
   return (
-    <Create redirect="show">
+    <Create
+      mutationOptions={{
+        onSuccess: (p: { id: number; name: string }) => {
+          notify(`Provider ${p.name} created`, { type: "success" });
+          redirect("show", "providers", p.id);
+        },
+      }}
+    >
       <SimpleForm>
         <ProviderFields creating />
       </SimpleForm>
@@ -102,8 +165,18 @@ const SaveOnly = () => (
 );
 
 export function ProviderEdit() {
+  const notify = useNotify();
+  const redirect = useRedirect();
   return (
-    <Edit mutationMode="pessimistic" redirect="show">
+    <Edit
+      mutationMode="pessimistic"
+      mutationOptions={{
+        onSuccess: (p: { id: number; name: string }) => {
+          notify(`Provider ${p.name} saved`, { type: "success" });
+          redirect("show", "providers", p.id);
+        },
+      }}
+    >
       <SimpleForm toolbar={<SaveOnly />}>
         <ProviderFields creating={false} />
       </SimpleForm>
@@ -111,12 +184,19 @@ export function ProviderEdit() {
   );
 }
 
-/** Links to the provider's request log and its statistics on the dashboard. */
+/** Links to the provider's leads, request log and statistics on the dashboard. */
 function ProviderLinks() {
   const record = useRecordContext();
   if (!record) return null;
   return (
     <>
+      <Button
+        component={Link}
+        to={`/leads?filter=${encodeURIComponent(JSON.stringify({ provider_id: record.id }))}`}
+        size="small"
+      >
+        Leads
+      </Button>
       <Button
         component={Link}
         to={`/requests?filter=${encodeURIComponent(JSON.stringify({ provider_id: record.id }))}`}
@@ -133,7 +213,7 @@ function ProviderLinks() {
 
 function ShowActions() {
   return (
-    <TopToolbar>
+    <TopToolbar sx={{ flexWrap: "wrap" }}>
       <ProviderLinks />
       <EditButton />
       <DeactivateButton />

@@ -27,6 +27,7 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
+import { CursorPagination, ListActions } from "./common.tsx";
 
 const OUTCOMES = [
   { id: "accepted", name: "Accepted" },
@@ -92,13 +93,21 @@ function LandOnSearchedRequest() {
 export function RequestList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List filters={filters} perPage={25} sort={{ field: "created_at", order: "DESC" }} title="Request log">
+    <List
+      filters={filters}
+      perPage={25}
+      sort={{ field: "created_at", order: "DESC" }}
+      title="Request log"
+      actions={<ListActions />}
+      pagination={<CursorPagination />}
+      exporter={false}
+    >
       <LandOnSearchedRequest />
       {small ? (
         <SimpleList
           primaryText={(e) => `${e.status} ${e.outcome} · ${e.code ?? ""}`}
           secondaryText={(e) => e.operation}
-          tertiaryText={(e) => new Date(e.created_at).toLocaleString()}
+          tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
           linkType="show"
         />
       ) : (
@@ -155,7 +164,7 @@ function LeadLink() {
 export function RequestShow() {
   return (
     <Show title="Request">
-      <SimpleShowLayout>
+      <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="request_id" label="Request id" />
         <DateField source="created_at" label="When" showTime />
         <ReferenceField

@@ -10,7 +10,18 @@ import { capWindow, DEFAULT_BUSINESS_TIMEZONE } from "../intake/business-time.ts
 import { enableEndpoint, ensureEndpoint } from "../webhooks/webhook.repository.ts";
 import { generateSecret } from "../webhooks/webhook.ts";
 import * as repo from "./provider.repository.ts";
-import { type Provider, parseProviderInput } from "./provider.ts";
+import { type Provider, type ProviderChanges, parseProviderInput } from "./provider.ts";
+
+/** A change's field as the API (and the audit log) names it. */
+const FIELD_NAMES: Record<keyof ProviderChanges, string> = {
+  name: "name",
+  contactEmail: "contact_email",
+  isActive: "is_active",
+  rateLimitPerMinute: "rate_limit_per_minute",
+  rateLimitPerDay: "rate_limit_per_day",
+  webhookUrl: "webhook_url",
+  notes: "notes",
+};
 
 export const MAX_PAGE_SIZE = 100;
 /** Beyond any real list; keeps OFFSET within what the database accepts. */
@@ -186,6 +197,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
       const { changes, violations } = parseProviderInput(input, true, webhookPolicy);
       throwIfViolations(violations);
       const provider = await db.transaction().execute(async (trx) => {
+        const before = await repo.findProvider(trx, id);
         let found: boolean;
         try {
           found = await repo.updateProvider(trx, id, changes);
@@ -193,8 +205,15 @@ export function createProviderService(deps: ProviderServiceDeps) {
           if ((err as { code?: string }).code === "23505") throw duplicateName(changes.name ?? "");
           throw err;
         }
-        if (!found) throw notFound(id);
-        await audit(trx, actor, "provider.updated", id, { fields: Object.keys(changes) });
+        if (!found || !before) throw notFound(id);
+        // What changed, by the API's field names, with the value before and after (no secrets here:
+        // keys and webhook secrets have their own audited actions).
+        const diff = Object.fromEntries(
+          (Object.keys(changes) as (keyof ProviderChanges)[])
+            .filter((k) => before[k] !== changes[k])
+            .map((k) => [FIELD_NAMES[k], { before: before[k] ?? null, after: changes[k] ?? null }]),
+        );
+        await audit(trx, actor, "provider.updated", id, { fields: Object.keys(changes), changes: diff });
         if (typeof changes.webhookUrl === "string") await webhookUrlSet(trx, actor, id);
         return repo.findProvider(trx, id);
       });
