@@ -6,11 +6,13 @@
  * errors and fetch nothing but this service. CONSOLE_SCREENSHOTS=<dir> also saves each screen.
  */
 import { existsSync, mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { startReceiver } from "./helpers/receiver.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -50,6 +52,20 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
   /** axe-core on the current screen: no serious or critical violation. */
   async function accessible(page: Page, screen: string): Promise<void> {
     await page.waitForLoadState("networkidle").catch(() => {});
+    // A dialog fading in has not its final colours yet: judge the screen once it has settled
+    // (MUI's transitions take 225 ms and may start a frame after the click).
+    await page.waitForTimeout(300);
+    await page
+      // A function, not a string: the console's CSP forbids eval, which a string would need.
+      .waitForFunction(
+        () =>
+          (globalThis as unknown as { document: { getAnimations(): { playState: string }[] } }).document
+            .getAnimations()
+            .every((a) => a.playState !== "running"),
+        undefined,
+        { timeout: 5000 },
+      )
+      .catch(() => {});
     const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
     const bad = result.violations
       .filter((v) => v.impact === "serious" || v.impact === "critical")
@@ -147,7 +163,14 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(first);
     await accessible(page, "provider-show");
     await page.getByRole("button", { name: "Rotate live key" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: "Rotate" }).click();
+    // The current key keeps working for an hour unless told otherwise, in units a person uses.
+    const rotateDialog = page.getByRole("dialog");
+    expect(await rotateDialog.getByLabel("The current key keeps working for").inputValue()).toBe("1");
+    await expect.poll(() => rotateDialog.getByRole("combobox", { name: "Unit" }).textContent()).toBe("hours");
+    await accessible(page, "key-rotate");
+    await rotateDialog.getByLabel("The current key keeps working for").fill("0");
+    await rotateDialog.getByText("0: the current key stops at once.").waitFor();
+    await rotateDialog.getByRole("button", { name: "Rotate" }).click();
     await expect.poll(async () => page.getByLabel("Live key", { exact: true }).textContent()).not.toBe(first);
     const key = (await page.getByLabel("Live key", { exact: true }).textContent()) ?? "";
     expect(key).toMatch(/^lp_live_/);
@@ -161,13 +184,22 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
 
     // Find it in the console and move it to QUOTE, then ORDER.
     await page.getByRole("menuitem", { name: /Leads/ }).click();
-    await page.getByPlaceholder("External id or order number").fill(String(body.external_id));
+    await page.getByPlaceholder("Name, email, phone, external id or order number").fill(String(body.external_id));
     await page.getByText(lead.order_number).first().click();
     await page.getByRole("button", { name: "Move to QUOTE" }).waitFor();
     await accessible(page, "lead-show");
+    // Each move is confirmed, and the confirmation says the provider will be told.
     await page.getByRole("button", { name: "Move to QUOTE" }).click();
+    const confirmMove = page.getByRole("dialog", { name: `Move ${lead.order_number} to QUOTE?` });
+    await confirmMove.getByText("The provider is notified").waitFor();
+    await accessible(page, "lead-move-confirm");
+    await confirmMove.getByRole("button", { name: "Move to QUOTE" }).click();
     await page.getByRole("button", { name: "Move to ORDER" }).and(page.locator(":enabled")).waitFor();
     await page.getByRole("button", { name: "Move to ORDER" }).click();
+    await page
+      .getByRole("dialog", { name: `Move ${lead.order_number} to ORDER?` })
+      .getByRole("button", { name: "Move to ORDER" })
+      .click();
     await expect
       .poll(
         async () =>
@@ -177,10 +209,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       )
       .toMatchObject({ state: "ORDER" });
     await page.reload();
-    const history = page
-      .locator("table")
-      .filter({ hasText: "to_state" })
-      .or(page.locator("table").filter({ hasText: "To state" }));
+    const history = page.locator("table").filter({ hasText: "Lead status" });
     await expect.poll(() => history.locator("tbody tr").count()).toBe(3);
     for (const state of ["LEAD", "QUOTE", "ORDER"])
       await expect.poll(() => history.getByText(state, { exact: true }).count()).toBeGreaterThan(0);
@@ -410,7 +439,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByText(`Phone Provider`).first().waitFor();
     await accessible(page, "providers");
     await page.goto(`${t.url}/admin/leads`);
-    await page.getByPlaceholder("External id or order number").waitFor();
+    await page.getByPlaceholder("Name, email, phone, external id or order number").waitFor();
     await accessible(page, "leads");
     await page.goto(`${t.url}/admin/audit`);
     await page.getByText("provider.created").first().waitFor();
@@ -454,6 +483,364 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     // The 403 and 401 the console received were answers, not page errors.
     expect(problems.filter((p) => !/status of 40[13]/.test(p))).toEqual([]);
   }, 120_000);
+
+  /** An element's background colour as the browser computes it (run in the page). */
+  const backgroundOf = (e: unknown) =>
+    (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(e)
+      .backgroundColor;
+
+  /** Clicks an Export CSV button and returns the downloaded file's text. */
+  async function exported(page: Page): Promise<string> {
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Export CSV" }).click(),
+    ]);
+    const path = await download.path();
+    return readFile(path, "utf8");
+  }
+
+  /** Data records in a CSV (RFC 4180: newlines inside quotes belong to the field), without the header. */
+  function csvRecords(text: string): number {
+    let records = 0;
+    let quoted = false;
+    let content = false;
+    for (const c of text) {
+      if (c === '"') quoted = !quoted;
+      if (c === "\n" && !quoted) {
+        if (content) records += 1;
+        content = false;
+      } else if (c !== "\r") content = true;
+    }
+    if (content) records += 1;
+    return Math.max(0, records - 1);
+  }
+
+  /** Every row of an admin list over the API, by cursor (what an export must hold). */
+  async function countAll(path: string): Promise<number> {
+    const admin = await t.token();
+    let n = 0;
+    let next: string | null = path;
+    while (next) {
+      const page = (await (await t.call("GET", next, { auth: admin })).json()) as Json;
+      if (!Array.isArray(page.results)) throw new Error(`${next}: ${JSON.stringify(page)}`);
+      n += page.results.length;
+      next = page.next;
+    }
+    return n;
+  }
+
+  it("pages, exports every matching row as a downloaded CSV, and finds leads by what an admin types", async () => {
+    const seenBefore = problems.length;
+    const admin = await t.token();
+    const bigName = `Export Freight ${Date.now()}`;
+    const big = await t.provider(bigName);
+    const tag = Date.now().toString(36);
+    const bodies = Array.from({ length: 130 }, (_, i) => leadBody({ external_id: `exp-${tag}-${i}` }));
+    for (const body of bodies)
+      expect((await t.call("POST", "/api/v1/public/leads/", { body, auth: big.key })).status).toBe(201);
+    const seven = await t.provider(`Seven Haulers ${Date.now()}`);
+    for (let i = 0; i < 7; i++) await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: seven.key });
+    const digits = `415555${String(Date.now() % 10_000).padStart(4, "0")}`;
+    const findMe = (await (
+      await t.call("POST", "/api/v1/public/leads/", {
+        auth: seven.key,
+        body: leadBody({
+          first_name: "Rosalind",
+          last_name: `Quenby${tag}`,
+          email: `rosalind.${tag}@example.com`,
+          phone_number: `(${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}`,
+          external_id: `CRM-${tag}-LOOKUP`,
+        }),
+      })
+    ).json()) as Json;
+
+    const context = await newContext();
+    const page = await context.newPage();
+    await page.goto(`${t.url}/admin/login`);
+    await page.getByRole("button", { name: "Use the development token" }).click();
+    await page.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
+
+    // A list of 8 rows says 8 rows, with no total it does not know and no next page.
+    await page.goto(`${t.url}/admin/leads?filter=${encodeURIComponent(JSON.stringify({ provider_id: seven.id }))}`);
+    await page.getByRole("status").filter({ hasText: "Rows 1–8" }).waitFor();
+    expect(await page.getByRole("status").filter({ hasText: "Rows" }).textContent()).toBe("Rows 1–8");
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
+    expect(await page.getByText(/\bof\b \d+/).count()).toBe(0);
+
+    // Search: part of the name, an email fragment, the phone as typed another way, part of the external id.
+    const search = page.getByPlaceholder("Name, email, phone, external id or order number");
+    for (const q of [
+      `rosalind quenby${tag}`.toUpperCase(),
+      `${tag}@example`,
+      `+1 ${digits.slice(0, 3)}.${digits.slice(3, 6)}.${digits.slice(6)}`,
+      `${tag}-lookup`,
+    ]) {
+      await search.fill(q);
+      await page.getByRole("status").filter({ hasText: "Rows 1–1" }).waitFor();
+      await page.getByText(findMe.order_number).first().waitFor();
+    }
+    await search.fill("");
+
+    // The provider's own leads, from its page; 131 rows over two pages of 100 in the export.
+    await page.goto(`${t.url}/admin/providers/${big.id}/show`);
+    await page.getByRole("link", { name: "Leads" }).click();
+    await page.waitForURL(/\/admin\/leads\?/);
+    expect(new URL(page.url()).searchParams.get("filter")).toContain(`"provider_id":${big.id}`);
+    await page.getByRole("status").filter({ hasText: "Rows 1–25, more on the next page" }).waitFor();
+    await accessible(page, "leads-of-provider");
+    const leadsCsv = await exported(page);
+    expect(csvRecords(leadsCsv)).toBe(130);
+    for (const body of [bodies[0], bodies[129]]) expect(leadsCsv).toContain(String(body?.external_id));
+    expect(leadsCsv.split("\n")[0]).toContain("order_number");
+
+    // Providers, the request log and the audit log export what their filters match, all pages.
+    await page.getByRole("menuitem", { name: /Providers/ }).click();
+    await page.getByText(bigName).first().waitFor();
+    const providerCount = (
+      (await (await t.call("GET", "/api/v1/lead_providers/?page_size=1", { auth: admin })).json()) as Json
+    ).count;
+    expect(csvRecords(await exported(page))).toBe(providerCount);
+    await page.goto(`${t.url}/admin/requests?filter=${encodeURIComponent(JSON.stringify({ provider_id: big.id }))}`);
+    await page.getByRole("status").filter({ hasText: "Rows 1–25" }).waitFor();
+    await expect.poll(() => countAll(`/api/v1/admin/requests/?provider_id=${big.id}&page_size=100`)).toBe(130);
+    expect(csvRecords(await exported(page))).toBe(130);
+    await page.goto(`${t.url}/admin/audit?filter=${encodeURIComponent(JSON.stringify({ provider_id: big.id }))}`);
+    await page.getByText("provider.created").first().waitFor();
+    const auditRows = await countAll(`/api/v1/admin/audit_log/?provider_id=${big.id}&page_size=100`);
+    expect(auditRows).toBeGreaterThan(0);
+    expect(csvRecords(await exported(page))).toBe(auditRows);
+    await context.close();
+    expect(problems.slice(seenBefore), "errors in the browser").toEqual([]);
+    expect(elsewhere, "requests to other hosts").toEqual([]);
+  }, 180_000);
+
+  it("shows values as people read them, asks before what cannot be undone, and keeps webhook deliveries in view", async () => {
+    const seenBefore = problems.length;
+    const admin = await t.token();
+    const receiver = await startReceiver();
+    receiver.answer = () => 500;
+    try {
+      const pName = `Readable Cargo ${Date.now()}`;
+      const p = await t.provider(pName, { webhook_url: receiver.url });
+      const leads: Json[] = [];
+      for (let i = 0; i < 12; i++)
+        leads.push(
+          (await (
+            await t.call("POST", "/api/v1/public/leads/", {
+              auth: p.key,
+              body: leadBody({
+                vehicles: [
+                  {
+                    year: 2022,
+                    make: "Porsche",
+                    model: "911",
+                    type: "CAR",
+                    tariff: 1450,
+                    deposit: 200,
+                    vehicle_run: true,
+                  },
+                ],
+              }),
+            })
+          ).json()) as Json,
+        );
+      const testKey = (
+        (await (
+          await t.call("POST", `/api/v1/lead_providers/${p.id}/generate_api_key/`, {
+            auth: admin,
+            body: { mode: "test" },
+          })
+        ).json()) as Json
+      ).api_key as string;
+      const testLead = (await (
+        await t.call("POST", "/api/v1/public/leads/", { auth: testKey, body: leadBody() })
+      ).json()) as Json;
+      await t.call("PATCH", `/api/v1/lead_providers/${p.id}/`, { auth: admin, body: { rate_limit_per_minute: 90 } });
+      await t.call("POST", `/api/v1/lead_providers/${p.id}/webhook/test/`, { auth: admin });
+      await receiver.waitFor((all) => all.length >= 14, 10_000, "the first attempts");
+
+      const context = await newContext();
+      const page = await context.newPage();
+      // The first visit to sign-in shows no error.
+      await page.goto(`${t.url}/admin/`);
+      await page.getByRole("button", { name: "Use the development token" }).waitFor();
+      await page.waitForTimeout(1000);
+      expect(await page.locator(".MuiSnackbar-root").count()).toBe(0);
+      await page.getByRole("button", { name: "Use the development token" }).click();
+      await page.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
+
+      // The provider list: leads this week, the last lead, key and webhook health.
+      await page.getByRole("menuitem", { name: /Providers/ }).click();
+      await page.getByPlaceholder("Search by name").fill(pName);
+      const row = page.getByRole("row").filter({ hasText: pName });
+      await row.getByText("12", { exact: true }).waitFor();
+      await row.getByText(/^Used .* ago$/).waitFor();
+      await row.getByText(/^\d+ pending$|^Webhook OK$/).waitFor();
+      await row.getByText(/ago$/).first().waitFor();
+      await accessible(page, "providers-health");
+
+      // A provider's page: durations in words, safe key rotation and revocation, a chosen overlap.
+      await page.goto(`${t.url}/admin/providers/${p.id}/show`);
+      const usage = page.getByRole("region", { name: "Usage now" });
+      await usage
+        .getByText(/resets in \d+ (s|min|h)\)/)
+        .first()
+        .waitFor();
+      expect(await usage.textContent()).not.toMatch(/\d{3,} s\)/);
+      await page.getByRole("button", { name: "Reveal signing secret" }).click();
+      await page.getByRole("button", { name: "Rotate secret" }).click();
+      const overlap = page.getByRole("dialog", { name: "Rotate the signing secret" });
+      expect(await overlap.getByLabel("The previous secret keeps signing for").inputValue()).toBe("24");
+      await accessible(page, "secret-rotate");
+      await overlap.getByLabel("The previous secret keeps signing for").fill("2");
+      await overlap.getByRole("button", { name: "Rotate secret" }).click();
+      await page.getByText("New signing secret; the previous one signs too for 2 h").waitFor();
+      const endpoint = (await (
+        await t.call("GET", `/api/v1/lead_providers/${p.id}/webhook/`, { auth: admin })
+      ).json()) as Json;
+      const overlapMs = Date.parse(endpoint.previous_secret_expires_at) - Date.now();
+      expect(overlapMs).toBeGreaterThan(7_000_000);
+      expect(overlapMs).toBeLessThan(7_300_000);
+
+      // Deliveries: each with its lead, paged, tests marked; retry now; each attempt.
+      const deliveries = page.getByRole("table", { name: "Webhook deliveries" });
+      await deliveries.getByRole("link", { name: leads[11]?.order_number }).waitFor();
+      await deliveries
+        .getByRole("row")
+        .filter({ hasText: "webhook.test" })
+        .getByText("TEST", { exact: true })
+        .waitFor();
+      await page.getByRole("button", { name: "Older deliveries" }).click();
+      await deliveries.getByRole("link", { name: leads[0]?.order_number }).waitFor();
+      expect(await deliveries.getByRole("link", { name: leads[11]?.order_number }).count()).toBe(0);
+      await page.getByRole("button", { name: "Newer deliveries" }).click();
+      const newest = deliveries.getByRole("row").filter({ hasText: leads[11]?.order_number });
+      await newest.waitFor();
+      expect(await newest.textContent()).toMatch(/in \d+ (s|min|h)/); // the next attempt, in words
+      receiver.answer = () => 204;
+      await newest.getByRole("button", { name: /^Retry now delivery/ }).click();
+      await expect.poll(() => newest.textContent(), { timeout: 10_000 }).toContain("delivered");
+      await newest.getByRole("button", { name: /^Attempts of delivery/ }).click();
+      const attempts = page.getByRole("dialog");
+      await attempts.getByRole("cell", { name: "the endpoint answered 500" }).first().waitFor();
+      await attempts.getByRole("cell", { name: "HTTP 204" }).waitFor();
+      await accessible(page, "delivery-attempts");
+      await attempts.getByRole("button", { name: "Close" }).click();
+
+      // Revoking is in the console, red, and stops the key.
+      await page.getByRole("button", { name: "Revoke test key" }).click();
+      const revoke = page.getByRole("dialog", { name: "Revoke the test key?" });
+      const red = "rgb(198, 40, 40)"; // the theme's error colour, as on the trigger
+      expect(await revoke.getByRole("button", { name: "Revoke test key" }).evaluate(backgroundOf)).toBe(red);
+      await revoke.getByRole("button", { name: "Revoke test key" }).click();
+      await page.getByText("The test key is revoked").waitFor();
+      expect((await t.call("GET", `/api/v1/public/leads/${testLead.external_id}/`, { auth: testKey })).status).toBe(
+        401,
+      );
+      // Deactivating asks with a red button, like its trigger; cancelled here.
+      await page.getByRole("button", { name: "Deactivate" }).click();
+      const deactivate = page.getByRole("dialog", { name: `Deactivate ${pName}?` });
+      expect(await deactivate.getByRole("button", { name: "Deactivate" }).evaluate(backgroundOf)).toBe(red);
+      await accessible(page, "provider-deactivate");
+      await deactivate.getByRole("button", { name: "Cancel" }).click();
+
+      // A lead: state chips, money with its currency, vehicle_run; a test lead under a TEST banner.
+      await page.goto(`${t.url}/admin/leads/${leads[0]?.id}/show`);
+      await page.getByText("$1,450 USD").waitFor();
+      await page.getByText("$200 USD").waitFor();
+      await page.getByRole("cell", { name: "Yes" }).waitFor();
+      expect(await page.locator(".MuiChip-label", { hasText: /^LEAD$/ }).count()).toBeGreaterThan(0);
+      expect(await page.getByText("TEST — this lead").count()).toBe(0);
+      // The move not offered says why.
+      const order = page.getByRole("button", { name: "Move to ORDER" });
+      expect(await order.isDisabled()).toBe(true);
+      const hint = await order.getAttribute("aria-describedby");
+      expect(await page.locator(`#${hint}`).textContent()).toContain("moves to QUOTE first");
+      await page.goto(`${t.url}/admin/leads/${testLead.id}/show`);
+      await page.getByText("TEST — this lead was made with a test key").waitFor();
+      await accessible(page, "lead-test");
+
+      // The audit log: part of an actor, links to targets, before and after in field names people use.
+      await page.goto(
+        `${t.url}/admin/audit?filter=${encodeURIComponent(JSON.stringify({ provider_id: p.id, actor: "TEST-ad" }))}`,
+      );
+      await page.getByText("Requests per minute: 1,000 → 90").waitFor(); // the app's default, then 90
+      await page
+        .getByRole("link", { name: `Provider ${p.id}` })
+        .first()
+        .click();
+      await page.waitForURL(new RegExp(`/admin/providers/${p.id}/show$`));
+
+      // Creating a provider says so in words.
+      await page.goto(`${t.url}/admin/providers/create`);
+      const name = `Plain Words ${Date.now()}`;
+      await page.getByLabel("Name").fill(name);
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.getByText(`Provider ${name} created`).waitFor();
+      await context.close();
+      expect(problems.slice(seenBefore), "errors in the browser").toEqual([]);
+      expect(elsewhere, "requests to other hosts").toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
+
+  it("never scrolls sideways at 390 px, on any screen, with the app bar's actions in reach", async () => {
+    const seenBefore = problems.length;
+    const admin = await t.token();
+    const receiver = await startReceiver();
+    try {
+      const p = await t.provider(`Narrow Screens Incorporated ${Date.now()}`, { webhook_url: receiver.url });
+      const lead = (await (
+        await t.call("POST", "/api/v1/public/leads/", {
+          auth: p.key,
+          body: leadBody({ note_from_shipper: "x".repeat(400) }),
+        })
+      ).json()) as Json;
+      await t.call("POST", `/api/v1/lead_providers/${p.id}/webhook/test/`, { auth: admin });
+      const bad = await t.call("POST", "/api/v1/public/leads/", {
+        auth: p.key,
+        body: leadBody({ origin_zip: "00000" }),
+      });
+      const requestId = bad.headers.get("x-request-id") as string;
+      const phone = await newContext(WIDTHS[1]);
+      const page = await phone.newPage();
+      await page.goto(`${t.url}/admin/login`);
+      await page.getByRole("button", { name: "Use the development token" }).click();
+      await page.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
+      const screens: [string, string][] = [
+        ["dashboard", "/admin/"],
+        ["providers", "/admin/providers"],
+        ["provider", `/admin/providers/${p.id}/show`],
+        ["provider-edit", `/admin/providers/${p.id}`],
+        ["provider-create", "/admin/providers/create"],
+        ["leads", "/admin/leads"],
+        ["lead", `/admin/leads/${lead.id}/show`],
+        ["requests", "/admin/requests"],
+        ["request", `/admin/requests/${requestId}/show`],
+        ["audit", "/admin/audit"],
+      ];
+      for (const [screen, path] of screens) {
+        await page.goto(`${t.url}${path}`);
+        await page.waitForLoadState("networkidle").catch(() => {});
+        await page.waitForTimeout(300);
+        const width = Number(await page.evaluate("document.documentElement.scrollWidth"));
+        expect(width, `${screen} at 390 px`).toBeLessThanOrEqual(390);
+        // The app bar's actions (refresh, the user menu) are on screen.
+        for (const action of [
+          page.getByRole("button", { name: "Refresh" }),
+          page.getByRole("button", { name: /dev-admin|Profile/ }),
+        ]) {
+          const box = await action.first().boundingBox();
+          expect(box && box.x + box.width <= 390, `${screen}: app bar action in reach`).toBe(true);
+        }
+      }
+      await phone.close();
+      expect(problems.slice(seenBefore), "errors in the browser").toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
 });
 
 // Headers only: no browser needed, so this runs wherever the suite runs.

@@ -632,6 +632,29 @@ describe("the request log, attacked (pglite)", () => {
     });
   });
 
+  it("pages by the next link to the last entry, over REST, for the provider and the back office", async () => {
+    const q = await t.provider();
+    for (let i = 0; i < 3; i++)
+      expect((await t.call("POST", LEADS, { auth: q.key, body: leadBody() })).status).toBe(201);
+    const walk = async (first: string, auth: string) => {
+      const ids: string[] = [];
+      let next: string | null = first;
+      while (next) {
+        const r = await t.call("GET", next, { auth });
+        expect(r.status, next).toBe(200);
+        const page = await j(r);
+        ids.push(...page.results.map((e: Json) => e.request_id));
+        if (page.next_page_token) expect(page.next_page_token.length).toBeLessThanOrEqual(64);
+        next = page.next;
+      }
+      return ids;
+    };
+    await expect.poll(async () => (await walk(`${REQUESTS}?page_size=1`, q.key)).length, { timeout: 5000 }).toBe(3);
+    const mine = await walk(`${REQUESTS}?page_size=1`, q.key);
+    expect(new Set(mine).size).toBe(3);
+    expect(await walk(`/api/v1/admin/requests/?provider_id=${q.id}&page_size=2`, admin)).toEqual(mine);
+  });
+
   it("refuses a forged page token with 400, never 500", async () => {
     const forged = Buffer.from("9999999999999999.1").toString("base64url");
     for (const path of [REQUESTS, "/api/v1/admin/requests/"]) {

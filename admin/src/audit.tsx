@@ -13,7 +13,7 @@ import {
   TextInput,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { CursorPagination, ListActions, label, shown } from "./common.tsx";
+import { CursorPagination, ListActions, label, shown, span } from "./common.tsx";
 
 const filters = [
   <ReferenceInput key="provider_id" source="provider_id" reference="providers" alwaysOn>
@@ -52,7 +52,11 @@ function Details({ details }: { details: Record<string, unknown> }) {
   } & Record<string, unknown>;
   const lines = [
     ...Object.entries(changes ?? {}).map(([k, v]) => `${label(k)}: ${shown(v.before)} → ${shown(v.after)}`),
-    ...Object.entries(rest).map(([k, v]) => `${label(k)}: ${shown(v)}`),
+    ...Object.entries(rest).map(([k, v]) =>
+      k.endsWith("_seconds") && typeof v === "number"
+        ? `${label(k)}: ${v === 0 ? "none (stops at once)" : span(v)}`
+        : `${label(k)}: ${shown(v)}`,
+    ),
   ];
   return (
     <Stack component="span" spacing={0.25}>

@@ -65,6 +65,9 @@ const LABELS: Record<string, string> = {
   deleted_leads: "Test leads deleted",
   leads: "Leads",
   version: "Version",
+  key_id: "Key id",
+  masked: "Key",
+  expires_at: "Expires",
 };
 export const label = (field: string): string =>
   LABELS[field] ?? field.replaceAll("_", " ").replace(/^./, (c) => c.toUpperCase());

@@ -39,26 +39,30 @@ export interface AdminRequestLogQuery extends RequestLogQuery {
 
 export const REQUEST_LOG_PAGE = { defaultSize: 25, maxSize: 100 } as const;
 
-const CURSOR = /^(\d{1,15})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-
 /**
- * The page token: the last entry's time (ms) and random entry id, base64url. It names a position
- * in the caller's own list and says nothing about anyone else's entries.
+ * The page token: the last entry's time (ms, 6 bytes) and random entry id (16 bytes), base64url
+ * (30 characters, within the contract's 64 for page_token). It names a position in the caller's
+ * own list and says nothing about anyone else's entries.
  */
 export function encodeEntryCursor(e: { readonly createdAt: Date; readonly entryId: string }): string {
-  return Buffer.from(`${e.createdAt.getTime()}.${e.entryId}`).toString("base64url");
+  const bytes = Buffer.alloc(CURSOR_BYTES);
+  bytes.writeUIntBE(e.createdAt.getTime(), 0, 6);
+  Buffer.from(e.entryId.replaceAll("-", ""), "hex").copy(bytes, 6);
+  return bytes.toString("base64url");
 }
+
+const CURSOR_BYTES = 22;
 
 function readCursor(f: Fields, token: string | undefined): EntryFilter["after"] {
   if (token === undefined || token === "") return undefined;
-  const text = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
-  const m = CURSOR.exec(text);
-  const createdAt = new Date(m ? Number(m[1]) : Number.NaN);
-  if (!m || Number.isNaN(createdAt.getTime())) {
+  const bytes = /^[A-Za-z0-9_-]{30}$/.test(token) ? Buffer.from(token, "base64url") : Buffer.alloc(0);
+  if (bytes.length !== CURSOR_BYTES) {
     f.add("page_token", "invalid_format", "page_token is not a token this service issued");
     return undefined;
   }
-  return { createdAt, entryId: m[2] as string };
+  const hex = bytes.subarray(6).toString("hex");
+  const entryId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return { createdAt: new Date(bytes.readUIntBE(0, 6)), entryId };
 }
 
 function readFilter(f: Fields, q: RequestLogQuery): EntryFilter & { size: number } {
