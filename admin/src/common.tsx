@@ -217,7 +217,9 @@ export function Scrolls({ children }: { children: ReactNode }) {
         overflowX: "auto",
         maxWidth: "100%",
         position: "relative",
-        "& td, & th": { overflowWrap: "normal", whiteSpace: "nowrap" },
+        // Words stay whole (the page around may break anywhere); headers stay on one line.
+        "& td, & th": { overflowWrap: "normal" },
+        "& th": { whiteSpace: "nowrap" },
       }}
     >
       {children}
