@@ -617,9 +617,10 @@ export function WebhookPanel() {
                       <Button
                         size="small"
                         onClick={() => replay(d)}
-                        aria-label={`${d.state === "pending" ? "Retry now" : "Replay"} delivery ${d.id}`}
+                        aria-label={`${d.state === "delivered" ? "Replay" : "Retry now"} delivery ${d.id}`}
                       >
-                        {d.state === "pending" ? "Retry now" : "Replay"}
+                        {/* Pending, failed or disabled: send it now; delivered: send it again. */}
+                        {d.state === "delivered" ? "Replay" : "Retry now"}
                       </Button>
                     </Stack>
                   </TableCell>
