@@ -200,6 +200,35 @@ describe.each(BACKENDS)("test mode ($name)", (backend) => {
     expect(invalid.body.code).toBe("invalid_zip");
   });
 
+  it("moves a new sandbox:quote lead within 5 s however many finished test leads are older", async () => {
+    const p = await provider();
+    // More finished leads than the mover takes at once (100): they must never fill its batch.
+    const finished = await Promise.all(
+      Array.from({ length: 110 }, () => create(p.test, { note_from_shipper: "sandbox:quote" })),
+    );
+    const last = finished.at(-1)?.body.external_id as string;
+    await expect.poll(async () => (await read(p.test, last)).body.state, { timeout: 15_000 }).toBe("QUOTE");
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`select count(*)::int as n from leads where provider_id = ${p.id} and state = 'LEAD'`.execute(
+              t.app.database.db,
+            )
+          ).rows[0]?.n,
+        { timeout: 15_000 },
+      )
+      .toBe(0);
+    const fresh = await create(p.test, { note_from_shipper: "sandbox:quote" });
+    const started = Date.now();
+    await expect
+      .poll(async () => (await read(p.test, fresh.body.external_id)).body.state, { timeout: 8000, interval: 200 })
+      .toBe("QUOTE");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it("sends the sandbox's moves as signed webhooks marked as test", async () => {
     receiver = await startReceiver();
     const p = await provider({ webhook_url: receiver.url });

@@ -5,15 +5,31 @@ import type { LeadState } from "../leads/lead.ts";
 
 type Db = Kysely<Database>;
 
-/** Test leads with a reserved note, not yet in ORDER, unchanged for at least `quietMs`. */
-export async function dueTestLeads(db: Db, markers: readonly string[], quietMs: number, limit: number) {
+/**
+ * Test leads that still have a move to make (`unfinished`: per marker, the states and statuses
+ * its scenario has not finished in), unchanged for at least `quietMs`, oldest first. Finished
+ * leads are never selected: with them among the oldest, a limit of 100 once never reached the
+ * new leads behind 100 finished ones.
+ */
+export async function dueTestLeads(db: Db, unfinished: readonly UnfinishedPosition[], quietMs: number, limit: number) {
+  if (unfinished.length === 0) return [];
   const rows = await db
     .selectFrom("leads")
     .select(["id", "state", "lead_status", "note_from_shipper"])
     .where("livemode", "=", false)
     .where("state", "<>", "ORDER")
     .where("updated_at", "<=", sql<Date>`now() - make_interval(secs => ${quietMs / 1000}::double precision)`)
-    .where(sql<string>`trim(note_from_shipper)`, "in", markers)
+    .where((eb) =>
+      eb.or(
+        unfinished.map((u) =>
+          eb.and([
+            eb(sql<string>`trim(note_from_shipper)`, "=", u.marker),
+            eb("state", "in", u.states),
+            ...(u.statusNot === undefined ? [] : [eb("lead_status", "<>", u.statusNot)]),
+          ]),
+        ),
+      ),
+    )
     .orderBy("updated_at")
     .limit(limit)
     .execute();
@@ -23,6 +39,13 @@ export async function dueTestLeads(db: Db, markers: readonly string[], quietMs: 
     leadStatus: r.lead_status,
     marker: r.note_from_shipper,
   }));
+}
+
+/** Where a marker's lead still has a move to make: in one of `states`, with a status other than `statusNot`. */
+export interface UnfinishedPosition {
+  readonly marker: string;
+  readonly states: readonly LeadState[];
+  readonly statusNot?: string;
 }
 
 /**

@@ -13,9 +13,11 @@ import { errorForLog, type Logger } from "../logger.ts";
 import { findProvider } from "../providers/provider.repository.ts";
 import { audit, notFound, providerId } from "../providers/provider.service.ts";
 import { deleteTestLeads, dueTestLeads } from "./sandbox.repository.ts";
-import { nextSandboxStep, SANDBOX_MARKERS, SANDBOX_STEP_SECONDS } from "./sandbox.ts";
+import { nextSandboxStep, SANDBOX_STEP_SECONDS, unfinishedPositions } from "./sandbox.ts";
 
 export const SANDBOX_ACTOR = "sandbox";
+/** Where test leads still have a move to make (the mover selects only those). */
+const UNFINISHED = unfinishedPositions();
 const TICK_MS = 500;
 const RETENTION_EVERY_MS = 3600_000;
 const DELETE_BATCH = 500;
@@ -50,7 +52,7 @@ export function createSandbox(deps: SandboxDeps) {
 
   /** Makes every move that is due now. */
   async function advance(): Promise<number> {
-    const due = await dueTestLeads(db, SANDBOX_MARKERS, SANDBOX_STEP_SECONDS * 1000, 100);
+    const due = await dueTestLeads(db, UNFINISHED, SANDBOX_STEP_SECONDS * 1000, 100);
     let moved = 0;
     for (const lead of due) {
       const step = nextSandboxStep(lead.marker, lead.state, lead.leadStatus);

@@ -98,3 +98,21 @@ export function nextSandboxStep(marker: string | null, state: LeadState, leadSta
     return ahead > 0 || (ahead === 0 && s.leadStatus !== undefined && s.leadStatus !== leadStatus);
   });
 }
+
+/**
+ * For each marker, where its leads still have a move to make, as SQL can select them: a lead in
+ * a state before the scenario's last, or in that state without the status its last step sets.
+ * The same rule as nextSandboxStep (a test checks they agree on every position).
+ */
+export function unfinishedPositions(): { marker: SandboxMarker; states: LeadState[]; statusNot?: string }[] {
+  const order: LeadState[] = ["LEAD", "QUOTE", "ORDER"];
+  const positions: { marker: SandboxMarker; states: LeadState[]; statusNot?: string }[] = [];
+  for (const marker of SANDBOX_MARKERS) {
+    const steps: readonly SandboxStep[] = SANDBOX_SCENARIOS[marker];
+    const last = steps[steps.length - 1] as SandboxStep;
+    const before = order.slice(0, order.indexOf(last.to));
+    if (before.length > 0) positions.push({ marker, states: before });
+    if (last.leadStatus !== undefined) positions.push({ marker, states: [last.to], statusNot: last.leadStatus });
+  }
+  return positions;
+}
