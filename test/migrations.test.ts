@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -51,10 +51,42 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
       expect(states[4]).toEqual({ id: 5, code: "CA" });
       // The migration's frozen copy of the seed agrees with today's reference data.
       expect(states).toEqual(US_STATES.map(({ id, code }) => ({ id, code })));
+
+      // Every foreign key's referencing columns lead an index, so deleting a referenced row never
+      // scans the referencing table; the only exception is `states`, which nothing deletes.
+      const unindexed = await sql<{ fk: string; referenced: string }>`
+        select c.conrelid::regclass::text || '(' || (
+            select string_agg(a.attname, ', ' order by k.ord) from unnest(c.conkey) with ordinality k(attnum, ord)
+            join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum) || ')' as fk,
+          c.confrelid::regclass::text as referenced
+        from pg_constraint c
+        where c.contype = 'f' and not exists (
+          select 1 from pg_index i
+          where i.indrelid = c.conrelid
+            and (i.indkey::int2[])[0:array_length(c.conkey, 1) - 1] @> c.conkey
+            and (i.indkey::int2[])[0:array_length(c.conkey, 1) - 1] <@ c.conkey)
+        order by 1`.execute(db);
+      expect(unindexed.rows).toEqual([
+        { fk: "leads(destination_state_id)", referenced: "states" },
+        { fk: "leads(origin_state_id)", referenced: "states" },
+      ]);
     } finally {
       await Promise.all(handles.map((h) => h.close()));
       await target.drop();
     }
+  });
+});
+
+describe("reference data", () => {
+  it("is never deleted by the service, so its foreign keys need no index on the referencing side", () => {
+    const deletesStates = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+        const path = join(dir, e.name);
+        if (e.isDirectory()) return path.endsWith("migrations") ? [] : deletesStates(path);
+        const text = readFileSync(path, "utf8");
+        return /deleteFrom\(\s*"states"|delete\s+from\s+states\b|truncate[^;]*\bstates\b/i.test(text) ? [path] : [];
+      });
+    expect(deletesStates(join(import.meta.dirname, "..", "src"))).toEqual([]);
   });
 });
 
