@@ -8,7 +8,9 @@ import { type Kysely, sql } from "kysely";
 // on a lower-cased expression with a trigram index (pg_trgm, which PGlite ships as
 // @electric-sql/pglite/contrib/pg_trgm and database.ts loads), so it stays an index lookup at
 // millions of rows instead of a scan. LEAD_SEARCH_TEXT in lead.repository.ts is the same
-// expression: a query that differs from it by a character would not use the index.
+// expression: a query that differs from it by a character would not use the index. The indexes
+// are created `if not exists`: on a big database build them first with CREATE INDEX CONCURRENTLY
+// under the same names (see decisions.md).
 //
 // `webhook_attempts`: one row per attempt to POST an event (status, latency, error), so a
 // delivery's page shows each attempt, not only the last; and the `webhook.test` events an
@@ -17,13 +19,15 @@ import { type Kysely, sql } from "kysely";
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create extension if not exists pg_trgm`.execute(db);
   await sql`
-    create index leads_search_idx on leads using gin (
+    create index if not exists leads_search_idx on leads using gin (
       lower(first_name || ' ' || last_name || ' ' || email || ' ' || external_id || ' ' || order_number || ' ' || coalesce(phone_e164, ''))
       gin_trgm_ops
     )`.execute(db);
-  await sql`create index audit_log_actor_search_idx on audit_log using gin (lower(actor) gin_trgm_ops)`.execute(db);
+  await sql`create index if not exists audit_log_actor_search_idx on audit_log using gin (lower(actor) gin_trgm_ops)`.execute(
+    db,
+  );
   // The provider list's webhook health: its failed and pending deliveries, counted from an index.
-  await sql`create index webhook_deliveries_unhealthy_idx on webhook_deliveries (provider_id, state) where state in ('pending', 'failed')`.execute(
+  await sql`create index if not exists webhook_deliveries_unhealthy_idx on webhook_deliveries (provider_id, state) where state in ('pending', 'failed')`.execute(
     db,
   );
   await sql`
@@ -38,10 +42,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       error text,
       at timestamptz not null default now()
     )`.execute(db);
-  await sql`create index webhook_attempts_delivery_idx on webhook_attempts (delivery_id, attempt) where delivery_id is not null`.execute(
+  await sql`create index if not exists webhook_attempts_delivery_idx on webhook_attempts (delivery_id, attempt) where delivery_id is not null`.execute(
     db,
   );
-  await sql`create index webhook_attempts_tests_idx on webhook_attempts (provider_id, id desc) where delivery_id is null`.execute(
+  await sql`create index if not exists webhook_attempts_tests_idx on webhook_attempts (provider_id, id desc) where delivery_id is null`.execute(
     db,
   );
 }

@@ -8,9 +8,10 @@ import { type Kysely, sql } from "kysely";
 // leads.origin_state_id and destination_state_id reference `states`, reference data nothing
 // deletes (test/migrations.test.ts checks both: the indexes, and that no code deletes states).
 // A plain CREATE INDEX (in the migration's transaction) blocks writes to webhook_deliveries while
-// it builds; building indexes concurrently on big tables is the rest of issue 25.
+// it builds; on a big database build it first with CREATE INDEX CONCURRENTLY under the same name
+// (`if not exists` then skips it). Building concurrently from here is the rest of issue 25.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`create index webhook_deliveries_event_idx on webhook_deliveries (event_sequence)`.execute(db);
+  await sql`create index if not exists webhook_deliveries_event_idx on webhook_deliveries (event_sequence)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
