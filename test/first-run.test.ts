@@ -183,6 +183,21 @@ describe.each(BACKENDS)("first requests ($name)", (backend) => {
     }
   });
 
+  it("answers a malformed percent-escape in the path with a clear 400, and never suggests a route outside the API", async () => {
+    const res = await fetch(`${t.url}/api/v1/public/leads/%E0%A4%A/`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(400);
+    const problem = (await res.json()) as Json;
+    expect(problem.code).toBe("validation_error");
+    expect(problem.errors).toEqual([
+      { field: "path", code: "invalid", message: "the path has a malformed percent-escape" },
+    ]);
+    for (const path of ["/api/v1/foo", "/api/v1"]) {
+      const res = await t.call("POST", path);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as Json).closest_route, path).toMatch(/^\/api\//);
+    }
+  });
+
   it("puts livemode at the top of every events-feed item, live and test", async () => {
     await t.call("POST", LEADS, { auth: testKey, body: leadBody() });
     for (const [k, mode] of [

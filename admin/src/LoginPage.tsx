@@ -3,12 +3,14 @@ import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } f
 import { type FormEvent, useEffect, useState } from "react";
 import { useLogin, useNotify } from "react-admin";
 import { developmentToken } from "./authProvider.ts";
+import { takeSignOutReason } from "./session.ts";
 
 export function LoginPage() {
   const login = useLogin();
   const notify = useNotify();
   const [token, setTokenText] = useState("");
-  const [error, setError] = useState<string | null>(null);
+  // A session that ended on a refused or expired token says why, here.
+  const [error, setError] = useState<string | null>(() => takeSignOutReason());
   const [busy, setBusy] = useState(false);
   // The button is offered only when the service gives development tokens (development only).
   const [devToken, setDevToken] = useState<string | null>(null);

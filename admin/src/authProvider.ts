@@ -6,7 +6,7 @@
  */
 import type { AuthProvider } from "react-admin";
 import { api } from "./api.ts";
-import { claimsOf, clearToken, getToken, setToken } from "./session.ts";
+import { claimsOf, clearToken, getToken, rememberSignOut, setToken } from "./session.ts";
 
 export const FORBIDDEN_PATH = "/forbidden";
 
@@ -57,7 +57,10 @@ export const authProvider: AuthProvider = {
   async checkError(error: { status?: number; message?: string }) {
     if (error?.status === 401) {
       clearToken();
-      throw new Error(`Signed out: ${error.message ?? "the token was refused"}. Sign in again.`);
+      const reason = `Signed out: ${error.message ?? "the token was refused"}. Sign in again.`;
+      // The sign-in page says it (a toast on the way there is easily missed, or not shown at all).
+      rememberSignOut(reason);
+      throw new Error(reason);
     }
     if (error?.status === 403) throw { redirectTo: FORBIDDEN_PATH, logoutUser: false };
   },

@@ -86,9 +86,10 @@ export function shown(v: unknown): string {
 export function span(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
   if (s < 90) return `${s} s`;
-  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
-  if (s < 48 * 3600) return `${Math.round(s / 3600)} h`;
-  return `${Math.round(s / 86_400)} days`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 48 * 3600) return `${Math.round((s / 3600) * 10) / 10} h`;
+  const days = Math.round((s / 86_400) * 10) / 10;
+  return `${days} ${days === 1 ? "day" : "days"}`;
 }
 /** "in 12 h" or "3 min ago", from now. */
 export function relative(iso: string | null | undefined, now = Date.now()): string {
@@ -158,9 +159,26 @@ export function CursorPagination() {
 /** The most rows one export takes; more is refused with a request to narrow the filters. */
 export const EXPORT_LIMIT = 50_000;
 
-/** Flattens nested values into the CSV's columns (jsonexport's dotted names), dropping react-admin's own id copy. */
+/**
+ * One CSV row per record: nested objects become dotted columns (`origin.zip`), and a list
+ * (vehicles, history, errors) stays in one cell as JSON. jsonexport on its own writes one row per
+ * list item, which split a lead over several rows and paired its vehicles with the wrong history.
+ */
+export function rowForCsv(record: Record<string, unknown>, prefix = "", into: Record<string, unknown> = {}) {
+  for (const [key, value] of Object.entries(record)) {
+    const name = `${prefix}${key}`;
+    if (Array.isArray(value)) into[name] = value.length === 0 ? "" : JSON.stringify(value);
+    else if (value !== null && typeof value === "object") rowForCsv(value as Record<string, unknown>, `${name}.`, into);
+    else into[name] = value;
+  }
+  return into;
+}
+
+/** The rows as the CSV holds them, without react-admin's copy of a string id (request_id is there). */
 function rowsForCsv(rows: Record<string, unknown>[]): Record<string, unknown>[] {
-  return rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== "id" || typeof r.id === "number")));
+  return rows.map((r) =>
+    rowForCsv(Object.fromEntries(Object.entries(r).filter(([k]) => k !== "id" || typeof r.id === "number"))),
+  );
 }
 
 /**

@@ -248,7 +248,7 @@ export function KeyPanel({ mode }: { mode: "live" | "test" }) {
               ? "0: the current key stops at once."
               : graceOk
                 ? `The current key stops ${span(graceSeconds)} after the rotation.`
-                : ""}
+                : "Rotate waits for a whole number of minutes, hours or days, at most 7 days."}
           </Typography>
         </DialogContent>
         <DialogActions>

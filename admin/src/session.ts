@@ -17,6 +17,20 @@ export function clearToken(): void {
   sessionStorage.removeItem(KEY);
 }
 
+const SIGNED_OUT = "lead-provider-admin-signed-out";
+
+/** Why the console signed out (a refused or expired token), for the sign-in page to say. */
+export function rememberSignOut(reason: string): void {
+  sessionStorage.setItem(SIGNED_OUT, reason);
+}
+
+/** The reason of the last sign-out, once: reading it forgets it. */
+export function takeSignOutReason(): string | null {
+  const reason = sessionStorage.getItem(SIGNED_OUT);
+  sessionStorage.removeItem(SIGNED_OUT);
+  return reason;
+}
+
 /**
  * Takes `#token=…` from the address bar, keeps it, and rewrites the URL without it. When this tab
  * is already signed in with another token, the person is asked first: a link cannot silently

@@ -704,7 +704,7 @@ export interface paths {
      * Search leads across providers
      * @description Leads of every provider, newest first, paged by cursor (`page_size`, `page_token` →
      *     `next_page_token`), for the back office. Filters: `provider_id`, `state`, `created_after`,
-     *     `created_before`, `q` (an exact `external_id` or order number) and `duplicate=true` (only
+     *     `created_before`, `q` (any part of the customer's name, email or phone, the `external_id` or the order number) and `duplicate=true` (only
      *     leads flagged as duplicates; their `duplicate.original` names the original across
      *     providers, with its `provider_id`). Live leads only unless `include_test=true`. Each lead
      *     carries its `provider_id`. Requires the admin-only position.

@@ -54,12 +54,26 @@ export function closestRoute(routes: readonly Route[], path: string): string | u
 }
 
 export function routeGuide(document: object): RequestHandler {
-  const routes = routesOf(document);
+  // The API's own routes are the ones a mistyped /api/ path can have meant (not /healthz).
+  const routes = routesOf(document).filter((r) => r.template.startsWith("/api/"));
   const known = (path: string) => routes.some((r) => r.pattern.test(path));
   return (req, res, next) => {
     const path = req.path;
     // OPTIONS is never redirected: a browser preflight cannot follow a redirect.
-    if (req.method === "OPTIONS" || !/^\/api\//i.test(path) || known(path)) return next();
+    if (req.method === "OPTIONS" || !/^\/api\//i.test(path)) return next();
+    try {
+      decodeURIComponent(path);
+    } catch {
+      sendProblem(req, res, {
+        status: 400,
+        code: "validation_error",
+        title: "Invalid request",
+        detail: "the path has a malformed percent-escape (a % must be followed by two hex digits of UTF-8)",
+        errors: [{ field: "path", code: "invalid", message: "the path has a malformed percent-escape" }],
+      });
+      return;
+    }
+    if (known(path)) return next();
     if (!path.endsWith("/") && known(`${path}/`)) {
       const query = req.originalUrl.slice(req.originalUrl.split("?")[0]?.length ?? 0);
       res.redirect(308, `${req.baseUrl}${path}/${query}`);
