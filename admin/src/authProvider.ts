@@ -56,10 +56,12 @@ export const authProvider: AuthProvider = {
   },
   async checkError(error: { status?: number; message?: string }) {
     if (error?.status === 401) {
+      const hadToken = getToken() !== null;
       clearToken();
       const reason = `Signed out: ${error.message ?? "the token was refused"}. Sign in again.`;
-      // The sign-in page says it (a toast on the way there is easily missed, or not shown at all).
-      rememberSignOut(reason);
+      // The sign-in page says it (a toast on the way there is easily missed, or not shown at all);
+      // only the first refusal of a session counts, not the other requests that were in flight.
+      if (hadToken) rememberSignOut(reason);
       throw new Error(reason);
     }
     if (error?.status === 403) throw { redirectTo: FORBIDDEN_PATH, logoutUser: false };
