@@ -35,6 +35,11 @@ import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
 import { createLogger, errorForLog, type Logger } from "./logger.ts";
 import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
 import { createObservedHandler } from "./observe.ts";
+import { createInviteMailer } from "./portal/portal.mail.ts";
+import { portalRoutes } from "./portal/portal.rest.ts";
+import { createPortalService } from "./portal/portal.service.ts";
+import { createPortalUserRpc } from "./portal/portal-user.rpc.ts";
+import { createPortalUserService } from "./portal/portal-user.service.ts";
 import { providerRoutes } from "./providers/provider.rest.ts";
 import { createProviderRpc } from "./providers/provider.rpc.ts";
 import { createProviderService } from "./providers/provider.service.ts";
@@ -234,8 +239,28 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const stats = createStatsService({ db, zone: config.intake.businessTimezone, now });
   const statsRollup = createStatsRollup({ db, zone: config.intake.businessTimezone, logger, now });
   const shutdown = new AbortController();
+  const mailer = config.portal.smtpUrl ? createInviteMailer(config.portal.smtpUrl, config.portal.mailFrom) : undefined;
+  const portalUsers = createPortalUserService({
+    db,
+    crypto,
+    throttle: limiter,
+    now,
+    requireSecondFactor: config.portal.requireSecondFactor,
+    mailer: mailer?.send,
+    onMailError: (err) => logger.warn({ err: errorForLog(err) }, "could not e-mail a portal invite"),
+  });
+  const portal = createPortalService({
+    users: portalUsers,
+    providers,
+    leads,
+    events,
+    requestLog,
+    stats,
+    intake,
+    webhooks,
+  });
 
-  const gate = createGate(auth, admission);
+  const gate = createGate(auth, admission, (token) => portalUsers.authenticate(token));
   const clientAddress = createClientAddress(config.trustProxy);
   const rest = createRestApp({
     spec,
@@ -251,7 +276,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       stateRoutes(states),
       requestLogRoutes(requestLog, config.publicBaseUrl),
       statsRoutes(stats),
+      portalRoutes(portal, portalUsers, { clientAddress, publicBaseUrl: config.publicBaseUrl, now }),
     ],
+    publicBaseUrl: config.publicBaseUrl,
     logger,
     validateResponses: config.validateResponses,
     readiness: createReadiness(db, limiter),
@@ -288,6 +315,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...createProviderRpc(providers, sandbox),
       ...createWebhookRpc(webhooks),
       ...createIntakeProviderRpc(intake),
+      ...createPortalUserRpc(portalUsers, config.publicBaseUrl),
     },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
@@ -367,6 +395,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // Deliveries in flight get the same grace; any left unanswered are sent again later.
       await webhookWorker.stop(config.shutdownTimeoutMs);
       transport.close();
+      mailer?.close();
       await workflow.close();
       await limiter.close();
       await apiKeys.flush();

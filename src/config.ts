@@ -69,6 +69,15 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Test (sandbox) leads older than this many days are deleted. */
   readonly sandboxRetentionDays: number;
+  /** The provider portal (/portal/). */
+  readonly portal: {
+    /** PORTAL_REQUIRE_2FA (default false): every portal user must set up a TOTP second factor. */
+    readonly requireSecondFactor: boolean;
+    /** SMTP_URL (smtp:// or smtps://): invites are also e-mailed; unset: the administrator hands the link over. */
+    readonly smtpUrl: string | undefined;
+    /** SMTP_FROM: the invites' sender. */
+    readonly mailFrom: string;
+  };
   /** The request log (request-log/): on or off, how long entries are kept, how often providers may read it. */
   readonly requestLog: {
     /** REQUEST_LOG_ENABLED (default true). */
@@ -247,6 +256,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
     sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
+    portal: {
+      requireSecondFactor: bool("PORTAL_REQUIRE_2FA", false),
+      smtpUrl: smtpUrl(str("SMTP_URL"), problems),
+      mailFrom: str("SMTP_FROM") ?? "Lead Provider portal <no-reply@localhost>",
+    },
     requestLog: {
       enabled: bool("REQUEST_LOG_ENABLED", true),
       retentionDays: int("REQUEST_LOG_RETENTION_DAYS", 30, 1, 3650),
@@ -365,4 +379,17 @@ function duplicateMatch(raw: string | undefined, problems: string[]): readonly D
     return DUPLICATE_FIELDS;
   }
   return DUPLICATE_FIELDS.filter((f) => fields.includes(f));
+}
+
+/** SMTP_URL: an smtp:// or smtps:// URL (its password is never echoed in the problem). */
+function smtpUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const u = new URL(raw);
+    if (!["smtp:", "smtps:"].includes(u.protocol) || u.hostname === "") throw new Error("not smtp");
+    return raw;
+  } catch {
+    problems.push("SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465");
+    return undefined;
+  }
 }

@@ -19,9 +19,9 @@ import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lea
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 
-type Rule = "provider_key" | "admin_jwt" | "any_jwt" | "workflow_jwt" | "open";
-type Credential = "none" | "provider_key" | "jwt" | "admin_jwt";
-const CREDENTIALS: readonly Credential[] = ["none", "provider_key", "jwt", "admin_jwt"];
+type Rule = "provider_key" | "admin_jwt" | "any_jwt" | "workflow_jwt" | "portal_session" | "open";
+type Credential = "none" | "provider_key" | "jwt" | "admin_jwt" | "portal_session";
+const CREDENTIALS: readonly Credential[] = ["none", "provider_key", "jwt", "admin_jwt", "portal_session"];
 
 /** The surface table: which credentials each rule lets through; the others are refused. */
 const ALLOWED: Record<Rule, readonly Credential[]> = {
@@ -30,7 +30,9 @@ const ALLOWED: Record<Rule, readonly Credential[]> = {
   any_jwt: ["jwt", "admin_jwt"],
   // The lead-processing claim defaults to the admin position.
   workflow_jwt: ["admin_jwt"],
-  open: ["none", "provider_key", "jwt", "admin_jwt"],
+  // A provider portal user's session cookie, and nothing else.
+  portal_session: ["portal_session"],
+  open: ["none", "provider_key", "jwt", "admin_jwt", "portal_session"],
 };
 
 /** REST path prefixes → rule (README "Security", docs/architecture.md). */
@@ -39,6 +41,12 @@ const REST_RULES: readonly [prefix: string, rule: Rule][] = [
   ["/api/v1/lead_providers/", "admin_jwt"],
   ["/api/v1/admin/", "admin_jwt"],
   ["/api/v1/common/", "any_jwt"],
+  // Signing in, out, and reading or accepting an invite need no credential.
+  ["/api/v1/portal/sign_in/", "open"],
+  ["/api/v1/portal/sign_out/", "open"],
+  ["/api/v1/portal/invite/", "open"],
+  ["/api/v1/portal/invite/accept/", "open"],
+  ["/api/v1/portal/", "portal_session"],
   ["/healthz", "open"],
   ["/readyz", "open"],
 ];
@@ -56,10 +64,12 @@ const SERVICES: readonly DescService[] = [PublicLeadService, ProviderService, Co
 const SCHEME_RULES: Record<string, readonly Rule[]> = {
   ProviderApiKey: ["provider_key"],
   AdminJwt: ["admin_jwt", "any_jwt"],
+  PortalSession: ["portal_session"],
   none: ["open"],
 };
 
 const ROOT = join(import.meta.dirname, "..");
+const PORTAL_PASSWORD = "matrix violet tundra harbor 42";
 const spec = YAML.parse(readFileSync(join(ROOT, "openapi/openapi.yaml"), "utf8")) as Json;
 const ref = (o: Json): Json => (o.$ref ? ref(spec.components.parameters[o.$ref.split("/").pop()]) : o);
 const firstExample = (p: Json): unknown =>
@@ -93,7 +103,10 @@ const REST_OPERATIONS: readonly RestOperation[] = Object.entries(spec.paths as R
           method: method.toUpperCase(),
           url,
           scheme: security.length === 0 ? "none" : (Object.keys(security[0] ?? {})[0] ?? "none"),
-          rule: REST_RULES.find(([prefix]) => path.startsWith(prefix))?.[1],
+          // An open row under /api/ is one path; the others are prefixes.
+          rule: REST_RULES.find(([prefix, rule]) =>
+            rule === "open" && prefix.startsWith("/api/") ? path === prefix : path.startsWith(prefix),
+          )?.[1],
         };
       }),
 );
@@ -116,7 +129,29 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
     tokens.provider_key = (await t.provider()).key;
     tokens.jwt = await t.token({ position: "AGENT" });
     tokens.admin_jwt = await t.token();
+    // A portal user to sign in as (each REST case signs in afresh: sign_out ends the session).
+    const invited = (await (
+      await t.call("POST", `/api/v1/lead_providers/${(await t.provider()).id}/portal_users/`, {
+        auth: tokens.admin_jwt,
+        body: { email: "matrix@example.com", name: "Matrix Person" },
+      })
+    ).json()) as { invite_url: string };
+    const token = invited.invite_url.split("#invite=")[1];
+    await t.call("POST", "/api/v1/portal/invite/accept/", {
+      body: { token, password: PORTAL_PASSWORD },
+      headers: { origin: t.url },
+    });
   });
+
+  /** A fresh portal session's cookie. */
+  async function portalCookie(): Promise<string> {
+    const res = await t.call("POST", "/api/v1/portal/sign_in/", {
+      body: { email: "matrix@example.com", password: PORTAL_PASSWORD },
+      headers: { origin: t.url },
+    });
+    expect(res.status).toBe(200);
+    return (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  }
   afterAll(() => t.stop());
 
   it("knows every operation and every service, and the contract's security agrees with the table", () => {
@@ -141,9 +176,12 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
     const rule = op.rule as Rule;
     for (const credential of CREDENTIALS) {
       const token = tokens[credential];
+      // Every call carries this service's Origin: the portal refuses changes from any other.
+      const cookie = credential === "portal_session" ? await portalCookie() : undefined;
       const res = await t.call(op.method, op.url, {
         ...(token !== undefined && { auth: token }),
         ...(op.method !== "GET" && { body: {} }),
+        headers: { origin: t.url, ...(cookie && { cookie }) },
       });
       const refused = res.status === 401 || res.status === 403;
       const allowed = ALLOWED[rule].includes(credential);

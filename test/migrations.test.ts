@@ -16,6 +16,8 @@ const TABLES = [
   "lead_stats_daily",
   "lead_stats_rollup",
   "leads",
+  "portal_sessions",
+  "portal_users",
   "providers",
   "request_log",
   "request_outcomes_daily",

@@ -881,6 +881,543 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/portal/sign_in/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in to the provider portal
+     * @description Signs a portal user in with email and password (and `totp_code` when the user has set up a second factor). On success the answer sets the session cookie `__Host-portal` (HttpOnly, Secure, SameSite=Strict, Path=/): the session ends after 12 idle hours or 7 days, at sign-out, or when an administrator disables the user. Any failure is the same 401 `sign_in_failed` ("email or password is incorrect"), whether the email exists or not; after 5 failures for one email (or 20 from one address) in a minute, every attempt gets 429 until the minute ends. The request must carry the service's own `Origin`.
+     */
+    post: operations["portalSignIn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/sign_out/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign out of the provider portal
+     * @description Ends the session of the cookie sent (if any) and clears the cookie. Always 204: signing out twice is not an error. The request must carry the service's own `Origin`.
+     */
+    post: operations["portalSignOut"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/invite/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Read an invite
+     * @description What an invite link is for: the person's email and name, the provider, and when the link expires. The token is the part after `#invite=` in the link an administrator handed over (it travels in the body, never in a URL). An expired, used or replaced link gets 404 `invite_invalid`.
+     */
+    post: operations["inspectPortalInvite"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/invite/accept/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an invite: choose a password
+     * @description Sets the password of the invite's user, who becomes `active`; the link stops working and any session of the user ends. The password must be at least 12 characters and hard to guess (zxcvbn score 4, counting the person's email, name and provider as known words): a weak one gets 400 `weak_password` with the estimator's advice. Then sign in with `sign_in`.
+     */
+    post: operations["acceptPortalInvite"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/me/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The signed-in user and its provider
+     * @description The signed-in user, its provider's name and rate limits, and whether a second factor is required (`PORTAL_REQUIRE_2FA`). While a required second factor is not set up, this, the second-factor set-up and sign-out are the only operations that answer; the others get 403 `second_factor_required`.
+     */
+    get: operations["getPortalMe"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/me/second_factor/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start setting up a TOTP second factor
+     * @description A new TOTP secret and its `otpauth://` URI for an authenticator app (shown once). It takes effect when confirmed with a current code (`second_factor/confirm/`); from then on sign-in asks for a code.
+     */
+    post: operations["startPortalSecondFactor"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/me/second_factor/confirm/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm the TOTP second factor
+     * @description Confirms the second factor being set up with the code the authenticator app shows now. A wrong code gets 400 `invalid_totp_code`; nothing started gets 409 `second_factor_not_started`.
+     */
+    post: operations["confirmPortalSecondFactor"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/leads/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the provider's leads
+     * @description The signed-in user's provider's leads, newest first, as `GET /api/v1/public/leads/` lists them for a key: `mode=live` (default) or `mode=test` for test-mode leads, filters by `state` and `updated_after`, paged by cursor.
+     */
+    get: operations["listPortalLeads"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/leads/{external_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
+        external_id: components["parameters"]["ExternalId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Get one of the provider's leads
+     * @description One lead of the signed-in user's provider by its `external_id`, with its history, as the Public API gives it. Another provider's lead is not found (404), exactly like one that does not exist.
+     */
+    get: operations["getPortalLead"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/events/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the provider's events
+     * @description The provider's events feed (the same events its webhook receives), newest first, as `GET /api/v1/public/events/` gives it; `mode` chooses live or test events.
+     */
+    get: operations["listPortalEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/requests/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the provider's requests
+     * @description The provider's request log (personal data masked), newest first, as `GET /api/v1/public/requests/` gives it; `mode` chooses requests made with the live or the test key.
+     */
+    get: operations["listPortalRequests"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/requests/{request_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+        request_id: components["parameters"]["RequestId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Get one of the provider's requests
+     * @description One request of the provider by its request id (the `X-Request-Id` it was answered with). Another provider's request is not found (404).
+     */
+    get: operations["getPortalRequest"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/stats/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's outcome statistics
+     * @description What became of the provider's leads per period (and per `sub_id`), as `GET /api/v1/public/stats/` gives it, in JSON or as CSV (`Accept: text/csv`); `mode` chooses live or test leads.
+     */
+    get: operations["getPortalStats"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/intake_rules/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's intake rules, caps and whether intake is open
+     * @description The intake rules as they apply to the provider now, with each cap's use and whether intake is open, as `GET /api/v1/public/intake_rules/` gives it to the `mode`'s key.
+     */
+    get: operations["getPortalIntakeRules"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/webhook/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's webhook endpoint and signing secret
+     * @description The webhook URL, whether it is enabled, and the signing secret in plain text (an audited view, like an administrator's). Verify deliveries with it (Standard Webhooks).
+     */
+    get: operations["getPortalWebhook"];
+    /**
+     * Set or clear the webhook URL
+     * @description Sets the provider's webhook URL, with the checks administrators get (https in production, no private or loopback addresses unless the deployment allows them), or clears it with `null`. A first URL creates the signing secret; an endpoint disabled earlier receives again.
+     */
+    put: operations["setPortalWebhook"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/webhook/rotate_secret/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate the webhook signing secret
+     * @description A new signing secret. With `overlap_seconds` (up to 7 days) the previous secret keeps signing too, so the receiver can switch without dropping a delivery; without it the old secret stops at once.
+     */
+    post: operations["rotatePortalWebhookSecret"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/webhook/test/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a test event to the webhook
+     * @description Sends a signed `webhook.test` event to the URL now and reports the attempt: delivered or not, the status code, the latency. 409 `webhook_not_configured` when there is no URL.
+     */
+    post: operations["sendPortalWebhookTest"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/webhook/deliveries/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the provider's webhook deliveries
+     * @description The provider's deliveries, newest first, paged by cursor, with the latest test sends on the first page: why a delivery failed is in `last_status_code` and `last_error`.
+     */
+    get: operations["listPortalWebhookDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/webhook/deliveries/{delivery_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Get one webhook delivery with its attempts
+     * @description One delivery of the provider with each attempt (status, latency, error). Another provider's delivery is not found (404).
+     */
+    get: operations["getPortalWebhookDelivery"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/webhook/deliveries/{delivery_id}/replay/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replay or retry a webhook delivery
+     * @description Sends a delivered event again as a new delivery, or makes a pending, failed or disabled one due now. The answer is the delivery that will be sent.
+     */
+    post: operations["replayPortalWebhookDelivery"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/keys/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's API keys, masked
+     * @description The live and the test key as masks, with when each was created and last used (null when there is none). Issuing and viewing live keys stays with administrators; the test key can be issued and viewed here.
+     */
+    get: operations["getPortalKeys"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/keys/test/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * View the test key
+     * @description The current test key in plain text (an audited view); `api_key` is null when none was issued.
+     */
+    get: operations["revealPortalTestKey"];
+    put?: never;
+    /**
+     * Issue or rotate the test key
+     * @description Issues a new test key (`lp_test_…`) and shows it once here (it can be viewed again). A previous test key keeps working for one more hour, so a running test integration can switch. Test keys create test-mode leads only: nothing reaches the broker's sales team or live counts.
+     */
+    post: operations["issuePortalTestKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/portal_users/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * List a provider's portal users
+     * @description The provider's portal users (at most 200, oldest first) with their status (`invited`, `active`, `disabled`), second factor and last sign-in. Requires the admin-only position.
+     */
+    get: operations["listPortalUsers"];
+    put?: never;
+    /**
+     * Invite a person to the provider portal
+     * @description Creates a portal user for the provider and returns its invite link (`invite_url`, valid 72 hours, shown only here). With `SMTP_URL` set the link is also e-mailed (`emailed`); otherwise hand it over. An email is unique across providers (400 `duplicate_portal_user_email`). Audited. Requires the admin-only position.
+     */
+    post: operations["invitePortalUser"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/portal_users/{user_id}/invite/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Issue a fresh invite (password reset)
+     * @description A new invite link for the user (72 hours); the previous link stops working and the user's sessions end. It is also the password reset, and the way back for a disabled user (who becomes `invited`). Audited. Requires the admin-only position.
+     */
+    post: operations["reinvitePortalUser"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/portal_users/{user_id}/disable/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Disable a portal user
+     * @description The user can no longer sign in: its open sessions stop working at once and its invite link stops working. A fresh invite brings it back. Audited. Requires the admin-only position.
+     */
+    post: operations["disablePortalUser"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   "lead.created": {
@@ -1030,6 +1567,134 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    /** @description A person of a provider who signs in to the portal. */
+    PortalUser: {
+      /** @example 12 */
+      id: number;
+      /**
+       * Format: email
+       * @example dana@acme-leads.example
+       */
+      email: string;
+      /** @example Dana Ruiz */
+      name: string;
+      /**
+       * @description `invited` until the invite is accepted; `disabled` cannot sign in.
+       * @enum {string}
+       */
+      status: "invited" | "active" | "disabled";
+      /** @description Whether a TOTP second factor is set up. */
+      second_factor: boolean;
+      /**
+       * Format: date-time
+       * @description The last successful sign-in; null if never.
+       */
+      last_sign_in_at: string | null;
+      /**
+       * Format: date-time
+       * @description When the open invite link expires; null when there is none.
+       */
+      invite_expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    PortalUserList: {
+      results: components["schemas"]["PortalUser"][];
+    };
+    PortalUserInvite: {
+      /**
+       * Format: email
+       * @example dana@acme-leads.example
+       */
+      email: string;
+      /** @example Dana Ruiz */
+      name: string;
+    };
+    PortalInviteIssued: {
+      user: components["schemas"]["PortalUser"];
+      /**
+       * Format: uri
+       * @description The link that sets the password (the token is in the fragment). Shown only here.
+       */
+      invite_url: string;
+      /** Format: date-time */
+      invite_expires_at: string;
+      /** @description Whether the link was also e-mailed (SMTP_URL). */
+      emailed: boolean;
+    };
+    PortalInviteToken: {
+      /** @description The part of the link after `#invite=`. */
+      token: string;
+    };
+    PortalInviteAcceptance: {
+      token: string;
+      /** @description At least 12 characters and hard to guess (zxcvbn score 4). */
+      password: string;
+    };
+    PortalInvite: {
+      email: string;
+      name: string;
+      provider_name: string;
+      /** Format: date-time */
+      expires_at: string;
+      /** @description Whether this portal requires a TOTP second factor (set up after the first sign-in). */
+      second_factor_required: boolean;
+    };
+    PortalSignInRequest: {
+      email: string;
+      password: string;
+      /** @description The authenticator app's current code, for a user with a second factor. */
+      totp_code?: string;
+    };
+    PortalSession: {
+      user: components["schemas"]["PortalUser"];
+      /**
+       * Format: date-time
+       * @description The session's absolute end (it also ends after 12 idle hours).
+       */
+      expires_at: string;
+    };
+    PortalMe: {
+      user: components["schemas"]["PortalUser"];
+      provider: {
+        name: string;
+        rate_limit_per_minute: number;
+        rate_limit_per_day: number;
+      };
+      /** @description PORTAL_REQUIRE_2FA: every user needs a second factor. */
+      second_factor_required: boolean;
+    };
+    PortalSecondFactorSetup: {
+      /** @description Base32 TOTP secret. */
+      secret: string;
+      /** @description For a QR code or an authenticator app. */
+      otpauth_uri: string;
+    };
+    PortalTotpCode: {
+      totp_code: string;
+    };
+    PortalWebhookUrl: {
+      /**
+       * @description The URL, or null to clear it.
+       * @example https://hooks.acme-leads.example/lead-provider
+       */
+      webhook_url: string | null;
+    };
+    PortalKeys: {
+      live: components["schemas"]["ApiKeySummary"] | null;
+      test: components["schemas"]["ApiKeySummary"] | null;
+    };
+    PortalTestKey: {
+      /** @description The test key (`lp_test_…`); null when none was issued. */
+      api_key: string | null;
+      /** Format: date-time */
+      created_at?: string | null;
+      /**
+       * Format: date-time
+       * @description After a rotation, when the previous test key stops.
+       */
+      previous_key_expires_at?: string | null;
+    };
     /**
      * @description Domestic or foreign (overseas) shipment; selects the allowed `ship_via` values.
      * @example DOMESTIC
@@ -1604,6 +2269,16 @@ export interface components {
         | "webhook_disabled"
         | "provider_not_found"
         | "duplicate_provider_name"
+        | "session_required"
+        | "sign_in_failed"
+        | "second_factor_required"
+        | "second_factor_not_started"
+        | "invalid_totp_code"
+        | "weak_password"
+        | "invite_invalid"
+        | "portal_user_not_found"
+        | "duplicate_portal_user_email"
+        | "cross_origin_refused"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
@@ -2694,6 +3369,106 @@ export interface components {
     };
   };
   responses: {
+    /** @description No session cookie, or its session has ended (signed out, expired after 12 idle hours or 7 days, or the user was disabled); an API key or JWT is not accepted here. */
+    PortalUnauthorized: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The email and password do not match an active user (the same answer whether or not the email exists), or a TOTP code is needed. */
+    PortalSignInFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The request changes something but its `Origin` is missing or is not the service's own; or a second factor must be set up first. */
+    CrossOriginRefused: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Too many failed sign-ins for this email or from this address this minute. Wait `Retry-After` seconds. */
+    PortalThrottled: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The invite link has expired, was used, or was replaced by a newer one. */
+    InviteInvalid: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The body is invalid: a field is missing or malformed, or the password is too weak. */
+    PortalBodyValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description No second factor is being set up. */
+    SecondFactorNotStarted: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The provider has no delivery with this id (another provider's delivery is not found either). */
+    PortalDeliveryNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The provider has no portal user with this id (or no provider has this id). */
+    PortalUserNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The invite is invalid: the email is missing, malformed or already a portal user's, or the name is missing. */
+    PortalUserValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description The request is invalid (`mode` missing or not `live`/`test`). */
     RevealApiKeyValidationFailed: {
       headers: {
@@ -2989,6 +3764,10 @@ export interface components {
     };
   };
   parameters: {
+    /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+    PortalMode: "live" | "test";
+    /** @description Numeric id of the portal user. */
+    PortalUserId: number;
     /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
     ExternalId: string;
     /** @description Numeric id of the provider. */
@@ -4269,6 +5048,902 @@ export interface operations {
           "application/json": components["schemas"]["Readiness"];
         };
       };
+    };
+  };
+  portalSignIn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalSignInRequest"];
+      };
+    };
+    responses: {
+      /** @description Signed in; `Set-Cookie` carries the session. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          /** @description The session cookie: `__Host-portal=…; Path=/; HttpOnly; Secure; SameSite=Strict`. */
+          "Set-Cookie"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalSession"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalSignInFailed"];
+      403: components["responses"]["CrossOriginRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  portalSignOut: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out; `Set-Cookie` clears the cookie. */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["PortalSignInFailed"];
+      403: components["responses"]["CrossOriginRefused"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  inspectPortalInvite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalInviteToken"];
+      };
+    };
+    responses: {
+      /** @description The invite. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalInvite"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalSignInFailed"];
+      403: components["responses"]["CrossOriginRefused"];
+      404: components["responses"]["InviteInvalid"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  acceptPortalInvite: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalInviteAcceptance"];
+      };
+    };
+    responses: {
+      /** @description The password is set. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalSignInFailed"];
+      403: components["responses"]["CrossOriginRefused"];
+      404: components["responses"]["InviteInvalid"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The user and provider. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalMe"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  startPortalSecondFactor: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The secret to enter in the authenticator app. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalSecondFactorSetup"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  confirmPortalSecondFactor: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalTotpCode"];
+      };
+    };
+    responses: {
+      /** @description The second factor is on. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      409: components["responses"]["SecondFactorNotStarted"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalLeads: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description Leads per page. */
+        page_size?: components["parameters"]["LeadPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only leads in this state. */
+        state?: components["parameters"]["LeadStateFilter"];
+        /** @description Only leads changed after this instant (RFC 3339). */
+        updated_after?: components["parameters"]["UpdatedAfter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["LeadList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalLead: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path: {
+        /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
+        external_id: components["parameters"]["ExternalId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The lead. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Lead"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      404: components["responses"]["LeadNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalEvents: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description Events per page. */
+        page_size?: components["parameters"]["EventPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only events of this type. */
+        type?: components["parameters"]["EventTypeFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["EventList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalRequests: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description Entries per page. */
+        page_size?: components["parameters"]["AdminPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /**
+         * @description Only requests with this outcome: `accepted` (answered 2xx), `rejected` (4xx other than the
+         *     rate limit), `rate_limited` (429 `rate_limited`) or `failed` (5xx).
+         */
+        outcome?: components["parameters"]["OutcomeFilter"];
+        /** @description Only requests answered with this problem `code` (e.g. `outside_criteria`, `invalid_zip`). */
+        code?: components["parameters"]["CodeFilter"];
+        /** @description Only requests answered with this HTTP status (for RPC, the status REST gives the same answer). */
+        status?: components["parameters"]["StatusFilter"];
+        /** @description Only requests about this `external_id` (sent in the body, or read by it). */
+        external_id?: components["parameters"]["ExternalIdFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RequestLogList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalRequest: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path: {
+        /** @description The `X-Request-Id` the request was answered with (also the `request_id` of a problem body). */
+        request_id: components["parameters"]["RequestId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The request. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RequestLogEntry"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      404: components["responses"]["RequestNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalStats: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description The first business day of the range (YYYY-MM-DD, in `BUSINESS_TIMEZONE`); default 29 days before `to`. */
+        from?: components["parameters"]["StatsFrom"];
+        /** @description The last business day of the range, inclusive; default today. */
+        to?: components["parameters"]["StatsTo"];
+        /** @description One row per `day` (default), ISO `week` (from Monday) or calendar `month`. */
+        granularity?: components["parameters"]["Granularity"];
+        /** @description `sub_id`: one row per period and sub-source. */
+        group_by?: components["parameters"]["StatsGroupBy"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series and its totals. */
+      200: {
+        headers: {
+          RateLimit: components["headers"]["RateLimit"];
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Stats"];
+          "text/csv": string;
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalIntakeRules: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The rules. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PublishedIntakeRules"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookEndpoint"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  setPortalWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalWebhookUrl"];
+      };
+    };
+    responses: {
+      /** @description The endpoint after the change. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookEndpoint"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  rotatePortalWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+      };
+    };
+    responses: {
+      /** @description The new secret. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RotatedWebhookSecret"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  sendPortalWebhookTest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The attempt. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookTestResult"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      409: components["responses"]["WebhookNotReady"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Deliveries per page. */
+        page_size?: components["parameters"]["DeliveryPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryDetail"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      404: components["responses"]["PortalDeliveryNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  replayPortalWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the delivery (from the delivery list). */
+        delivery_id: components["parameters"]["DeliveryId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Queued. */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDelivery"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      404: components["responses"]["PortalDeliveryNotFound"];
+      409: components["responses"]["WebhookNotReady"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The keys. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalKeys"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  revealPortalTestKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The test key. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalTestKey"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  issuePortalTestKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new test key. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalTestKey"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalUsers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The users. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUserList"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  invitePortalUser: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalUserInvite"];
+      };
+    };
+    responses: {
+      /** @description The invited user and the link. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalInviteIssued"];
+        };
+      };
+      400: components["responses"]["PortalUserValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  reinvitePortalUser: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The user and the new link. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalInviteIssued"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["PortalUserNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  disablePortalUser: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The disabled user. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["PortalUserNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
     };
   };
   leadCreatedWebhook: {

@@ -15,6 +15,7 @@ import * as m0007 from "./migrations/0007-intake.ts";
 import * as m0008 from "./migrations/0008-request-log.ts";
 import * as m0009 from "./migrations/0009-back-office.ts";
 import * as m0010 from "./migrations/0010-foreign-key-indexes.ts";
+import * as m0011 from "./migrations/0011-portal.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0008-request-log": m0008,
   "0009-back-office": m0009,
   "0010-foreign-key-indexes": m0010,
+  "0011-portal": m0011,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

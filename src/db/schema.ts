@@ -206,6 +206,33 @@ export interface WebhookAttemptsTable {
   at: Generated<Date>;
 }
 
+/** Migration 0011: a provider's own people, who sign in at /portal/. */
+export interface PortalUsersTable {
+  id: Generated<number>;
+  provider_id: number;
+  email: string;
+  name: string;
+  status: Generated<"invited" | "active" | "disabled">;
+  password_hash: string | null;
+  invite_digest: string | null;
+  invite_expires_at: Date | null;
+  totp_secret: string | null;
+  totp_pending: string | null;
+  last_sign_in_at: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** Migration 0011: a signed-in portal user's session, by the digest of the cookie's token. */
+export interface PortalSessionsTable {
+  digest: string;
+  user_id: number;
+  second_factor: boolean;
+  created_at: Generated<Date>;
+  last_seen_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface Database {
   states: StatesTable;
   providers: ProvidersTable;
@@ -220,4 +247,6 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   request_log: RequestLogTable;
   request_outcomes_daily: RequestOutcomesDailyTable;
+  portal_users: PortalUsersTable;
+  portal_sessions: PortalSessionsTable;
 }

@@ -7,14 +7,17 @@
 import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
 import type { JwtPrincipal } from "../auth/jwt.ts";
+import { DomainError } from "../errors.ts";
+import type { PortalPrincipal } from "../portal/portal-user.ts";
 import type { Admission } from "../rate-limit/admission.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 
 /**
  * Who may call: a provider API key, a JWT with the admin position, a JWT with the lead-processing
- * claim (JWT_WORKFLOW_CLAIM / JWT_WORKFLOW_VALUE, by default the admin position), or any valid JWT.
+ * claim (JWT_WORKFLOW_CLAIM / JWT_WORKFLOW_VALUE, by default the admin position), any valid JWT,
+ * or a provider portal user's session cookie (and nothing else).
  */
-export type CallerRule = "provider_key" | "admin_jwt" | "workflow_jwt" | "any_jwt";
+export type CallerRule = "provider_key" | "admin_jwt" | "workflow_jwt" | "any_jwt" | "portal_session";
 
 export interface Surface {
   readonly name: string;
@@ -31,6 +34,13 @@ export interface Surface {
    * while it is throttled.
    */
   readonly ownLimit?: { readonly restPaths: readonly string[]; readonly rpcMethods: readonly string[] };
+  /** REST paths under the prefix that need no credential (signing in, reading and accepting an invite). */
+  readonly openPaths?: readonly string[];
+  /**
+   * A request that changes something (any method but GET, HEAD, OPTIONS) must carry the service's
+   * own Origin: the surface's credential is a cookie, which a browser would send from any site.
+   */
+  readonly sameOriginWrites?: boolean;
 }
 
 export const SURFACES: readonly Surface[] = [
@@ -55,6 +65,15 @@ export const SURFACES: readonly Surface[] = [
     rpcServices: [],
     caller: "admin_jwt",
     rateLimited: false,
+  },
+  {
+    name: "portal",
+    restPrefix: "/api/v1/portal",
+    rpcServices: [],
+    caller: "portal_session",
+    rateLimited: false,
+    openPaths: ["/sign_in/", "/sign_out/", "/invite/", "/invite/accept/"],
+    sameOriginWrites: true,
   },
   {
     name: "common",
@@ -88,10 +107,20 @@ export function hasOwnLimit(surface: Surface, operation: { restPath?: string; rp
   return own.restPaths.some((p) => path === p.slice(0, -1) || path.startsWith(p));
 }
 
-/** The verified caller of a request. */
+/** Whether a REST path under the surface's prefix needs no credential. */
+export function isOpenPath(surface: Surface, restPath: string): boolean {
+  const path = restPath.toLowerCase();
+  return surface.openPaths?.some((p) => path === p || path === p.slice(0, -1)) ?? false;
+}
+
+/** The verified caller of a request (`none`: an open path of a surface). */
 export type Caller =
   | { readonly kind: "provider"; readonly provider: ProviderPrincipal }
-  | { readonly kind: "jwt"; readonly jwt: JwtPrincipal };
+  | { readonly kind: "jwt"; readonly jwt: JwtPrincipal }
+  | { readonly kind: "portal"; readonly portal: PortalPrincipal };
+
+/** Verifies a portal session cookie's token (portal/portal-user.service.ts). */
+export type PortalAuthenticator = (token: string | undefined) => Promise<PortalPrincipal>;
 
 /** Authentication and rate limiting by a surface's rule, the same for every edge. */
 export interface Gate {
@@ -100,6 +129,7 @@ export interface Gate {
     surface: Surface,
     authorization: string | null | undefined,
     clientIp: string | undefined,
+    sessionToken?: string,
   ): Promise<Caller>;
   /**
    * Admits the request against the surface's limits (or, for an operation with its own limit,
@@ -108,10 +138,24 @@ export interface Gate {
   limit(surface: Surface, caller: Caller, ownLimit?: boolean): Promise<Quota | undefined>;
 }
 
-export function createGate(auth: Authenticator, admission: Admission): Gate {
+export function createGate(auth: Authenticator, admission: Admission, portal?: PortalAuthenticator): Gate {
   return {
-    async authenticate(surface, authorization, clientIp) {
+    async authenticate(surface, authorization, clientIp, sessionToken) {
       switch (surface.caller) {
+        case "portal_session": {
+          // People sign in; servers use the Public API. A key or token here is refused, not ignored.
+          if (authorization) {
+            throw new DomainError(
+              "unauthenticated",
+              "the provider portal takes its session cookie only, not an API key or a JWT; sign in at /portal/",
+              { code: "session_required" },
+            );
+          }
+          if (!portal) throw new Error("the portal surface has no session verifier");
+          const presented = sessionToken !== undefined && sessionToken !== "";
+          const principal = await admission.guardAuth(clientIp, presented, () => portal(sessionToken));
+          return { kind: "portal", portal: principal };
+        }
         case "provider_key":
           return { kind: "provider", provider: await auth.provider(authorization, clientIp) };
         case "admin_jwt":

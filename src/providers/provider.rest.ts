@@ -12,7 +12,7 @@ export const PROVIDERS_PATH = "/api/v1/lead_providers/";
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-function keyJson(k: ApiKeySummary | null): components["schemas"]["Provider"]["api_key"] {
+export function keyJson(k: ApiKeySummary | null): components["schemas"]["Provider"]["api_key"] {
   return (
     k && {
       masked: k.masked,

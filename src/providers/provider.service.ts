@@ -172,6 +172,14 @@ export function createProviderService(deps: ProviderServiceDeps) {
       return { provider, apiKey: plain(live), testApiKey: plain(test) };
     },
 
+    /** The provider with its keys as masks only: nothing is revealed, so nothing is audited. */
+    async summary(rawId: RawId): Promise<Provider> {
+      const id = providerId(rawId);
+      const provider = await repo.findProvider(db, id);
+      if (!provider) throw notFound(id);
+      return provider;
+    },
+
     /**
      * One current key, of `mode`, in plain text (null when there is none): the console's reveal
      * fetches exactly the key asked for, and the audit records that one mode.

@@ -6,10 +6,11 @@
 import express, { type Request, type RequestHandler, type Response } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { ClientAddress } from "../edge/client-address.ts";
+import { portalSessionToken } from "../edge/portal-cookie.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { noteCaller } from "../edge/request-note.ts";
-import { type Gate, hasOwnLimit, SURFACES, type Surface } from "../edge/surfaces.ts";
-import type { FieldViolation } from "../errors.ts";
+import { type Gate, hasOwnLimit, isOpenPath, SURFACES, type Surface } from "../edge/surfaces.ts";
+import { DomainError, type FieldViolation } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Readiness } from "../readiness.ts";
 import { handoffOf } from "./fast-path.ts";
@@ -28,6 +29,8 @@ export interface RestDeps {
   readonly logger: Logger;
   readonly validateResponses: boolean;
   readonly readiness: () => Promise<Readiness>;
+  /** PUBLIC_BASE_URL: the origin the portal's changes must come from (else the request's own). */
+  readonly publicBaseUrl?: string | undefined;
   /** Extra routes mounted before the validator (e.g. /metrics, /docs). */
   readonly extraRoutes?: readonly express.Router[];
 }
@@ -40,9 +43,31 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "Cross-Origin-Resource-Policy": "same-origin",
 };
 
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Refuses a change whose Origin is missing or not this service's: PUBLIC_BASE_URL's origin when
+ * set, else the origin the request was addressed to (its Host, on the scheme it arrived by).
+ */
+function checkOrigin(req: Request, publicBaseUrl: string | undefined): void {
+  if (SAFE_METHODS.has(req.method)) return;
+  const origin = req.get("origin");
+  const own = publicBaseUrl ? new URL(publicBaseUrl).origin : `${req.protocol}://${req.get("host") ?? ""}`;
+  if (origin === own) return;
+  throw new DomainError(
+    "permission_denied",
+    origin === undefined
+      ? "the request must come from this service's own pages: it carries no Origin header"
+      : `the request must come from this service's own pages (Origin ${origin} is not ${own})`,
+    { code: "cross_origin_refused" },
+  );
+}
+
 /** Authenticates and rate-limits every request under the surface's prefix, by its rule. */
-function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress): RequestHandler {
+function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress, publicBaseUrl?: string): RequestHandler {
   return async (req, res, next) => {
+    if (surface.sameOriginWrites) checkOrigin(req, publicBaseUrl);
+    if (isOpenPath(surface, req.path)) return next();
     // Handed over by the fast path (rest/fast-path.ts), which has been through this gate already.
     const handoff = handoffOf(req);
     if (handoff) {
@@ -51,7 +76,8 @@ function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress): Re
       res.locals.caller = handoff.caller;
       return next();
     }
-    const caller = await gate.authenticate(surface, req.get("authorization"), clientAddress(req));
+    const session = surface.caller === "portal_session" ? portalSessionToken(req.get("cookie")) : undefined;
+    const caller = await gate.authenticate(surface, req.get("authorization"), clientAddress(req), session);
     res.locals.caller = caller;
     noteCaller(req, caller);
     const quota = await gate.limit(surface, caller, hasOwnLimit(surface, { restPath: req.path }));
@@ -87,7 +113,8 @@ export function createRestApp(deps: RestDeps): express.Express {
 
   app.use(express.json({ limit: "64kb", type: ["application/json", "application/*+json"] }));
   for (const surface of SURFACES)
-    if (surface.restPrefix) app.use(surface.restPrefix, gateFor(deps.gate, surface, deps.clientAddress));
+    if (surface.restPrefix)
+      app.use(surface.restPrefix, gateFor(deps.gate, surface, deps.clientAddress, deps.publicBaseUrl));
 
   app.use(
     OpenApiValidator.middleware({

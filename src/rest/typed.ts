@@ -7,6 +7,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { operations } from "../../generated/openapi/schema.ts";
 import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
 import type { Caller } from "../edge/surfaces.ts";
+import type { PortalPrincipal } from "../portal/portal-user.ts";
 
 export type OperationId = keyof operations;
 type Operation<O extends OperationId> = operations[O];
@@ -51,6 +52,13 @@ export function providerOf(res: Response): ProviderPrincipal {
   const caller = res.locals.caller;
   if (caller?.kind !== "provider") throw new Error("Public API route reached without an authenticated provider");
   return caller.provider;
+}
+
+/** The signed-in portal user of a provider portal request. */
+export function portalOf(res: Response): PortalPrincipal {
+  const caller = res.locals.caller;
+  if (caller?.kind !== "portal") throw new Error("portal route reached without a session");
+  return caller.portal;
 }
 
 /** The JWT subject of an administrator's request (recorded in the audit log). */

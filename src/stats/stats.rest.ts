@@ -100,7 +100,7 @@ export function statsCsv(s: Stats): string {
   return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");
 }
 
-function send(req: Pick<Request, "accepts">, res: Response, s: Stats, name: string): void {
+export function sendStats(req: Pick<Request, "accepts">, res: Response, s: Stats, name: string): void {
   // `text/csv; charset=utf-8` asks for CSV too (a range with parameters matches only an offer with them).
   const type = req.accepts(["application/json", "text/csv", "text/csv; charset=utf-8"]);
   if (typeof type === "string" && type.startsWith("text/csv")) {
@@ -125,7 +125,7 @@ export function statsRoutes(stats: StatsService): RestFeature {
         granularity: q.granularity,
         groupBy: q.group_by,
       });
-      send(req, res, s, s.livemode ? "stats" : "stats-test");
+      sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
     }),
   );
   router.get(
@@ -140,7 +140,7 @@ export function statsRoutes(stats: StatsService): RestFeature {
         providerId: q.provider_id,
         livemode: q.livemode,
       });
-      send(req, res, s, s.livemode ? "stats" : "stats-test");
+      sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
     }),
   );
   return { router };

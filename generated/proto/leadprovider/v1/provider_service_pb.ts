@@ -14,7 +14,7 @@ import type { Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/provider_service.proto.
  */
 export const file_leadprovider_v1_provider_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIjIKJFByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAyJUCiVQcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIlAKFVNldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAxIrCgVydWxlcxgCIAEoCzIcLmxlYWRwcm92aWRlci52MS5JbnRha2VSdWxlcyJFChZTZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCLWAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBEjkKDHRlc3RfYXBpX2tleRgMIAEoCzIeLmxlYWRwcm92aWRlci52MS5BcGlLZXlTdW1tYXJ5SASIAQFCEAoOX2NvbnRhY3RfZW1haWxCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3Rlc0IKCghfYXBpX2tleUIPCg1fdGVzdF9hcGlfa2V5In0KFExpc3RQcm92aWRlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhMKBnNlYXJjaBgDIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgBiAEBQgkKB19zZWFyY2hCDAoKX2lzX2FjdGl2ZSJkChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USDQoFY291bnQYASABKAMSKgoHcmVzdWx0cxgCIAMoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIQCghoYXNfbmV4dBgDIAEoCCK3AgoVQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSGgoNY29udGFjdF9lbWFpbBgCIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgDIAEoCEgBiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgFIAEoBUgDiAEBEhgKC3dlYmhvb2tfdXJsGAYgASgJSASIAQESEgoFbm90ZXMYByABKAlIBYgBAUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIAoSR2V0UHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDIqgBChNHZXRQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhoKDWFwaV9rZXlfdmFsdWUYAiABKAlIAIgBARIfChJ0ZXN0X2FwaV9rZXlfdmFsdWUYAyABKAlIAYgBAUIQCg5fYXBpX2tleV92YWx1ZUIVChNfdGVzdF9hcGlfa2V5X3ZhbHVlItECChVVcGRhdGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMSEQoEbmFtZRgCIAEoCUgAiAEBEhoKDWNvbnRhY3RfZW1haWwYAyABKAlIAYgBARIWCglpc19hY3RpdmUYBCABKAhIAogBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAVIA4gBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAVIBIgBARIYCgt3ZWJob29rX3VybBgHIAEoCUgFiAEBEhIKBW5vdGVzGAggASgJSAaIAQFCBwoFX25hbWVCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZVcGRhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyIkwKE1JldmVhbEFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSKQoEbW9kZRgCIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlImMKFFJldmVhbEFwaUtleVJlc3BvbnNlEikKBG1vZGUYASABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZRIUCgdhcGlfa2V5GAIgASgJSACIAQFCCgoIX2FwaV9rZXki2gEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQESKQoEbW9kZRgEIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0Qh0KG19wcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcyKmAgoWR2VuZXJhdGVBcGlLZXlSZXNwb25zZRIPCgdhcGlfa2V5GAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESQAoXcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESKQoEbW9kZRgFIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCJMChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgDEikKBG1vZGUYAiABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZSJDChRSZXZva2VBcGlLZXlSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIiChRQdXJnZVRlc3REYXRhUmVxdWVzdBIKCgJpZBgBIAEoAyIuChVQdXJnZVRlc3REYXRhUmVzcG9uc2USFQoNZGVsZXRlZF9sZWFkcxgBIAEoAyLEAgoPV2ViaG9va0VuZHBvaW50EhAKA3VybBgBIAEoCUgAiAEBEhMKBnNlY3JldBgCIAEoCUgBiAEBEg8KB2VuYWJsZWQYAyABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAQgASgJSAKIAQESOgoRc2VjcmV0X3JvdGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESQwoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQFCBgoEX3VybEIJCgdfc2VjcmV0QhIKEF9kaXNhYmxlZF9yZWFzb25CFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoAyJIChJHZXRXZWJob29rUmVzcG9uc2USMgoIZW5kcG9pbnQYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0VuZHBvaW50IloKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgDEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiyAEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSNQoRc2VjcmV0X3JvdGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIkChZTZW5kV2ViaG9va1Rlc3RSZXF1ZXN0EgoKAmlkGAEgASgDIpoBChdTZW5kV2ViaG9va1Rlc3RSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRIRCglkZWxpdmVyZWQYAiABKAgSGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARISCgpsYXRlbmN5X21zGAQgASgFEhIKBWVycm9yGAUgASgJSAGIAQFCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciLfAwoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgDEhAKCGV2ZW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHbGVhZF9pZBgEIAEoAxINCgVzdGF0ZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoBRIdChBsYXN0X3N0YXR1c19jb2RlGAcgASgFSACIAQESFwoKbGFzdF9lcnJvchgIIAEoCUgBiAEBEjgKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9uZXh0X2F0dGVtcHRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESNQoMZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9sYXN0X3N0YXR1c19jb2RlQg0KC19sYXN0X2Vycm9yQhIKEF9sYXN0X2F0dGVtcHRfYXRCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fZGVsaXZlcmVkX2F0IlEKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSCgoCaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLmxlYWRwcm92aWRlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KHFJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSCgoCaWQYASABKAMSEwoLZGVsaXZlcnlfaWQYAiABKAMiUwodUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USMgoIZGVsaXZlcnkYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5KlgKCkFwaUtleU1vZGUSHAoYQVBJX0tFWV9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQVBJX0tFWV9NT0RFX0xJVkUQARIVChFBUElfS0VZX01PREVfVEVTVBACMpEMCg9Qcm92aWRlclNlcnZpY2USXgoNTGlzdFByb3ZpZGVycxIlLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVzcG9uc2USYQoOQ3JlYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USWAoLR2V0UHJvdmlkZXISIy5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXF1ZXN0GiQubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVzcG9uc2USWwoMUmV2ZWFsQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldmVhbEFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2ZWFsQXBpS2V5UmVzcG9uc2USYQoOVXBkYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USYQoOR2VuZXJhdGVBcGlLZXkSJi5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USXgoNUHVyZ2VUZXN0RGF0YRIlLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVzcG9uc2USVQoKR2V0V2ViaG9vaxIiLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVzcG9uc2UScAoTUm90YXRlV2ViaG9va1NlY3JldBIrLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBosLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USZAoPU2VuZFdlYmhvb2tUZXN0EicubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlcXVlc3QaKC5sZWFkcHJvdmlkZXIudjEuU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USdgoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEi0ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USdgoVUmVwbGF5V2ViaG9va0RlbGl2ZXJ5Ei0ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USfwoOR2V0SW50YWtlUnVsZXMSNS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJTZXJ2aWNlR2V0SW50YWtlUnVsZXNSZXF1ZXN0GjYubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVzcG9uc2USYQoOU2V0SW50YWtlUnVsZXMSJi5sZWFkcHJvdmlkZXIudjEuU2V0SW50YWtlUnVsZXNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlNldEludGFrZVJ1bGVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_leadprovider_v1_intake]);
+  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIjIKJFByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAyJUCiVQcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIlAKFVNldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAxIrCgVydWxlcxgCIAEoCzIcLmxlYWRwcm92aWRlci52MS5JbnRha2VSdWxlcyJFChZTZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCLWAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBEjkKDHRlc3RfYXBpX2tleRgMIAEoCzIeLmxlYWRwcm92aWRlci52MS5BcGlLZXlTdW1tYXJ5SASIAQFCEAoOX2NvbnRhY3RfZW1haWxCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3Rlc0IKCghfYXBpX2tleUIPCg1fdGVzdF9hcGlfa2V5In0KFExpc3RQcm92aWRlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhMKBnNlYXJjaBgDIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgBiAEBQgkKB19zZWFyY2hCDAoKX2lzX2FjdGl2ZSJkChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USDQoFY291bnQYASABKAMSKgoHcmVzdWx0cxgCIAMoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIQCghoYXNfbmV4dBgDIAEoCCK3AgoVQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSGgoNY29udGFjdF9lbWFpbBgCIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgDIAEoCEgBiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgFIAEoBUgDiAEBEhgKC3dlYmhvb2tfdXJsGAYgASgJSASIAQESEgoFbm90ZXMYByABKAlIBYgBAUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIAoSR2V0UHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDIqgBChNHZXRQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhoKDWFwaV9rZXlfdmFsdWUYAiABKAlIAIgBARIfChJ0ZXN0X2FwaV9rZXlfdmFsdWUYAyABKAlIAYgBAUIQCg5fYXBpX2tleV92YWx1ZUIVChNfdGVzdF9hcGlfa2V5X3ZhbHVlItECChVVcGRhdGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMSEQoEbmFtZRgCIAEoCUgAiAEBEhoKDWNvbnRhY3RfZW1haWwYAyABKAlIAYgBARIWCglpc19hY3RpdmUYBCABKAhIAogBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAVIA4gBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAVIBIgBARIYCgt3ZWJob29rX3VybBgHIAEoCUgFiAEBEhIKBW5vdGVzGAggASgJSAaIAQFCBwoFX25hbWVCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZVcGRhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyIkwKE1JldmVhbEFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSKQoEbW9kZRgCIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlImMKFFJldmVhbEFwaUtleVJlc3BvbnNlEikKBG1vZGUYASABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZRIUCgdhcGlfa2V5GAIgASgJSACIAQFCCgoIX2FwaV9rZXki2gEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQESKQoEbW9kZRgEIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0Qh0KG19wcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcyKmAgoWR2VuZXJhdGVBcGlLZXlSZXNwb25zZRIPCgdhcGlfa2V5GAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESQAoXcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESKQoEbW9kZRgFIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCJMChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgDEikKBG1vZGUYAiABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZSJDChRSZXZva2VBcGlLZXlSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIiChRQdXJnZVRlc3REYXRhUmVxdWVzdBIKCgJpZBgBIAEoAyIuChVQdXJnZVRlc3REYXRhUmVzcG9uc2USFQoNZGVsZXRlZF9sZWFkcxgBIAEoAyLEAgoPV2ViaG9va0VuZHBvaW50EhAKA3VybBgBIAEoCUgAiAEBEhMKBnNlY3JldBgCIAEoCUgBiAEBEg8KB2VuYWJsZWQYAyABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAQgASgJSAKIAQESOgoRc2VjcmV0X3JvdGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESQwoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQFCBgoEX3VybEIJCgdfc2VjcmV0QhIKEF9kaXNhYmxlZF9yZWFzb25CFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoAyJIChJHZXRXZWJob29rUmVzcG9uc2USMgoIZW5kcG9pbnQYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0VuZHBvaW50IloKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgDEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiyAEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSNQoRc2VjcmV0X3JvdGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIkChZTZW5kV2ViaG9va1Rlc3RSZXF1ZXN0EgoKAmlkGAEgASgDIpoBChdTZW5kV2ViaG9va1Rlc3RSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRIRCglkZWxpdmVyZWQYAiABKAgSGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARISCgpsYXRlbmN5X21zGAQgASgFEhIKBWVycm9yGAUgASgJSAGIAQFCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciLfAwoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgDEhAKCGV2ZW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHbGVhZF9pZBgEIAEoAxINCgVzdGF0ZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoBRIdChBsYXN0X3N0YXR1c19jb2RlGAcgASgFSACIAQESFwoKbGFzdF9lcnJvchgIIAEoCUgBiAEBEjgKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9uZXh0X2F0dGVtcHRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESNQoMZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9sYXN0X3N0YXR1c19jb2RlQg0KC19sYXN0X2Vycm9yQhIKEF9sYXN0X2F0dGVtcHRfYXRCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fZGVsaXZlcmVkX2F0IlEKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSCgoCaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLmxlYWRwcm92aWRlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KHFJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSCgoCaWQYASABKAMSEwoLZGVsaXZlcnlfaWQYAiABKAMiUwodUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USMgoIZGVsaXZlcnkYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5IvgBCgpQb3J0YWxVc2VyEgoKAmlkGAEgASgDEg0KBWVtYWlsGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGc3RhdHVzGAQgASgJEhUKDXNlY29uZF9mYWN0b3IYBSABKAgSMwoPbGFzdF9zaWduX2luX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1ChFpbnZpdGVfZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQgoXSW52aXRlUG9ydGFsVXNlclJlcXVlc3QSCgoCaWQYASABKAMSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCSKhAQoYSW52aXRlUG9ydGFsVXNlclJlc3BvbnNlEikKBHVzZXIYASABKAsyGy5sZWFkcHJvdmlkZXIudjEuUG9ydGFsVXNlchISCgppbnZpdGVfdXJsGAIgASgJEjUKEWludml0ZV9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdlbWFpbGVkGAQgASgIIiQKFkxpc3RQb3J0YWxVc2Vyc1JlcXVlc3QSCgoCaWQYASABKAMiRQoXTGlzdFBvcnRhbFVzZXJzUmVzcG9uc2USKgoFdXNlcnMYASADKAsyGy5sZWFkcHJvdmlkZXIudjEuUG9ydGFsVXNlciI5ChpSZWlzc3VlUG9ydGFsSW52aXRlUmVxdWVzdBIKCgJpZBgBIAEoAxIPCgd1c2VyX2lkGAIgASgDIqQBChtSZWlzc3VlUG9ydGFsSW52aXRlUmVzcG9uc2USKQoEdXNlchgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5Qb3J0YWxVc2VyEhIKCmludml0ZV91cmwYAiABKAkSNQoRaW52aXRlX2V4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB2VtYWlsZWQYBCABKAgiNwoYRGlzYWJsZVBvcnRhbFVzZXJSZXF1ZXN0EgoKAmlkGAEgASgDEg8KB3VzZXJfaWQYAiABKAMiRgoZRGlzYWJsZVBvcnRhbFVzZXJSZXNwb25zZRIpCgR1c2VyGAEgASgLMhsubGVhZHByb3ZpZGVyLnYxLlBvcnRhbFVzZXIqWAoKQXBpS2V5TW9kZRIcChhBUElfS0VZX01PREVfVU5TUEVDSUZJRUQQABIVChFBUElfS0VZX01PREVfTElWRRABEhUKEUFQSV9LRVlfTU9ERV9URVNUEAIyvg8KD1Byb3ZpZGVyU2VydmljZRJeCg1MaXN0UHJvdmlkZXJzEiUubGVhZHByb3ZpZGVyLnYxLkxpc3RQcm92aWRlcnNSZXF1ZXN0GiYubGVhZHByb3ZpZGVyLnYxLkxpc3RQcm92aWRlcnNSZXNwb25zZRJhCg5DcmVhdGVQcm92aWRlchImLmxlYWRwcm92aWRlci52MS5DcmVhdGVQcm92aWRlclJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXNwb25zZRJYCgtHZXRQcm92aWRlchIjLmxlYWRwcm92aWRlci52MS5HZXRQcm92aWRlclJlcXVlc3QaJC5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXNwb25zZRJbCgxSZXZlYWxBcGlLZXkSJC5sZWFkcHJvdmlkZXIudjEuUmV2ZWFsQXBpS2V5UmVxdWVzdBolLmxlYWRwcm92aWRlci52MS5SZXZlYWxBcGlLZXlSZXNwb25zZRJhCg5VcGRhdGVQcm92aWRlchImLmxlYWRwcm92aWRlci52MS5VcGRhdGVQcm92aWRlclJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXNwb25zZRJhCg5HZW5lcmF0ZUFwaUtleRImLmxlYWRwcm92aWRlci52MS5HZW5lcmF0ZUFwaUtleVJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXNwb25zZRJbCgxSZXZva2VBcGlLZXkSJC5sZWFkcHJvdmlkZXIudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLmxlYWRwcm92aWRlci52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJeCg1QdXJnZVRlc3REYXRhEiUubGVhZHByb3ZpZGVyLnYxLlB1cmdlVGVzdERhdGFSZXF1ZXN0GiYubGVhZHByb3ZpZGVyLnYxLlB1cmdlVGVzdERhdGFSZXNwb25zZRJVCgpHZXRXZWJob29rEiIubGVhZHByb3ZpZGVyLnYxLkdldFdlYmhvb2tSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkdldFdlYmhvb2tSZXNwb25zZRJwChNSb3RhdGVXZWJob29rU2VjcmV0EisubGVhZHByb3ZpZGVyLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GiwubGVhZHByb3ZpZGVyLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJkCg9TZW5kV2ViaG9va1Rlc3QSJy5sZWFkcHJvdmlkZXIudjEuU2VuZFdlYmhvb2tUZXN0UmVxdWVzdBooLmxlYWRwcm92aWRlci52MS5TZW5kV2ViaG9va1Rlc3RSZXNwb25zZRJ2ChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSLS5sZWFkcHJvdmlkZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBouLmxlYWRwcm92aWRlci52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRJ2ChVSZXBsYXlXZWJob29rRGVsaXZlcnkSLS5sZWFkcHJvdmlkZXIudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBouLmxlYWRwcm92aWRlci52MS5SZXBsYXlXZWJob29rRGVsaXZlcnlSZXNwb25zZRJ/Cg5HZXRJbnRha2VSdWxlcxI1LmxlYWRwcm92aWRlci52MS5Qcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1JlcXVlc3QaNi5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJTZXJ2aWNlR2V0SW50YWtlUnVsZXNSZXNwb25zZRJhCg5TZXRJbnRha2VSdWxlcxImLmxlYWRwcm92aWRlci52MS5TZXRJbnRha2VSdWxlc1JlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuU2V0SW50YWtlUnVsZXNSZXNwb25zZRJnChBJbnZpdGVQb3J0YWxVc2VyEigubGVhZHByb3ZpZGVyLnYxLkludml0ZVBvcnRhbFVzZXJSZXF1ZXN0GikubGVhZHByb3ZpZGVyLnYxLkludml0ZVBvcnRhbFVzZXJSZXNwb25zZRJkCg9MaXN0UG9ydGFsVXNlcnMSJy5sZWFkcHJvdmlkZXIudjEuTGlzdFBvcnRhbFVzZXJzUmVxdWVzdBooLmxlYWRwcm92aWRlci52MS5MaXN0UG9ydGFsVXNlcnNSZXNwb25zZRJwChNSZWlzc3VlUG9ydGFsSW52aXRlEisubGVhZHByb3ZpZGVyLnYxLlJlaXNzdWVQb3J0YWxJbnZpdGVSZXF1ZXN0GiwubGVhZHByb3ZpZGVyLnYxLlJlaXNzdWVQb3J0YWxJbnZpdGVSZXNwb25zZRJqChFEaXNhYmxlUG9ydGFsVXNlchIpLmxlYWRwcm92aWRlci52MS5EaXNhYmxlUG9ydGFsVXNlclJlcXVlc3QaKi5sZWFkcHJvdmlkZXIudjEuRGlzYWJsZVBvcnRhbFVzZXJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_leadprovider_v1_intake]);
 
 /**
  * Whose intake rules to read.
@@ -1242,6 +1242,314 @@ export const ReplayWebhookDeliveryResponseSchema: GenMessage<ReplayWebhookDelive
   messageDesc(file_leadprovider_v1_provider_service, 33);
 
 /**
+ * A person of a provider who signs in to the provider portal.
+ *
+ * @generated from message leadprovider.v1.PortalUser
+ */
+export type PortalUser = Message<"leadprovider.v1.PortalUser"> & {
+  /**
+   * Portal user id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Sign-in email (unique across providers).
+   *
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * The person's name.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * invited, active or disabled.
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * Whether a TOTP second factor is set up.
+   *
+   * @generated from field: bool second_factor = 5;
+   */
+  secondFactor: boolean;
+
+  /**
+   * The last successful sign-in; unset if never.
+   *
+   * @generated from field: google.protobuf.Timestamp last_sign_in_at = 6;
+   */
+  lastSignInAt?: Timestamp | undefined;
+
+  /**
+   * When the open invite link expires; unset when there is none.
+   *
+   * @generated from field: google.protobuf.Timestamp invite_expires_at = 7;
+   */
+  inviteExpiresAt?: Timestamp | undefined;
+
+  /**
+   * When the user was invited.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.PortalUser.
+ * Use `create(PortalUserSchema)` to create a new message.
+ */
+export const PortalUserSchema: GenMessage<PortalUser> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 34);
+
+/**
+ * Whom to invite, to which provider's portal.
+ *
+ * @generated from message leadprovider.v1.InvitePortalUserRequest
+ */
+export type InvitePortalUserRequest = Message<"leadprovider.v1.InvitePortalUserRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * The person's email.
+   *
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * The person's name.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.InvitePortalUserRequest.
+ * Use `create(InvitePortalUserRequestSchema)` to create a new message.
+ */
+export const InvitePortalUserRequestSchema: GenMessage<InvitePortalUserRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 35);
+
+/**
+ * The invited user and its link.
+ *
+ * @generated from message leadprovider.v1.InvitePortalUserResponse
+ */
+export type InvitePortalUserResponse = Message<"leadprovider.v1.InvitePortalUserResponse"> & {
+  /**
+   * The user, status invited.
+   *
+   * @generated from field: leadprovider.v1.PortalUser user = 1;
+   */
+  user?: PortalUser | undefined;
+
+  /**
+   * The link that sets the password (shown only here).
+   *
+   * @generated from field: string invite_url = 2;
+   */
+  inviteUrl: string;
+
+  /**
+   * When the link expires.
+   *
+   * @generated from field: google.protobuf.Timestamp invite_expires_at = 3;
+   */
+  inviteExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Whether the link was also e-mailed.
+   *
+   * @generated from field: bool emailed = 4;
+   */
+  emailed: boolean;
+};
+
+/**
+ * Describes the message leadprovider.v1.InvitePortalUserResponse.
+ * Use `create(InvitePortalUserResponseSchema)` to create a new message.
+ */
+export const InvitePortalUserResponseSchema: GenMessage<InvitePortalUserResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 36);
+
+/**
+ * Whose portal users to list.
+ *
+ * @generated from message leadprovider.v1.ListPortalUsersRequest
+ */
+export type ListPortalUsersRequest = Message<"leadprovider.v1.ListPortalUsersRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListPortalUsersRequest.
+ * Use `create(ListPortalUsersRequestSchema)` to create a new message.
+ */
+export const ListPortalUsersRequestSchema: GenMessage<ListPortalUsersRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 37);
+
+/**
+ * The provider's portal users.
+ *
+ * @generated from message leadprovider.v1.ListPortalUsersResponse
+ */
+export type ListPortalUsersResponse = Message<"leadprovider.v1.ListPortalUsersResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated leadprovider.v1.PortalUser users = 1;
+   */
+  users: PortalUser[];
+};
+
+/**
+ * Describes the message leadprovider.v1.ListPortalUsersResponse.
+ * Use `create(ListPortalUsersResponseSchema)` to create a new message.
+ */
+export const ListPortalUsersResponseSchema: GenMessage<ListPortalUsersResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 38);
+
+/**
+ * Which user gets a fresh invite.
+ *
+ * @generated from message leadprovider.v1.ReissuePortalInviteRequest
+ */
+export type ReissuePortalInviteRequest = Message<"leadprovider.v1.ReissuePortalInviteRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Portal user id.
+   *
+   * @generated from field: int64 user_id = 2;
+   */
+  userId: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.ReissuePortalInviteRequest.
+ * Use `create(ReissuePortalInviteRequestSchema)` to create a new message.
+ */
+export const ReissuePortalInviteRequestSchema: GenMessage<ReissuePortalInviteRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 39);
+
+/**
+ * The user and its new link.
+ *
+ * @generated from message leadprovider.v1.ReissuePortalInviteResponse
+ */
+export type ReissuePortalInviteResponse = Message<"leadprovider.v1.ReissuePortalInviteResponse"> & {
+  /**
+   * The user.
+   *
+   * @generated from field: leadprovider.v1.PortalUser user = 1;
+   */
+  user?: PortalUser | undefined;
+
+  /**
+   * The new link (the previous one stops working).
+   *
+   * @generated from field: string invite_url = 2;
+   */
+  inviteUrl: string;
+
+  /**
+   * When the link expires.
+   *
+   * @generated from field: google.protobuf.Timestamp invite_expires_at = 3;
+   */
+  inviteExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Whether the link was also e-mailed.
+   *
+   * @generated from field: bool emailed = 4;
+   */
+  emailed: boolean;
+};
+
+/**
+ * Describes the message leadprovider.v1.ReissuePortalInviteResponse.
+ * Use `create(ReissuePortalInviteResponseSchema)` to create a new message.
+ */
+export const ReissuePortalInviteResponseSchema: GenMessage<ReissuePortalInviteResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 40);
+
+/**
+ * Which user to disable.
+ *
+ * @generated from message leadprovider.v1.DisablePortalUserRequest
+ */
+export type DisablePortalUserRequest = Message<"leadprovider.v1.DisablePortalUserRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Portal user id.
+   *
+   * @generated from field: int64 user_id = 2;
+   */
+  userId: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.DisablePortalUserRequest.
+ * Use `create(DisablePortalUserRequestSchema)` to create a new message.
+ */
+export const DisablePortalUserRequestSchema: GenMessage<DisablePortalUserRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 41);
+
+/**
+ * The disabled user.
+ *
+ * @generated from message leadprovider.v1.DisablePortalUserResponse
+ */
+export type DisablePortalUserResponse = Message<"leadprovider.v1.DisablePortalUserResponse"> & {
+  /**
+   * The user, status disabled.
+   *
+   * @generated from field: leadprovider.v1.PortalUser user = 1;
+   */
+  user?: PortalUser | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.DisablePortalUserResponse.
+ * Use `create(DisablePortalUserResponseSchema)` to create a new message.
+ */
+export const DisablePortalUserResponseSchema: GenMessage<DisablePortalUserResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 42);
+
+/**
  * Which kind of API key.
  *
  * @generated from enum leadprovider.v1.ApiKeyMode
@@ -1442,6 +1750,48 @@ export const ProviderService: GenService<{
     methodKind: "unary";
     input: typeof SetIntakeRulesRequestSchema;
     output: typeof SetIntakeRulesResponseSchema;
+  },
+  /**
+   * Invites a person to the provider portal: the user and its invite link (72 hours; e-mailed
+   * too when SMTP_URL is set). Emails are unique across providers. Audited.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.InvitePortalUser
+   */
+  invitePortalUser: {
+    methodKind: "unary";
+    input: typeof InvitePortalUserRequestSchema;
+    output: typeof InvitePortalUserResponseSchema;
+  },
+  /**
+   * Lists the provider's portal users (at most 200, oldest first).
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.ListPortalUsers
+   */
+  listPortalUsers: {
+    methodKind: "unary";
+    input: typeof ListPortalUsersRequestSchema;
+    output: typeof ListPortalUsersResponseSchema;
+  },
+  /**
+   * Issues a fresh invite link (the password reset; brings a disabled user back as invited); the
+   * previous link stops working and the user's sessions end. Audited.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.ReissuePortalInvite
+   */
+  reissuePortalInvite: {
+    methodKind: "unary";
+    input: typeof ReissuePortalInviteRequestSchema;
+    output: typeof ReissuePortalInviteResponseSchema;
+  },
+  /**
+   * Disables a portal user: its sessions stop working at once. Audited.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.DisablePortalUser
+   */
+  disablePortalUser: {
+    methodKind: "unary";
+    input: typeof DisablePortalUserRequestSchema;
+    output: typeof DisablePortalUserResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_provider_service, 0);

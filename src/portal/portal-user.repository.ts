@@ -1,0 +1,159 @@
+/** Portal users and their sessions (migration 0011). */
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { Database, PortalUsersTable } from "../db/schema.ts";
+import type { PortalUser } from "./portal-user.ts";
+
+type Db = Kysely<Database>;
+type Row = Selectable<PortalUsersTable>;
+export type RowOf = Row;
+
+export const MAX_USERS_LISTED = 200;
+
+export function userOf(r: Row): PortalUser {
+  return {
+    id: Number(r.id),
+    providerId: Number(r.provider_id),
+    email: r.email,
+    name: r.name,
+    status: r.status,
+    secondFactor: r.totp_secret !== null,
+    lastSignInAt: r.last_sign_in_at,
+    inviteExpiresAt: r.invite_digest === null ? null : r.invite_expires_at,
+    createdAt: r.created_at,
+  };
+}
+
+/** The new user's row, or undefined when the email is taken (by any provider). */
+export async function insertUser(
+  db: Db,
+  u: { providerId: number; email: string; name: string; inviteDigest: string; inviteExpiresAt: Date },
+): Promise<Row | undefined> {
+  return db
+    .insertInto("portal_users")
+    .values({
+      provider_id: u.providerId,
+      email: u.email,
+      name: u.name,
+      invite_digest: u.inviteDigest,
+      invite_expires_at: u.inviteExpiresAt,
+    })
+    .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function listUsers(db: Db, providerId: number): Promise<Row[]> {
+  return db
+    .selectFrom("portal_users")
+    .selectAll()
+    .where("provider_id", "=", providerId)
+    .orderBy("id")
+    .limit(MAX_USERS_LISTED)
+    .execute();
+}
+
+export function findUser(db: Db, providerId: number, userId: number): Promise<Row | undefined> {
+  return db
+    .selectFrom("portal_users")
+    .selectAll()
+    .where("provider_id", "=", providerId)
+    .where("id", "=", userId)
+    .executeTakeFirst();
+}
+
+export function findUserById(db: Db, userId: number): Promise<Row | undefined> {
+  return db.selectFrom("portal_users").selectAll().where("id", "=", userId).executeTakeFirst();
+}
+
+export function findUserByEmail(db: Db, email: string): Promise<Row | undefined> {
+  return db
+    .selectFrom("portal_users")
+    .selectAll()
+    .where(sql<string>`lower(email)`, "=", email.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** The user an unexpired, unused invite belongs to, with its provider's name. */
+export function findByInvite(db: Db, digest: string, at: Date) {
+  return db
+    .selectFrom("portal_users as u")
+    .innerJoin("providers as p", "p.id", "u.provider_id")
+    .selectAll("u")
+    .select("p.name as provider_name")
+    .where("u.invite_digest", "=", digest)
+    .where("u.invite_expires_at", ">", at)
+    .where("u.status", "!=", "disabled")
+    .executeTakeFirst();
+}
+
+export async function updateUser(
+  db: Db,
+  userId: number,
+  changes: Partial<Pick<Row, "status" | "password_hash" | "invite_digest" | "invite_expires_at">> &
+    Partial<Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">>,
+): Promise<Row | undefined> {
+  return db
+    .updateTable("portal_users")
+    .set({ ...changes, updated_at: new Date() })
+    .where("id", "=", userId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function insertSession(
+  db: Db,
+  s: { digest: string; userId: number; secondFactor: boolean; at: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto("portal_sessions")
+    .values({
+      digest: s.digest,
+      user_id: s.userId,
+      second_factor: s.secondFactor,
+      created_at: s.at,
+      last_seen_at: s.at,
+      expires_at: s.expiresAt,
+    })
+    .execute();
+}
+
+/** A live session with what a request needs of its user (idle and absolute ends checked by the caller). */
+export function findSession(db: Db, digest: string) {
+  return db
+    .selectFrom("portal_sessions as s")
+    .innerJoin("portal_users as u", "u.id", "s.user_id")
+    .select([
+      "s.user_id as userId",
+      "s.last_seen_at as lastSeenAt",
+      "s.expires_at as expiresAt",
+      "u.provider_id as providerId",
+      "u.email as email",
+      "u.status as status",
+      "u.totp_secret as totpSecret",
+    ])
+    .where("s.digest", "=", digest)
+    .executeTakeFirst();
+}
+
+export async function touchSession(db: Db, digest: string, at: Date): Promise<void> {
+  await db.updateTable("portal_sessions").set({ last_seen_at: at }).where("digest", "=", digest).execute();
+}
+
+export async function deleteSession(db: Db, digest: string): Promise<number> {
+  const r = await db.deleteFrom("portal_sessions").where("digest", "=", digest).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+export async function deleteSessionsOf(db: Db, userId: number): Promise<number> {
+  const r = await db.deleteFrom("portal_sessions").where("user_id", "=", userId).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** The user's sessions past their idle or absolute end (each sign-in clears them, so the table stays small). */
+export async function deleteEndedSessionsOf(db: Db, userId: number, idleBefore: Date, at: Date): Promise<void> {
+  await db
+    .deleteFrom("portal_sessions")
+    .where("user_id", "=", userId)
+    .where((eb) => eb.or([eb("last_seen_at", "<", idleBefore), eb("expires_at", "<=", at)]))
+    .execute();
+}
