@@ -45,8 +45,20 @@ admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
 	@echo "building the back office (vite, about 30 seconds)..."
 	@NODE_ENV=production vite build --config admin/vite.config.ts --logLevel warn
 
+# The provider portal (portal/, Vite; it shares admin/src's common components and theme).
+PORTAL_SOURCES := $(shell find portal -type f -not -path 'portal/dist/*' 2>/dev/null) \
+  admin/src/common.tsx admin/src/theme.ts admin/src/i18n.ts admin/src/styles.css generated/openapi/schema.ts
+
+portal/dist/index.html: node_modules/.installed $(PORTAL_SOURCES)
+	@echo "building the provider portal (vite, about 20 seconds)..."
+	@NODE_ENV=production vite build --config portal/vite.config.ts --logLevel warn
+
 .PHONY: install
-install: node_modules/.installed admin/dist/index.html ## install Node 24 (if needed) and the pinned dependencies, build the back office
+install: node_modules/.installed admin/dist/index.html portal/dist/index.html ## install Node 24 (if needed) and the pinned dependencies, build the back office and the provider portal
+
+.PHONY: portal-dev
+portal-dev: install ## the provider portal on Vite's dev server (:5174/portal/), API proxied to the service on :8080
+	vite --config portal/vite.config.ts
 
 .PHONY: console-dev
 console-dev: install ## the back office on Vite's dev server with hot reload (:5173/admin/), API proxied to the service on :8080
@@ -94,6 +106,7 @@ lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint
 	biome check .
 	tsc -p .
 	tsc -p admin
+	tsc -p portal
 	buf lint
 	buf format --diff --exit-code
 	redocly lint openapi/openapi.yaml --format=stylish
@@ -101,7 +114,7 @@ lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint
 .PHONY: test
 test: install check-generate lint ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
 	@# check-generate rewrote generated/: rebuild the console now, not under a running test
-	$(MAKE) -s admin/dist/index.html
+	$(MAKE) -s admin/dist/index.html portal/dist/index.html
 	@# Lenient here (a laptop may lack Postgres, Redis or chromium); the last line names any group
 	@# that did not run. .ci/run is strict and refuses to start without them.
 	@status=0; vitest run || status=$$?; scripts/test-groups.sh summary; exit $$status

@@ -51,7 +51,7 @@ import { createRequestLogRpc } from "./request-log/request-log.rpc.ts";
 import { createRequestLogService } from "./request-log/request-log.service.ts";
 import { createRequestLogWriter, type RequestLogWriter } from "./request-log/request-log.writer.ts";
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
-import { CONSOLE_DIR, consoleRoutes } from "./rest/console.ts";
+import { appRoutes, CONSOLE_DIR, consoleRoutes, PORTAL_DIR } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
 import { createRestFastPath } from "./rest/fast-path.ts";
 import { landingRoutes } from "./rest/landing.ts";
@@ -290,6 +290,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           ? () => signDevelopmentToken(config.jwt, { ttlSeconds: 8 * 3600 })
           : undefined,
       }),
+      appRoutes("/portal", PORTAL_DIR, "the provider portal", "portal/ into portal/dist"),
     ],
   });
   const restFastPath = createRestFastPath({

@@ -17,6 +17,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
     description: "REST base (Connect, gRPC and gRPC-Web on the same port)",
   },
   { key: "admin", label: "Back office", path: "/admin/", description: "the administrators' console" },
+  { key: "portal", label: "Provider portal", path: "/portal/", description: "for providers' own people (invited)" },
   { key: "docs", label: "API reference", path: "/docs", description: "interactive reference with Try it" },
   { key: "openapi", label: "OpenAPI", path: "/openapi.yaml", description: "the REST contract" },
 ];

@@ -3,11 +3,13 @@
  * a `__Host-` cookie, same-origin writes, sign-in throttling, TOTP, and a provider's people seeing
  * only their own provider — over HTTP, plus the administrators' operations over gRPC.
  */
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { sql } from "kysely";
 import { generate as totpCode } from "otplib";
+import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
@@ -469,5 +471,99 @@ describe("provider portal with PORTAL_REQUIRE_2FA", () => {
       headers: { ...headers, cookie },
     });
     expect((await t.call("GET", "/api/v1/portal/leads/", { headers: { cookie } })).status).toBe(200);
+  });
+});
+
+describe("provider portal sessions and invites by e-mail", () => {
+  let t: TestApp;
+  let smtp: SMTPServer;
+  const mails: { to: string; text: string }[] = [];
+  let offset = 0;
+  const now = () => new Date(Date.now() + offset);
+
+  beforeAll(async () => {
+    // A real SMTP server on port 0 receives the invites nodemailer sends.
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ["STARTTLS"],
+      onData(stream, session, done) {
+        const chunks: Buffer[] = [];
+        stream.on("data", (c: Buffer) => chunks.push(c));
+        stream.on("end", () => {
+          mails.push({
+            to: session.envelope.rcptTo.map((r) => r.address).join(","),
+            text: Buffer.concat(chunks).toString(),
+          });
+          done();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+    const port = (smtp.server.address() as AddressInfo).port;
+    t = await startTestApp(
+      { name: "pglite" },
+      { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: "Portal <portal@broker.example>" },
+      { now },
+    );
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  });
+
+  it("e-mails the invite link with SMTP_URL set", async () => {
+    const p = await t.provider("Mailed provider");
+    const res = await t.call("POST", `/api/v1/lead_providers/${p.id}/portal_users/`, {
+      auth: await t.token(),
+      body: { email: "mailed@example.com", name: "Mailed Person" },
+    });
+    const invite = (await res.json()) as Json;
+    expect(invite.emailed).toBe(true);
+    const mail = mails.find((m) => m.to === "mailed@example.com");
+    expect(mail?.text).toContain("Mailed provider");
+    // Quoted-printable may wrap the long link: compare it unwrapped.
+    expect(mail?.text.replace(/=\r?\n/g, "").replace(/=3D/g, "=")).toContain(String(invite.invite_url));
+  });
+
+  it("ends a session after 12 idle hours, and after 7 days however active", async () => {
+    const p = await t.provider("Clocked provider");
+    const invited = (await (
+      await t.call("POST", `/api/v1/lead_providers/${p.id}/portal_users/`, {
+        auth: await t.token(),
+        body: { email: "clocked@example.com", name: "Clocked Person" },
+      })
+    ).json()) as Json;
+    const token = String(invited.invite_url).split("#invite=")[1];
+    const headers = { origin: t.url };
+    await t.call("POST", "/api/v1/portal/invite/accept/", { body: { token, password: PASSWORD }, headers });
+    const signIn = async () => {
+      const res = await t.call("POST", "/api/v1/portal/sign_in/", {
+        body: { email: "clocked@example.com", password: PASSWORD },
+        headers,
+      });
+      return (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    };
+    const me = (cookie: string) => t.call("GET", "/api/v1/portal/me/", { headers: { cookie } });
+
+    offset = 0;
+    const idle = await signIn();
+    offset = 11 * 3600_000;
+    expect((await me(idle)).status).toBe(200); // 11 idle hours: still on (and seen now)
+    offset = 22 * 3600_000 + 59 * 60_000;
+    expect((await me(idle)).status).toBe(200); // 11 h 59 min after the last request
+    offset = 35 * 3600_000;
+    const gone = await me(idle);
+    expect(gone.status).toBe(401);
+    expect(((await gone.json()) as Json).detail).toBe("the session has expired; sign in again");
+
+    offset = 0;
+    const busy = await signIn();
+    for (let hours = 10; hours < 7 * 24; hours += 10) {
+      offset = hours * 3600_000;
+      expect((await me(busy)).status, `${hours} h`).toBe(200);
+    }
+    offset = 7 * 24 * 3600_000 + 1000;
+    expect((await me(busy)).status).toBe(401);
+    offset = 0;
   });
 });

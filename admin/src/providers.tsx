@@ -35,6 +35,7 @@ import {
 import { Link } from "react-router-dom";
 import { ListActions, num, relative } from "./common.tsx";
 import { IntakePanel } from "./intakePanel.tsx";
+import { PortalUsersPanel } from "./portalUsers.tsx";
 import { DeactivateButton, KeyPanel, UsagePanel, WebhookPanel } from "./providerPanels.tsx";
 
 const filters = [
@@ -231,6 +232,7 @@ function Panels() {
       <UsagePanel />
       <IntakePanel />
       <WebhookPanel />
+      <PortalUsersPanel />
     </>
   );
 }

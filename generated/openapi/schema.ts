@@ -1683,6 +1683,12 @@ export interface components {
     PortalKeys: {
       live: components["schemas"]["ApiKeySummary"] | null;
       test: components["schemas"]["ApiKeySummary"] | null;
+      /** @description The reserved `note_from_shipper` values of test mode and what each does. */
+      sandbox_values: {
+        /** @example sandbox:quote */
+        value: string;
+        effect: string;
+      }[];
     };
     PortalTestKey: {
       /** @description The test key (`lp_test_…`); null when none was issued. */

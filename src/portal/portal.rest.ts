@@ -297,7 +297,11 @@ export function portalRoutes(
     `${P}keys/`,
     operation("getPortalKeys", async (_req, res) => {
       const keys = await portal.keys(portalOf(res));
-      res.json({ live: keyJson(keys.live), test: keyJson(keys.test) });
+      res.json({
+        live: keyJson(keys.live),
+        test: keyJson(keys.test),
+        sandbox_values: keys.sandboxValues.map((v) => ({ value: v.value, effect: v.effect })),
+      });
     }),
   );
   router.get(

@@ -10,6 +10,7 @@ import type { IntakeService } from "../intake/intake.service.ts";
 import type { LeadListQuery, LeadService } from "../leads/lead.service.ts";
 import type { LeadOwner } from "../leads/lead.ts";
 import type { ProviderService } from "../providers/provider.service.ts";
+import { SANDBOX_VALUES } from "../sandbox/sandbox.ts";
 import type { RequestLogQuery, RequestLogService } from "../request-log/request-log.service.ts";
 import type { StatsQuery, StatsService } from "../stats/stats.service.ts";
 import type { WebhookService } from "../webhooks/webhook.service.ts";
@@ -97,7 +98,7 @@ export function createPortalService(deps: PortalServiceDeps) {
     /** The keys as masks with their creation and last use (issuing and viewing live keys stays with administrators). */
     async keys(p: PortalPrincipal) {
       const provider = await providerOf(open(p));
-      return { live: provider.apiKey, test: provider.testApiKey };
+      return { live: provider.apiKey, test: provider.testApiKey, sandboxValues: SANDBOX_VALUES };
     },
     /** The current test key in plain text (an audited view), or null when none was issued. */
     async revealTestKey(p: PortalPrincipal): Promise<{ apiKey: string | null; createdAt: Date | null }> {

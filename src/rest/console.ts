@@ -11,6 +11,8 @@ import express, { Router } from "express";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
 
 export const CONSOLE_DIR = fileURLToPath(new URL("../../admin/dist", import.meta.url));
+/** The provider portal's build (portal/, Vite): served at /portal/. */
+export const PORTAL_DIR = fileURLToPath(new URL("../../portal/dist", import.meta.url));
 
 export const CONSOLE_CSP = [
   "default-src 'self'",
@@ -38,19 +40,9 @@ export const DEV_TOKEN_PATH = "/admin/dev-token";
 
 export function consoleRoutes(dir = CONSOLE_DIR, options: ConsoleOptions = {}): Router {
   const router = Router();
-  const index = join(dir, "index.html");
-  router.use("/admin", (_req, res, next) => {
-    res.setHeader("Content-Security-Policy", CONSOLE_CSP);
-    res.setHeader("Referrer-Policy", "no-referrer");
-    res.setHeader("X-Frame-Options", "DENY");
-    next();
-  });
-  router.get("/admin", (req, res, next) => {
-    if (req.originalUrl.split("?")[0] === "/admin") res.redirect(301, "/admin/");
-    else next();
-  });
   const { devToken } = options;
   router.get(DEV_TOKEN_PATH, async (_req, res) => {
+    res.setHeader("Content-Security-Policy", CONSOLE_CSP);
     if (devToken === undefined) {
       res.status(404).type(PROBLEM_CONTENT_TYPE);
       res.send(
@@ -65,20 +57,42 @@ export function consoleRoutes(dir = CONSOLE_DIR, options: ConsoleOptions = {}): 
     }
     res.json({ token: await devToken() });
   });
+  router.use(appRoutes("/admin", dir, "the back office", "admin/ into admin/dist"));
+  return router;
+}
+
+/**
+ * A single-page app built by Vite, served at `prefix`: the CSP above on every answer, hashed
+ * assets cached for a year, every other path under the prefix answered with index.html (a deep
+ * link opens its screen), a 503 naming `make install` when it is not built.
+ */
+export function appRoutes(prefix: string, dir: string, what: string, builds: string): Router {
+  const router = Router();
+  const index = join(dir, "index.html");
+  router.use(prefix, (_req, res, next) => {
+    res.setHeader("Content-Security-Policy", CONSOLE_CSP);
+    res.setHeader("Referrer-Policy", "no-referrer");
+    res.setHeader("X-Frame-Options", "DENY");
+    next();
+  });
+  router.get(prefix, (req, res, next) => {
+    if (req.originalUrl.split("?")[0] === prefix) res.redirect(301, `${prefix}/`);
+    else next();
+  });
   // Hashed file names never change: cache them for a year (replacing the no-store every answer
   // starts with, observe.ts). index.html is never cached.
-  router.use("/admin/assets", (_req, res, next) => {
+  router.use(`${prefix}/assets`, (_req, res, next) => {
     res.removeHeader("Cache-Control");
     next();
   });
-  router.use("/admin/assets", express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }));
-  router.use("/admin/assets", (req, res) => {
+  router.use(`${prefix}/assets`, express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }));
+  router.use(`${prefix}/assets`, (req, res) => {
     res.setHeader("Cache-Control", "no-store"); // a missing asset may appear with the next build
     res.status(404).type(PROBLEM_CONTENT_TYPE);
     res.send(problemJson({ status: 404, code: "not_found", title: "Not found", detail: `no file ${req.originalUrl}` }));
   });
-  router.use("/admin", express.static(dir, { index: false, maxAge: "1h" }));
-  router.get("/admin/{*path}", (_req, res) => {
+  router.use(prefix, express.static(dir, { index: false, maxAge: "1h" }));
+  router.get(`${prefix}/{*path}`, (_req, res) => {
     if (!existsSync(index)) {
       res.status(503).type(PROBLEM_CONTENT_TYPE);
       res.send(
@@ -86,7 +100,7 @@ export function consoleRoutes(dir = CONSOLE_DIR, options: ConsoleOptions = {}): 
           status: 503,
           code: "console_not_built",
           title: "Service unavailable",
-          detail: "the back office is not built; run `make install` (it builds admin/ into admin/dist)",
+          detail: `${what} is not built; run \`make install\` (it builds ${builds})`,
         }),
       );
       return;

@@ -49,6 +49,21 @@ export const REFUSAL_MARKERS = [
   "sandbox:outside_criteria",
 ] as const;
 
+/** Every reserved value and what it does, in words (the provider portal's Sandbox page shows this table). */
+export const SANDBOX_VALUES: readonly { readonly value: string; readonly effect: string }[] = [
+  { value: "sandbox:quote", effect: `Moves the lead to QUOTE about ${SANDBOX_STEP_SECONDS} s after it is created.` },
+  { value: "sandbox:order", effect: `Moves it to QUOTE, then to ORDER, ${SANDBOX_STEP_SECONDS} s apart.` },
+  { value: "sandbox:status", effect: "Moves it to QUOTE, then changes only its lead_status to NEGOTIATING." },
+  {
+    value: RATE_LIMITED_MARKER,
+    effect: `Answers 429 rate_limited with Retry-After: ${SANDBOX_RETRY_AFTER_SECONDS} (nothing is stored).`,
+  },
+  { value: "sandbox:duplicate", effect: "Answers 400 duplicate_lead, as a duplicate under the reject policy would." },
+  { value: "sandbox:cap_reached", effect: "Answers 429 cap_reached, as a full day cap would." },
+  { value: "sandbox:intake_closed", effect: "Answers 429 intake_closed, opening at the next midnight." },
+  { value: "sandbox:outside_criteria", effect: "Answers 400 outside_criteria (the origin state is not accepted)." },
+];
+
 /** The refusal a reserved value asks for, before anything is stored; undefined for the rest. */
 export function createSandboxRefusal(zone: string) {
   return (lead: NewLead, now: Date): DomainError | undefined => {

@@ -1,0 +1,200 @@
+/**
+ * The provider page's portal users: invite a person (the link is shown once, to copy and hand
+ * over, or e-mailed when the service has SMTP_URL), issue a fresh link (also the password reset),
+ * disable. All through the Management API, which audits each change.
+ */
+import {
+  Alert,
+  Button,
+  Chip,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableHead,
+  TableRow,
+  TextField,
+  Typography,
+} from "@mui/material";
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { useNotify, useRecordContext } from "react-admin";
+import { api, data, type Schemas } from "./api.ts";
+import { ConfirmDialog, Scrolls, when } from "./common.tsx";
+import { Panel } from "./providerPanels.tsx";
+
+type User = Schemas["PortalUser"];
+type Invite = Schemas["PortalInviteIssued"];
+
+const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+function InviteLink({ invite }: { invite: Invite }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <Alert severity="success" sx={{ my: 1, overflowWrap: "anywhere" }}>
+      Invite link for {invite.user.email} (works once, until {when(invite.invite_expires_at)}
+      {invite.emailed ? "; also e-mailed" : "; hand it over yourself"}):
+      <br />
+      <code data-testid="invite-url">{invite.invite_url}</code>
+      <br />
+      <Button
+        size="small"
+        onClick={async () => {
+          await navigator.clipboard.writeText(invite.invite_url);
+          setCopied(true);
+        }}
+      >
+        {copied ? "Copied" : "Copy link"}
+      </Button>
+    </Alert>
+  );
+}
+
+export function PortalUsersPanel() {
+  const record = useRecordContext<Schemas["Provider"]>();
+  const notify = useNotify();
+  const id = record?.id;
+  const [users, setUsers] = useState<User[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [email, setEmail] = useState("");
+  const [name, setName] = useState("");
+  const [invite, setInvite] = useState<Invite | null>(null);
+  const [disabling, setDisabling] = useState<User | null>(null);
+
+  const load = useCallback(async () => {
+    if (id === undefined) return;
+    try {
+      const list = await data(api.GET("/api/v1/lead_providers/{id}/portal_users/", { params: { path: { id } } }));
+      setUsers(list.results);
+    } catch (err) {
+      setError(why(err));
+    }
+  }, [id]);
+  useEffect(() => void load(), [load]);
+  if (id === undefined) return null;
+  const pid: number = id;
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      setInvite(
+        await data(
+          api.POST("/api/v1/lead_providers/{id}/portal_users/", {
+            params: { path: { id: pid } },
+            body: { email, name },
+          }),
+        ),
+      );
+      setEmail("");
+      setName("");
+      notify(`Invited ${email}`, { type: "success" });
+      await load();
+    } catch (err) {
+      setError(why(err));
+    }
+  }
+  async function reissue(u: User) {
+    try {
+      setInvite(
+        await data(
+          api.POST("/api/v1/lead_providers/{id}/portal_users/{user_id}/invite/", {
+            params: { path: { id: pid, user_id: u.id } },
+          }),
+        ),
+      );
+      await load();
+    } catch (err) {
+      setError(why(err));
+    }
+  }
+  async function disable(u: User) {
+    setDisabling(null);
+    try {
+      await data(
+        api.POST("/api/v1/lead_providers/{id}/portal_users/{user_id}/disable/", {
+          params: { path: { id: pid, user_id: u.id } },
+        }),
+      );
+      notify(`${u.email} is disabled; their sessions ended`, { type: "success" });
+      await load();
+    } catch (err) {
+      setError(why(err));
+    }
+  }
+
+  return (
+    <Panel title="Portal users">
+      <Typography variant="body2" gutterBottom>
+        The provider's own people sign in at /portal/ to see their leads, requests and statistics, and to manage their
+        webhook and test key. Live keys stay here.
+      </Typography>
+      {error && <Alert severity="error">{error}</Alert>}
+      {invite && <InviteLink invite={invite} />}
+      <Stack component="form" direction="row" spacing={1} onSubmit={submit} flexWrap="wrap" useFlexGap sx={{ my: 1 }}>
+        <TextField
+          size="small"
+          label="Email"
+          type="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <TextField size="small" label="Name" required value={name} onChange={(e) => setName(e.target.value)} />
+        <Button type="submit" variant="contained">
+          Invite
+        </Button>
+      </Stack>
+      {users && users.length > 0 && (
+        <Scrolls>
+          <Table size="small" aria-label="Portal users">
+            <TableHead>
+              <TableRow>
+                <TableCell>Person</TableCell>
+                <TableCell>Status</TableCell>
+                <TableCell>Second factor</TableCell>
+                <TableCell>Last sign-in</TableCell>
+                <TableCell>Actions</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {users.map((u) => (
+                <TableRow key={u.id}>
+                  <TableCell>
+                    {u.name} ({u.email})
+                  </TableCell>
+                  <TableCell>
+                    <Chip size="small" label={u.status} />
+                  </TableCell>
+                  <TableCell>{u.second_factor ? "On" : "Off"}</TableCell>
+                  <TableCell>{when(u.last_sign_in_at)}</TableCell>
+                  <TableCell>
+                    <Stack direction="row" spacing={1}>
+                      <Button size="small" onClick={() => reissue(u)}>
+                        {u.status === "active" ? "Reset password" : "New invite link"}
+                      </Button>
+                      {u.status !== "disabled" && (
+                        <Button size="small" color="error" onClick={() => setDisabling(u)}>
+                          Disable
+                        </Button>
+                      )}
+                    </Stack>
+                  </TableCell>
+                </TableRow>
+              ))}
+            </TableBody>
+          </Table>
+        </Scrolls>
+      )}
+      <ConfirmDialog
+        open={disabling !== null}
+        title="Disable this portal user?"
+        confirm="Disable"
+        danger
+        onConfirm={() => disabling && disable(disabling)}
+        onClose={() => setDisabling(null)}
+      >
+        {disabling?.email} can no longer sign in, and any open session ends now. A new invite link brings them back.
+      </ConfirmDialog>
+    </Panel>
+  );
+}

@@ -1,0 +1,93 @@
+/** The signed-in person: who, which provider, and the TOTP second factor (required when the portal says so). */
+import { Alert, Box, Button, Stack, TextField, Typography } from "@mui/material";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Title, useLogout } from "react-admin";
+import { when } from "../../admin/src/common.tsx";
+import { api, data, explain } from "./api.ts";
+
+export function AccountPage() {
+  const client = useQueryClient();
+  const logout = useLogout();
+  const me = useQuery({ queryKey: ["me"], queryFn: () => data(api.GET("/api/v1/portal/me/")) });
+  const [setup, setSetup] = useState<{ secret: string; otpauth_uri: string } | null>(null);
+  const [code, setCode] = useState("");
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+
+  async function start() {
+    try {
+      setSetup(await data(api.POST("/api/v1/portal/me/second_factor/")));
+      setMessage(null);
+    } catch (err) {
+      setMessage({ ok: false, text: explain(err) });
+    }
+  }
+  async function confirm(e: FormEvent) {
+    e.preventDefault();
+    try {
+      await data(api.POST("/api/v1/portal/me/second_factor/confirm/", { body: { totp_code: code } }));
+      setSetup(null);
+      setMessage({ ok: true, text: "The second factor is on: sign-in now asks for a code." });
+      await client.invalidateQueries({ queryKey: ["me"] });
+      // With PORTAL_REQUIRE_2FA the rest of the portal opens now: load it afresh.
+      window.location.assign("/portal/");
+    } catch (err) {
+      setMessage({ ok: false, text: explain(err) });
+    }
+  }
+
+  const m = me.data;
+  return (
+    <Box sx={{ p: { xs: 1, sm: 2 } }}>
+      <Title title="Account" />
+      <Typography component="h1" variant="h5" gutterBottom>
+        Account
+      </Typography>
+      {m && (
+        <Stack spacing={1}>
+          <Typography>
+            {m.user.name} ({m.user.email}), {m.provider.name}. Last sign-in {when(m.user.last_sign_in_at)}.
+          </Typography>
+          {m.second_factor_required && !m.user.second_factor && (
+            <Alert severity="warning">This portal requires a second factor: set one up to continue.</Alert>
+          )}
+          {message && <Alert severity={message.ok ? "success" : "error"}>{message.text}</Alert>}
+          <Typography component="h2" variant="h6">
+            Second factor
+          </Typography>
+          {m.user.second_factor ? (
+            <Typography>On: sign-in asks for the code of your authenticator app.</Typography>
+          ) : setup ? (
+            <Stack component="form" spacing={1} onSubmit={confirm}>
+              <Typography variant="body2">
+                Add this key to your authenticator app (or open the link on your phone), then enter the code it shows.
+              </Typography>
+              <Typography variant="body2">
+                Key: <code data-testid="totp-secret">{setup.secret}</code>
+              </Typography>
+              <Typography variant="body2" sx={{ wordBreak: "break-all" }}>
+                <a href={setup.otpauth_uri}>Open in an authenticator app</a>
+              </Typography>
+              <TextField
+                label="Code"
+                inputMode="numeric"
+                value={code}
+                onChange={(e) => setCode(e.target.value.trim())}
+              />
+              <Button type="submit" variant="contained">
+                Turn on
+              </Button>
+            </Stack>
+          ) : (
+            <Button variant="outlined" onClick={start} sx={{ alignSelf: "flex-start" }}>
+              Set up an authenticator app
+            </Button>
+          )}
+          <Button variant="outlined" color="error" onClick={() => logout()} sx={{ alignSelf: "flex-start", mt: 2 }}>
+            Sign out
+          </Button>
+        </Stack>
+      )}
+    </Box>
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * The portal's home: this week's numbers (Monday to today, the broker's calendar) — submitted,
+ * accepted, rejected by reason, quoted, ordered — and whether intake is open now, with the caps.
+ */
+import { Alert, Box, Card, CardContent, Chip, Stack, Typography } from "@mui/material";
+import { useQuery } from "@tanstack/react-query";
+import { Title } from "react-admin";
+import { Link } from "react-router-dom";
+import { label, num, when } from "../../admin/src/common.tsx";
+import { api, data, type Schemas } from "./api.ts";
+
+/** Monday of this week and today, as YYYY-MM-DD in the browser's calendar. */
+export function thisWeek(now = new Date()): { from: string; to: string } {
+  const day = (now.getDay() + 6) % 7; // Monday 0
+  const monday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - day);
+  const iso = (d: Date) =>
+    `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+  return { from: iso(monday), to: iso(now) };
+}
+
+function Figure({ name, value }: { name: string; value: number }) {
+  return (
+    <Card variant="outlined" sx={{ minWidth: 130, flex: "1 1 130px" }}>
+      <CardContent>
+        <Typography variant="body2">{name}</Typography>
+        <Typography component="p" variant="h4" data-testid={`figure-${name.toLowerCase()}`}>
+          {num(value)}
+        </Typography>
+      </CardContent>
+    </Card>
+  );
+}
+
+export function Home() {
+  const week = thisWeek();
+  const stats = useQuery({
+    queryKey: ["home-stats", week.from],
+    queryFn: () =>
+      data(
+        api.GET("/api/v1/portal/stats/", { params: { query: { from: week.from, to: week.to, granularity: "day" } } }),
+      ) as Promise<Schemas["Stats"]>,
+  });
+  const rules = useQuery({
+    queryKey: ["home-intake"],
+    queryFn: () => data(api.GET("/api/v1/portal/intake_rules/")),
+  });
+  const t = stats.data?.totals;
+  const rejected = Object.entries(t?.rejected ?? {}).filter(([, n]) => (n as number) > 0);
+  return (
+    <Box sx={{ p: { xs: 1, sm: 2 } }}>
+      <Title title="Home" />
+      <Typography component="h1" variant="h5" gutterBottom>
+        This week
+      </Typography>
+      <Typography variant="body2" gutterBottom>
+        Live leads from Monday {week.from} to today.
+      </Typography>
+      {stats.isError && <Alert severity="error">{String(stats.error)}</Alert>}
+      {t && (
+        <Stack direction="row" flexWrap="wrap" useFlexGap spacing={2} sx={{ my: 2 }}>
+          <Figure name="Submitted" value={t.submitted} />
+          <Figure name="Accepted" value={t.accepted} />
+          <Figure name="Rejected" value={rejected.reduce((s, [, n]) => s + (n as number), 0)} />
+          <Figure name="Quoted" value={t.quoted} />
+          <Figure name="Ordered" value={t.ordered} />
+        </Stack>
+      )}
+      {rejected.length > 0 && (
+        <Box sx={{ mb: 2 }}>
+          <Typography component="h2" variant="h6">
+            Rejected by reason
+          </Typography>
+          <Stack direction="row" flexWrap="wrap" useFlexGap spacing={1}>
+            {rejected.map(([code, n]) => (
+              <Chip key={code} label={`${code}: ${num(n as number)}`} />
+            ))}
+          </Stack>
+          <Typography variant="body2" sx={{ mt: 1 }}>
+            Each refused request is in <Link to="/requests">Requests</Link> with the reason.
+          </Typography>
+        </Box>
+      )}
+      <Typography component="h2" variant="h6" gutterBottom>
+        Intake now
+      </Typography>
+      {rules.data && (
+        <Stack spacing={1}>
+          <Alert severity={rules.data.open ? "success" : "warning"} data-testid="intake-status">
+            {rules.data.open
+              ? `Intake is open${rules.data.closes_at ? ` until ${when(rules.data.closes_at)}` : ""}.`
+              : `Intake is closed${rules.data.opens_at ? `; it opens ${when(rules.data.opens_at)}` : ""}.`}
+          </Alert>
+          {(["day", "week", "month"] as const).map((w) => {
+            const cap = rules.data.cap_usage[w];
+            return cap ? (
+              <Typography key={w} variant="body2">
+                {label(`${w} cap`)}: {num(cap.used)} of {num(cap.limit)} used, {num(cap.remaining)} left (resets{" "}
+                {when(cap.resets_at)})
+              </Typography>
+            ) : null;
+          })}
+          <Typography variant="body2">
+            Rate limits: {num(rules.data.rate_limits.per_minute)} requests a minute,{" "}
+            {num(rules.data.rate_limits.per_day)} a day.
+          </Typography>
+        </Stack>
+      )}
+    </Box>
+  );
+}

@@ -1,0 +1,74 @@
+/** The portal's frame: the provider's name in the app bar on every page, the menu, the user's menu. */
+import BarChartIcon from "@mui/icons-material/BarChart";
+import DashboardIcon from "@mui/icons-material/Dashboard";
+import DescriptionIcon from "@mui/icons-material/Description";
+import LocalShippingIcon from "@mui/icons-material/LocalShipping";
+import ManageAccountsIcon from "@mui/icons-material/ManageAccounts";
+import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
+import ScienceIcon from "@mui/icons-material/Science";
+import WebhookIcon from "@mui/icons-material/Webhook";
+import { Typography } from "@mui/material";
+import type { ReactNode } from "react";
+import {
+  AppBar,
+  LoadingIndicator,
+  Logout,
+  Menu,
+  Layout as RaLayout,
+  TitlePortal,
+  UserMenu,
+  useGetIdentity,
+} from "react-admin";
+
+function NamedUserMenu() {
+  const { identity } = useGetIdentity();
+  return (
+    <UserMenu label={identity?.fullName ? String(identity.fullName) : "Profile"}>
+      <Logout />
+    </UserMenu>
+  );
+}
+
+/** The provider whose portal this is, on every page. */
+function ProviderName() {
+  const { identity } = useGetIdentity();
+  if (!identity?.provider) return null;
+  return (
+    <Typography component="p" data-testid="provider-name" sx={{ mx: 1, fontWeight: 600, whiteSpace: "nowrap" }}>
+      {String(identity.provider)}
+    </Typography>
+  );
+}
+
+const loadingName = { "aria-label": "Loading" } as Record<string, string>;
+const NamedLoadingIndicator = () => <LoadingIndicator {...loadingName} />;
+
+const PortalAppBar = () => (
+  <AppBar userMenu={<NamedUserMenu />} toolbar={<NamedLoadingIndicator />}>
+    <ProviderName />
+    <TitlePortal />
+  </AppBar>
+);
+
+function PortalMenu() {
+  return (
+    <Menu>
+      <Menu.Item to="/" primaryText="Home" leftIcon={<DashboardIcon />} />
+      <Menu.Item to="/leads" primaryText="Leads" leftIcon={<LocalShippingIcon />} />
+      <Menu.Item to="/requests" primaryText="Requests" leftIcon={<ReceiptLongIcon />} />
+      <Menu.Item to="/statistics" primaryText="Statistics" leftIcon={<BarChartIcon />} />
+      <Menu.Item to="/webhooks" primaryText="Webhooks" leftIcon={<WebhookIcon />} />
+      <Menu.Item to="/sandbox" primaryText="Sandbox" leftIcon={<ScienceIcon />} />
+      <Menu.Item to="/docs" primaryText="Integration docs" leftIcon={<DescriptionIcon />} />
+      <Menu.Item to="/account" primaryText="Account" leftIcon={<ManageAccountsIcon />} />
+    </Menu>
+  );
+}
+
+export function Layout({ children }: { children: ReactNode }) {
+  return (
+    <RaLayout appBar={PortalAppBar} menu={PortalMenu}>
+      {children}
+    </RaLayout>
+  );
+}

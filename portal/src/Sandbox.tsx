@@ -1,0 +1,186 @@
+/**
+ * The sandbox: the live key as a mask (administrators issue it), the test key (issued, viewed and
+ * rotated here), a curl that creates a test lead with it, and the reserved test values.
+ */
+import { Alert, Box, Button, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from "@mui/material";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { Title } from "react-admin";
+import { ConfirmDialog, Scrolls, when } from "../../admin/src/common.tsx";
+import { api, data, explain, type Schemas } from "./api.ts";
+
+type Key = Schemas["ApiKeySummary"] | null;
+
+function KeyLine({ name, k }: { name: string; k: Key }) {
+  return (
+    <Typography variant="body2">
+      {name}:{" "}
+      {k ? (
+        <>
+          <code>{k.masked}</code>, created {when(k.created_at)}, last used {when(k.last_used_at)}
+        </>
+      ) : (
+        "none issued"
+      )}
+    </Typography>
+  );
+}
+
+/** A curl that creates a test lead (the sandbox moves it to QUOTE a couple of seconds later). */
+export function curlFor(key: string, origin: string): string {
+  const shipDate = new Date(Date.now() + 14 * 86_400_000).toISOString().slice(0, 10);
+  const body = {
+    external_id: `sandbox-${Date.now()}`,
+    first_name: "Test",
+    last_name: "Customer",
+    email: "test.customer@example.com",
+    phone_number: "+1 (310) 555-0142",
+    origin_zip: "90210",
+    destination_zip: "10001",
+    estimated_ship_date: shipDate,
+    ship_via: "OPEN",
+    overseas_type: "DOMESTIC",
+    note_from_shipper: "sandbox:quote",
+    vehicles: [
+      { year: 2021, make: "Toyota", model: "Camry", type: "CAR", tariff: 950, deposit: 150, vehicle_run: true },
+    ],
+  };
+  return [
+    `curl -sS -X POST ${origin}/api/v1/public/leads/ \\`,
+    `  -H 'Authorization: Bearer ${key}' \\`,
+    "  -H 'Content-Type: application/json' \\",
+    `  -d '${JSON.stringify(body)}'`,
+  ].join("\n");
+}
+
+export function SandboxPage() {
+  const client = useQueryClient();
+  const keys = useQuery({ queryKey: ["keys"], queryFn: () => data(api.GET("/api/v1/portal/keys/")) });
+  const [testKey, setTestKey] = useState<string | null>(null);
+  const [asking, setAsking] = useState(false);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [copied, setCopied] = useState(false);
+
+  async function show() {
+    try {
+      const k = await data(api.GET("/api/v1/portal/keys/test/"));
+      setTestKey(k.api_key);
+      if (k.api_key === null) setMessage({ ok: false, text: "No test key yet: issue one." });
+    } catch (err) {
+      setMessage({ ok: false, text: explain(err) });
+    }
+  }
+  async function issue() {
+    setAsking(false);
+    try {
+      const k = await data(api.POST("/api/v1/portal/keys/test/"));
+      setTestKey(k.api_key);
+      setMessage({
+        ok: true,
+        text: k.previous_key_expires_at
+          ? `A new test key is issued; the previous one works until ${when(k.previous_key_expires_at)}.`
+          : "A test key is issued.",
+      });
+      await client.invalidateQueries({ queryKey: ["keys"] });
+    } catch (err) {
+      setMessage({ ok: false, text: explain(err) });
+    }
+  }
+  const curl = testKey ? curlFor(testKey, window.location.origin) : null;
+
+  return (
+    <Box sx={{ p: { xs: 1, sm: 2 } }}>
+      <Title title="Sandbox" />
+      <Typography component="h1" variant="h5" gutterBottom>
+        Sandbox
+      </Typography>
+      <Typography variant="body2" gutterBottom>
+        A test key (<code>lp_test_…</code>) creates test leads: they follow the same rules and send the same signed
+        webhooks (with <code>"livemode": false</code>), but never reach the sales team, the live counts or billing.
+      </Typography>
+      {message && (
+        <Alert severity={message.ok ? "success" : "error"} sx={{ my: 1 }}>
+          {message.text}
+        </Alert>
+      )}
+      {keys.data && (
+        <Stack spacing={1} sx={{ my: 2 }}>
+          <KeyLine name="Live key" k={keys.data.live} />
+          <Typography variant="body2">Live keys are issued and shown by your administrator.</Typography>
+          <KeyLine name="Test key" k={keys.data.test} />
+          <Stack direction="row" spacing={1}>
+            {keys.data.test && (
+              <Button variant="outlined" onClick={show}>
+                Show test key
+              </Button>
+            )}
+            <Button variant="contained" onClick={() => (keys.data.test ? setAsking(true) : issue())}>
+              {keys.data.test ? "Rotate test key" : "Issue test key"}
+            </Button>
+          </Stack>
+        </Stack>
+      )}
+      {testKey && (
+        <Box sx={{ my: 2 }}>
+          <Typography variant="body2">
+            Test key: <code data-testid="test-key">{testKey}</code>
+          </Typography>
+          <Typography component="h2" variant="h6" sx={{ mt: 2 }}>
+            Create a test lead
+          </Typography>
+          <Box
+            component="pre"
+            data-testid="sandbox-curl"
+            sx={{ whiteSpace: "pre-wrap", wordBreak: "break-all", bgcolor: "#f4f6f8", p: 1, borderRadius: 1 }}
+          >
+            {curl}
+          </Box>
+          <Button
+            size="small"
+            onClick={async () => {
+              await navigator.clipboard.writeText(curl ?? "");
+              setCopied(true);
+            }}
+          >
+            {copied ? "Copied" : "Copy the command"}
+          </Button>
+        </Box>
+      )}
+      <ConfirmDialog
+        open={asking}
+        title="Rotate the test key?"
+        confirm="Rotate"
+        onConfirm={issue}
+        onClose={() => setAsking(false)}
+      >
+        A new test key is issued. The current one keeps working for one more hour, then stops.
+      </ConfirmDialog>
+      <Typography component="h2" variant="h6" sx={{ mt: 2 }}>
+        Reserved test values
+      </Typography>
+      <Typography variant="body2" gutterBottom>
+        Put one in <code>note_from_shipper</code> of a test lead to see each outcome.
+      </Typography>
+      <Scrolls label="Reserved test values">
+        <Table size="small" aria-label="Reserved test values">
+          <TableHead>
+            <TableRow>
+              <TableCell>note_from_shipper</TableCell>
+              <TableCell>What happens</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {keys.data?.sandbox_values.map((v) => (
+              <TableRow key={v.value}>
+                <TableCell>
+                  <code>{v.value}</code>
+                </TableCell>
+                <TableCell>{v.effect}</TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      </Scrolls>
+    </Box>
+  );
+}

@@ -1,0 +1,121 @@
+/** The provider's leads, live or test, and one lead with its history. */
+import { Stack, type Theme, useMediaQuery } from "@mui/material";
+import {
+  Datagrid,
+  DateField,
+  FunctionField,
+  List,
+  SelectInput,
+  Show,
+  SimpleList,
+  SimpleShowLayout,
+  TextField,
+  useRecordContext,
+} from "react-admin";
+import { useSearchParams } from "react-router-dom";
+import { CursorPagination, Scrolls, StateChip, TestBanner, TestChip } from "../../admin/src/common.tsx";
+
+export const MODE_CHOICES = [
+  { id: "live", name: "Live" },
+  { id: "test", name: "Test (sandbox)" },
+];
+const STATE_CHOICES = ["LEAD", "QUOTE", "ORDER"].map((s) => ({ id: s, name: s }));
+
+const filters = [
+  <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn emptyText="Live" />,
+  <SelectInput key="state" source="state" label="State" choices={STATE_CHOICES} alwaysOn />,
+];
+
+export function LeadList() {
+  const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
+  return (
+    <List filters={filters} perPage={25} title="Leads" pagination={<CursorPagination />} exporter={false}>
+      {small ? (
+        <SimpleList
+          primaryText={(l) => (
+            <Stack direction="row" spacing={1} alignItems="center" component="span">
+              <span>{l.order_number}</span>
+              <StateChip state={l.state} />
+              {!l.livemode && <TestChip />}
+            </Stack>
+          )}
+          secondaryText={(l) => `${l.first_name} ${l.last_name} · ${l.external_id}`}
+          linkType={(l) => `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`}
+        />
+      ) : (
+        <Scrolls>
+          <Datagrid
+            rowClick={(_id, _r, l) =>
+              `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`
+            }
+            bulkActionButtons={false}
+          >
+            <TextField source="order_number" sortable={false} />
+            <TextField source="external_id" sortable={false} />
+            <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
+            <TextField source="lead_status" sortable={false} />
+            <FunctionField label="Customer" render={(l) => `${l.first_name} ${l.last_name}`} />
+            <FunctionField label="Mode" render={(l) => (l.livemode ? "Live" : <TestChip />)} />
+            <FunctionField label="Billable" render={(l) => (l.billable ? "Yes" : "No")} />
+            <DateField source="created_at" showTime sortable={false} />
+          </Datagrid>
+        </Scrolls>
+      )}
+    </List>
+  );
+}
+
+function History() {
+  const lead = useRecordContext();
+  if (!lead) return null;
+  return (
+    <ol>
+      {(lead.history as { to_state: string; lead_status: string; changed_at: string; actor: string }[]).map((h) => (
+        <li key={`${h.changed_at}-${h.to_state}-${h.lead_status}`}>
+          {new Date(h.changed_at).toLocaleString("en-US")}: {h.to_state} ({h.lead_status}) by {h.actor}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function TestNotice() {
+  const lead = useRecordContext();
+  return lead && !lead.livemode ? <TestBanner what="lead" /> : null;
+}
+
+export function LeadShow() {
+  const [params] = useSearchParams();
+  return (
+    <Show queryOptions={{ meta: { mode: params.get("mode") ?? "live" } }} title="Lead">
+      <SimpleShowLayout>
+        <TestNotice />
+        <TextField source="order_number" />
+        <TextField source="external_id" />
+        <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
+        <TextField source="lead_status" />
+        <FunctionField
+          label="Customer"
+          render={(l) => `${l.first_name} ${l.last_name} · ${l.email} · ${l.phone_number}`}
+        />
+        <FunctionField
+          label="Route"
+          render={(l) =>
+            `${l.origin.city}, ${l.origin.state} ${l.origin.zip} → ${l.destination ? `${l.destination.city}, ${l.destination.state} ${l.destination.zip}` : "overseas"}`
+          }
+        />
+        <FunctionField
+          label="Vehicles"
+          render={(l) =>
+            (l.vehicles as { year: number; make: string; model: string }[])
+              .map((v) => `${v.year} ${v.make} ${v.model}`)
+              .join("; ")
+          }
+        />
+        <FunctionField label="Billable" render={(l) => (l.billable ? "Yes" : "No (a duplicate)")} />
+        <DateField source="created_at" showTime />
+        <FunctionField label="History" render={() => <History />} />
+      </SimpleShowLayout>
+    </Show>
+  );
+}

@@ -1,0 +1,155 @@
+/**
+ * The provider's request log: every create and read with its outcome, why a lead was refused,
+ * and the body as received (personal data masked). Search by request id lands on the entry.
+ */
+import { Alert, Button, TextField as MuiTextField, Stack, type Theme, useMediaQuery } from "@mui/material";
+import { type FormEvent, useState } from "react";
+import {
+  Datagrid,
+  DateField,
+  FunctionField,
+  List,
+  NumberField,
+  SelectInput,
+  Show,
+  SimpleList,
+  SimpleShowLayout,
+  TextField,
+  TextInput,
+  useRecordContext,
+} from "react-admin";
+import { useNavigate, useSearchParams } from "react-router-dom";
+import { CursorPagination, Scrolls } from "../../admin/src/common.tsx";
+import { MODE_CHOICES } from "./leads.tsx";
+
+const OUTCOMES = [
+  { id: "accepted", name: "Accepted" },
+  { id: "rejected", name: "Rejected" },
+  { id: "rate_limited", name: "Rate limited" },
+  { id: "failed", name: "Failed" },
+];
+
+const filters = [
+  <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn emptyText="Live" />,
+  <SelectInput key="outcome" source="outcome" choices={OUTCOMES} alwaysOn />,
+  <TextInput key="external_id" source="external_id" label="External id" />,
+];
+
+/** Paste a request id (from X-Request-Id or an error body) to open its entry. */
+function FindRequest() {
+  const navigate = useNavigate();
+  const [id, setId] = useState("");
+  const [mode, setMode] = useState("live");
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    if (id.trim()) navigate(`/requests/${encodeURIComponent(id.trim())}/show${mode === "test" ? "?mode=test" : ""}`);
+  }
+  return (
+    <Stack component="form" direction="row" spacing={1} onSubmit={submit} sx={{ p: 1 }} flexWrap="wrap" useFlexGap>
+      <MuiTextField
+        size="small"
+        label="Request id"
+        value={id}
+        onChange={(e) => setId(e.target.value)}
+        sx={{ minWidth: 260 }}
+      />
+      <MuiTextField
+        size="small"
+        select
+        label="Key"
+        value={mode}
+        onChange={(e) => setMode(e.target.value)}
+        slotProps={{ select: { native: true } }}
+      >
+        <option value="live">Live</option>
+        <option value="test">Test</option>
+      </MuiTextField>
+      <Button type="submit" variant="outlined">
+        Find
+      </Button>
+    </Stack>
+  );
+}
+
+const link = (e: { request_id: string; livemode: boolean | null }) =>
+  `/requests/${encodeURIComponent(e.request_id)}/show${e.livemode === false ? "?mode=test" : ""}`;
+
+export function RequestList() {
+  const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
+  return (
+    <>
+      <FindRequest />
+      <List filters={filters} perPage={25} title="Requests" pagination={<CursorPagination />} exporter={false}>
+        {small ? (
+          <SimpleList
+            primaryText={(e) => `${e.status} ${e.outcome}${e.code ? ` · ${e.code}` : ""}`}
+            secondaryText={(e) => e.operation}
+            tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
+            linkType={(e) => link(e as never)}
+          />
+        ) : (
+          <Scrolls>
+            <Datagrid rowClick={(_id, _r, e) => link(e as never)} bulkActionButtons={false}>
+              <DateField source="created_at" label="When" showTime sortable={false} />
+              <TextField source="operation" sortable={false} />
+              <NumberField source="status" sortable={false} />
+              <TextField source="outcome" sortable={false} />
+              <TextField source="code" emptyText="—" sortable={false} />
+              <TextField source="external_id" label="External id" emptyText="—" sortable={false} />
+              <TextField source="request_id" label="Request id" sortable={false} />
+            </Datagrid>
+          </Scrolls>
+        )}
+      </List>
+    </>
+  );
+}
+
+function Problem() {
+  const record = useRecordContext();
+  if (!record?.code) return <span>—</span>;
+  return (
+    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }}>
+      <strong>{record.code}</strong>: {record.detail}
+      {(record.errors as { field: string; code: string; message: string }[]).length > 0 && (
+        <ul>
+          {(record.errors as { field: string; code: string; message: string }[]).map((e) => (
+            <li key={`${e.field}:${e.code}`}>
+              {e.field} ({e.code}): {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </Alert>
+  );
+}
+
+export function RequestShow() {
+  const [params] = useSearchParams();
+  return (
+    <Show title="Request" queryOptions={{ meta: { mode: params.get("mode") ?? "live" } }}>
+      <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
+        <TextField source="request_id" label="Request id" />
+        <DateField source="created_at" label="When" showTime />
+        <TextField source="operation" />
+        <NumberField source="status" />
+        <TextField source="outcome" />
+        <FunctionField label="Problem" render={() => <Problem />} />
+        <TextField source="external_id" label="External id" emptyText="—" />
+        <NumberField source="duration_ms" label="Duration (ms)" />
+        <FunctionField
+          label="Body as received (personal data masked)"
+          render={(e) =>
+            e.request_body === null ? (
+              "—"
+            ) : (
+              <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+                {JSON.stringify(e.request_body, null, 2)}
+              </pre>
+            )
+          }
+        />
+      </SimpleShowLayout>
+    </Show>
+  );
+}

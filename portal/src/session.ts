@@ -1,0 +1,28 @@
+/**
+ * What the portal keeps in the browser: nothing secret but an invite token on its way to the
+ * password page (sessionStorage, this tab only). The session itself is the HttpOnly cookie the
+ * service sets, which no script here can read.
+ */
+const INVITE = "portal.invite";
+const SIGNED_OUT = "portal.signedOut";
+
+/** Moves `#invite=…` out of the address bar into this tab's storage and opens the password page. */
+export function adoptInviteFromFragment(): void {
+  const match = /^#invite=([A-Za-z0-9_-]+)$/.exec(window.location.hash);
+  if (!match?.[1]) return;
+  sessionStorage.setItem(INVITE, match[1]);
+  window.history.replaceState(null, "", "/portal/invite");
+}
+
+export const inviteToken = (): string | null => sessionStorage.getItem(INVITE);
+export const forgetInvite = (): void => sessionStorage.removeItem(INVITE);
+
+/** Why the user was signed out, shown once on the sign-in page. */
+export function rememberSignOut(reason: string): void {
+  if (!sessionStorage.getItem(SIGNED_OUT)) sessionStorage.setItem(SIGNED_OUT, reason);
+}
+export function takeSignOutReason(): string | null {
+  const reason = sessionStorage.getItem(SIGNED_OUT);
+  sessionStorage.removeItem(SIGNED_OUT);
+  return reason;
+}
