@@ -22,7 +22,7 @@ import {
   Typography,
 } from "@mui/material";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { Title } from "react-admin";
 import { ConfirmDialog, relative, Scrolls, TestChip, when } from "../../admin/src/common.tsx";
 import { api, data, explain, type Schemas } from "./api.ts";
@@ -172,12 +172,13 @@ function Deliveries() {
 export function WebhooksPage() {
   const client = useQueryClient();
   const endpoint = useQuery({ queryKey: ["webhook"], queryFn: () => data(api.GET("/api/v1/portal/webhook/")) });
-  const [url, setUrl] = useState("");
+  // What the person typed; null: the field shows the saved URL (loading it never overwrites typing).
+  const [typed, setTyped] = useState<string | null>(null);
+  const url = typed ?? endpoint.data?.url ?? "";
   const [showSecret, setShowSecret] = useState(false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [rotating, setRotating] = useState(false);
   const [busy, setBusy] = useState(false);
-  useEffect(() => setUrl(endpoint.data?.url ?? ""), [endpoint.data?.url]);
 
   async function act(what: () => Promise<string>) {
     setBusy(true);
@@ -197,6 +198,7 @@ export function WebhooksPage() {
     e.preventDefault();
     void act(async () => {
       await data(api.PUT("/api/v1/portal/webhook/", { body: { webhook_url: url.trim() === "" ? null : url.trim() } }));
+      setTyped(null);
       return url.trim() === "" ? "The webhook URL is cleared: no events are sent." : "The webhook URL is saved.";
     });
   };
@@ -235,7 +237,7 @@ export function WebhooksPage() {
         <TextField
           label="Webhook URL"
           value={url}
-          onChange={(ev) => setUrl(ev.target.value)}
+          onChange={(ev) => setTyped(ev.target.value)}
           placeholder="https://hooks.example.com/lead-provider"
           sx={{ flex: "1 1 320px" }}
         />

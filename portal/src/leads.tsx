@@ -22,14 +22,21 @@ export const MODE_CHOICES = [
 const STATE_CHOICES = ["LEAD", "QUOTE", "ORDER"].map((s) => ({ id: s, name: s }));
 
 const filters = [
-  <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn emptyText="Live" />,
+  <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn />,
   <SelectInput key="state" source="state" label="State" choices={STATE_CHOICES} alwaysOn />,
 ];
 
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List filters={filters} perPage={25} title="Leads" pagination={<CursorPagination />} exporter={false}>
+    <List
+      filters={filters}
+      filterDefaultValues={{ mode: "live" }}
+      perPage={25}
+      title="Leads"
+      pagination={<CursorPagination />}
+      exporter={false}
+    >
       {small ? (
         <SimpleList
           primaryText={(l) => (

@@ -30,7 +30,7 @@ const OUTCOMES = [
 ];
 
 const filters = [
-  <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn emptyText="Live" />,
+  <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn />,
   <SelectInput key="outcome" source="outcome" choices={OUTCOMES} alwaysOn />,
   <TextInput key="external_id" source="external_id" label="External id" />,
 ];
@@ -79,7 +79,14 @@ export function RequestList() {
   return (
     <>
       <FindRequest />
-      <List filters={filters} perPage={25} title="Requests" pagination={<CursorPagination />} exporter={false}>
+      <List
+        filters={filters}
+        filterDefaultValues={{ mode: "live" }}
+        perPage={25}
+        title="Requests"
+        pagination={<CursorPagination />}
+        exporter={false}
+      >
         {small ? (
           <SimpleList
             primaryText={(e) => `${e.status} ${e.outcome}${e.code ? ` · ${e.code}` : ""}`}
