@@ -85,7 +85,10 @@ export function appRoutes(prefix: string, dir: string, what: string, builds: str
     res.removeHeader("Cache-Control");
     next();
   });
-  router.use(`${prefix}/assets`, express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }));
+  router.use(
+    `${prefix}/assets`,
+    express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }),
+  );
   router.use(`${prefix}/assets`, (req, res) => {
     res.setHeader("Cache-Control", "no-store"); // a missing asset may appear with the next build
     res.status(404).type(PROBLEM_CONTENT_TYPE);
