@@ -127,7 +127,7 @@ for (const backend of BACKENDS) {
 
     it("refuses a weak password, then a used, replaced or expired invite", async () => {
       const { token, email, body } = await invite(providerA.id, "Morgan Weak");
-      for (const weak of ["short1!", "password1234", `${email}`, "Summer2026!!!!"]) {
+      for (const weak of ["short1!", "password1234", `${email}`, "Summer2026!!!!", "x".repeat(300)]) {
         const res = await portal("POST", "invite/accept/", undefined, { token, password: weak });
         expect(res.status, weak).toBe(400);
         const problem = (await res.json()) as Json;
@@ -387,8 +387,8 @@ for (const backend of BACKENDS) {
       expect(logs.join("\n")).not.toMatch(/__Host-portal=[A-Za-z0-9_-]{10}/);
     });
 
-    it("a TOTP second factor: set up with a current code, then asked for at sign-in", async () => {
-      const { cookie, email } = await activeUser(providerA.id);
+    it("a TOTP second factor: set up with a current code, asked for at sign-in, each code once, not replaceable by a session, removed by a fresh invite", async () => {
+      const { cookie, email, userId } = await activeUser(providerA.id);
       const setup = (await (await portal("POST", "me/second_factor/", cookie)).json()) as Json;
       expect(setup.otpauth_uri).toMatch(/^otpauth:\/\/totp\//);
       const wrong = await portal("POST", "me/second_factor/confirm/", cookie, { totp_code: "000000" });
@@ -399,11 +399,36 @@ for (const backend of BACKENDS) {
       expect(ok.status).toBe(200);
       expect(((await ok.json()) as Json).second_factor).toBe(true);
 
+      // A session cannot swap the factor for one of its own.
+      const swap = await portal("POST", "me/second_factor/", cookie);
+      expect(swap.status).toBe(409);
+      expect(((await swap.json()) as Json).code).toBe("second_factor_already_on");
+
       const withoutCode = await signIn(email);
       expect(withoutCode.res.status).toBe(401);
       expect(((await withoutCode.res.json()) as Json).code).toBe("second_factor_required");
-      const withCode = await signIn(email, PASSWORD, { totp_code: await totpCode({ secret: setup.secret }) });
+      const badCode = await signIn(email, PASSWORD, { totp_code: "000000" });
+      expect(badCode.res.status).toBe(401);
+      expect(((await badCode.res.json()) as Json).code).toBe("invalid_totp_code");
+      // The next step's code (the confirmation used this one), typed as apps show it: "123 456".
+      const next = await totpCode({ secret: setup.secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+      const withCode = await signIn(email, PASSWORD, { totp_code: `${next.slice(0, 3)} ${next.slice(3)}` });
       expect(withCode.res.status).toBe(200);
+      // The same code again is refused: a code works once.
+      const replayed = await signIn(email, PASSWORD, { totp_code: next });
+      expect(replayed.res.status).toBe(401);
+      expect(((await replayed.res.json()) as Json).code).toBe("invalid_totp_code");
+
+      // Lost the authenticator: an administrator's fresh invite removes the factor with the password.
+      const reissued = (await (
+        await t.call("POST", `/api/v1/lead_providers/${providerA.id}/portal_users/${userId}/invite/`, { auth: admin })
+      ).json()) as Json;
+      expect(reissued.user.second_factor).toBe(false);
+      const fresh = String(reissued.invite_url).split("#invite=")[1];
+      expect((await portal("POST", "invite/accept/", undefined, { token: fresh, password: PASSWORD })).status).toBe(
+        200,
+      );
+      expect((await signIn(email)).res.status).toBe(200);
     });
 
     it("administrators manage portal users over gRPC too", async () => {

@@ -1288,7 +1288,9 @@ export interface paths {
     put?: never;
     /**
      * Replay or retry a webhook delivery
-     * @description Sends a delivered event again as a new delivery, or makes a pending, failed or disabled one due now. The answer is the delivery that will be sent.
+     * @description Queues a delivered, failed or disabled delivery again, due at once, with its attempts counted
+     *     from zero (the event keeps its id, so a receiver that already has it can drop the repeat), or
+     *     makes a pending one due now. The answer is the delivery, pending.
      */
     post: operations["replayPortalWebhookDelivery"];
     delete?: never;

@@ -7,7 +7,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Title } from "react-admin";
 import { Link } from "react-router-dom";
 import { label, num, when } from "../../admin/src/common.tsx";
-import { api, data, type Schemas } from "./api.ts";
+import { api, data, explain, type Schemas } from "./api.ts";
 
 /** Monday of this week and today, as YYYY-MM-DD in the browser's calendar. */
 export function thisWeek(now = new Date()): { from: string; to: string } {
@@ -55,7 +55,7 @@ export function Home() {
       <Typography variant="body2" gutterBottom>
         Live leads from Monday {week.from} to today.
       </Typography>
-      {stats.isError && <Alert severity="error">{String(stats.error)}</Alert>}
+      {stats.isError && <Alert severity="error">{explain(stats.error)}</Alert>}
       {t && (
         <Stack direction="row" flexWrap="wrap" useFlexGap spacing={2} sx={{ my: 2 }}>
           <Figure name="Submitted" value={t.submitted} />
@@ -88,7 +88,9 @@ export function Home() {
           <Alert severity={rules.data.open ? "success" : "warning"} data-testid="intake-status">
             {rules.data.open
               ? `Intake is open${rules.data.closes_at ? ` until ${when(rules.data.closes_at)}` : ""}.`
-              : `Intake is closed${rules.data.opens_at ? `; it opens ${when(rules.data.opens_at)}` : ""}.`}
+              : rules.data.paused
+                ? `Intake is paused by the broker${rules.data.paused_reason ? `: ${rules.data.paused_reason}` : ""}.`
+                : `Intake is closed${rules.data.opens_at ? `; it opens ${when(rules.data.opens_at)}` : ""}.`}
           </Alert>
           {(["day", "week", "month"] as const).map((w) => {
             const cap = rules.data.cap_usage[w];

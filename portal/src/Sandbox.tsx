@@ -122,7 +122,7 @@ export function SandboxPage() {
       )}
       {testKey && (
         <Box sx={{ my: 2 }}>
-          <Typography variant="body2">
+          <Typography variant="body2" sx={{ overflowWrap: "anywhere" }}>
             Test key: <code data-testid="test-key">{testKey}</code>
           </Typography>
           <Typography component="h2" variant="h6" sx={{ mt: 2 }}>

@@ -19,9 +19,9 @@ import {
 import { BarChart } from "@mui/x-charts/BarChart";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Title } from "react-admin";
+import { HttpError, Title } from "react-admin";
 import { num, Scrolls } from "../../admin/src/common.tsx";
-import { api, data, type Schemas } from "./api.ts";
+import { api, data, explain, type Schemas } from "./api.ts";
 import { thisWeek } from "./Home.tsx";
 
 const daysAgo = (n: number) => {
@@ -40,6 +40,8 @@ export function StatsPage() {
     queryKey: ["stats", query],
     // JSON here (the CSV is the same operation with Accept: text/csv, fetched below).
     queryFn: () => data(api.GET("/api/v1/portal/stats/", { params: { query } })) as Promise<Schemas["Stats"]>,
+    // A refused range (400) is the person's to fix, not the network's: no retries.
+    retry: (count, err) => !(err instanceof HttpError && err.status < 500) && count < 2,
   });
 
   async function downloadCsv() {
@@ -88,7 +90,7 @@ export function StatsPage() {
         </Button>
       </Stack>
       {csvError && <Alert severity="error">{csvError}</Alert>}
-      {stats.isError && <Alert severity="error">{String(stats.error)}</Alert>}
+      {stats.isError && <Alert severity="error">{explain(stats.error)}</Alert>}
       {stats.data && (
         <>
           <Typography variant="body2" data-testid="stats-totals">

@@ -250,7 +250,7 @@ export function WebhooksPage() {
       </Stack>
       {e?.secret && (
         <Stack direction="row" spacing={1} alignItems="center" flexWrap="wrap" useFlexGap>
-          <Typography variant="body2">
+          <Typography variant="body2" sx={{ overflowWrap: "anywhere" }}>
             Signing secret:{" "}
             <code data-testid="webhook-secret">{showSecret ? e.secret : `${e.secret.slice(0, 10)}…`}</code>
           </Typography>

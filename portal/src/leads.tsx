@@ -119,7 +119,12 @@ export function LeadShow() {
               .join("; ")
           }
         />
-        <FunctionField label="Billable" render={(l) => (l.billable ? "Yes" : "No (a duplicate)")} />
+        <FunctionField
+          label="Billable"
+          render={(l) =>
+            l.billable ? "Yes" : !l.livemode ? "No (a test lead)" : l.duplicate ? "No (a duplicate)" : "No"
+          }
+        />
         <DateField source="created_at" showTime />
         <FunctionField label="History" render={() => <History />} />
       </SimpleShowLayout>

@@ -16,7 +16,9 @@ import {
   SimpleShowLayout,
   TextField,
   TextInput,
+  useNotify,
   useRecordContext,
+  useRedirect,
 } from "react-admin";
 import { useNavigate, useSearchParams } from "react-router-dom";
 import { CursorPagination, Scrolls } from "../../admin/src/common.tsx";
@@ -133,8 +135,20 @@ function Problem() {
 
 export function RequestShow() {
   const [params] = useSearchParams();
+  const notify = useNotify();
+  const redirect = useRedirect();
   return (
-    <Show title="Request" queryOptions={{ meta: { mode: params.get("mode") ?? "live" } }}>
+    <Show
+      title="Request"
+      queryOptions={{
+        meta: { mode: params.get("mode") ?? "live" },
+        // The service's own words ("no request … in your log"), not a generic toast.
+        onError: (err: Error) => {
+          notify(err.message, { type: "error" });
+          redirect("list", "requests");
+        },
+      }}
+    >
       <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="request_id" label="Request id" />
         <DateField source="created_at" label="When" showTime />

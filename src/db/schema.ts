@@ -218,6 +218,7 @@ export interface PortalUsersTable {
   invite_expires_at: Date | null;
   totp_secret: string | null;
   totp_pending: string | null;
+  totp_last_step: ColumnType<string | null, string | number | null, string | number | null>;
   last_sign_in_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;

@@ -90,7 +90,7 @@ export async function updateUser(
   db: Db,
   userId: number,
   changes: Partial<Pick<Row, "status" | "password_hash" | "invite_digest" | "invite_expires_at">> &
-    Partial<Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">>,
+    Partial<Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">> & { totp_last_step?: number | null },
 ): Promise<Row | undefined> {
   return db
     .updateTable("portal_users")

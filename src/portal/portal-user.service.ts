@@ -110,6 +110,19 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
     on: Kysely<Database> = db,
   ) => recordAudit(on, { actor, action, targetType: "provider", targetId: String(providerId), details });
 
+  /** The time step of a valid code (30 s either side of now, later than `after`), else undefined. */
+  async function totpStep(secret: string, code: string, after: string | null): Promise<number | undefined> {
+    if (!/^\d{6}$/.test(code)) return undefined;
+    const r = await verifyTotp({
+      secret,
+      token: code,
+      epoch: Math.floor(now().getTime() / 1000),
+      epochTolerance: 30,
+      ...(after !== null && { afterTimeStep: Number(after) }),
+    }).catch(() => undefined);
+    return r?.valid && "timeStep" in r ? Number(r.timeStep) : undefined;
+  }
+
   async function providerName(providerId: number): Promise<string> {
     const provider = await findProvider(db, providerId);
     if (!provider) throw providerNotFound(providerId);
@@ -255,9 +268,14 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       const row = await db.transaction().execute(async (trx) => {
         const current = await repo.findUser(trx, providerId, userId);
         if (!current) throw userNotFound(userId);
+        // A fresh invite is also the way back for someone who lost their authenticator: the second
+        // factor is removed, and set up again after signing in (required again if the portal says so).
         const updated = await repo.updateUser(trx, userId, {
           invite_digest: digest,
           invite_expires_at: expiresAt,
+          totp_secret: null,
+          totp_pending: null,
+          totp_last_step: null,
           ...(current.status === "disabled" && { status: "invited" as const, password_hash: null }),
         });
         const sessions = await repo.deleteSessionsOf(trx, userId);
@@ -269,6 +287,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
             user_id: userId,
             email: current.email,
             ended_sessions: sessions,
+            second_factor_removed: current.totp_secret !== null,
             invite_expires_at: expiresAt,
           },
           trx,
@@ -334,9 +353,9 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       if (!row) throw invalidInvite();
       const weak = weakPassword(password as string, [row.email, row.name, row.provider_name]);
       if (weak !== undefined) {
-        throw new DomainError("invalid_argument", weak, {
-          code: "weak_password",
-          violations: [{ field: "password", code: "weak_password", message: weak }],
+        throw new DomainError("invalid_argument", weak.message, {
+          code: weak.code === "weak_password" ? "weak_password" : "validation_error",
+          violations: [{ field: "password", code: weak.code, message: weak.message }],
         });
       }
       const passwordHash = await hashPassword(password as string);
@@ -356,7 +375,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
           action: "portal_user.password_set",
           targetType: "provider",
           targetId: String(row.provider_id),
-          details: { user_id: Number(row.id), first: row.status === "invited" },
+          details: { user_id: Number(row.id), status_before: row.status },
         });
         return accepted;
       });
@@ -375,9 +394,10 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
     ): Promise<{ token: string; expiresAt: Date; user: PortalUser }> {
       const body = (input ?? {}) as Record<string, unknown>;
       const f = new Fields();
-      const email = f.text(body, "email", { max: 254, required: true });
+      const email = f.text(body, "email", { max: 254, required: true })?.trim();
       const password = f.text(body, "password", { max: 1024, required: true });
-      const code = f.text(body, "totp_code", { max: 10 });
+      // Authenticator apps show "123 456": the space is not part of the code.
+      const code = f.text(body, "totp_code", { max: 20 })?.replace(/\s+/g, "");
       throwIfViolations(f.violations);
       await throttled(email as string, clientIp);
       const user = await repo.findUserByEmail(db, email as string);
@@ -391,12 +411,33 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
             violations: [{ field: "totp_code", code: "required", message: "totp_code is required for this account" }],
           });
         }
-        const secret = crypto.decrypt(user.totp_secret);
-        const ok = await verifyTotp({ secret, token: code, epochTolerance: 30 }).then(
-          (r) => r.valid,
-          () => false,
-        );
-        if (!ok) throw await failed(email as string, clientIp, user, "totp_code");
+        const step = await totpStep(crypto.decrypt(user.totp_secret), code, user.totp_last_step);
+        if (step === undefined) {
+          // The password was right (the previous answer said so): say which part is wrong.
+          await failed(email as string, clientIp, user, "totp_code");
+          throw new DomainError("unauthenticated", "the authenticator code is wrong, expired or already used", {
+            code: "invalid_totp_code",
+            violations: [
+              { field: "totp_code", code: "invalid_totp_code", message: "enter the code your app shows now" },
+            ],
+          });
+        }
+        // Conditional on the last step: two sign-ins racing with one code, one wins.
+        const taken = await db
+          .updateTable("portal_users")
+          .set({ totp_last_step: step })
+          .where("id", "=", user.id)
+          .where((eb) => eb.or([eb("totp_last_step", "is", null), eb("totp_last_step", "<", String(step))]))
+          .executeTakeFirst();
+        if (Number(taken.numUpdatedRows) === 0) {
+          await failed(email as string, clientIp, user, "totp_code");
+          throw new DomainError("unauthenticated", "the authenticator code is wrong, expired or already used", {
+            code: "invalid_totp_code",
+            violations: [
+              { field: "totp_code", code: "invalid_totp_code", message: "enter the code your app shows now" },
+            ],
+          });
+        }
       }
       const session = await startSession(Number(user.id), user.totp_secret !== null, replacing);
       await audit(`portal:${user.email}`, "portal_user.signed_in", Number(user.provider_id), {
@@ -444,6 +485,16 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
 
     /** Starts setting up a TOTP second factor: a new secret and its otpauth:// URI (confirmed by a code). */
     async startSecondFactor(principal: PortalPrincipal): Promise<{ secret: string; uri: string }> {
+      const current = await repo.findUserById(db, principal.userId);
+      if (current?.totp_secret) {
+        // Whoever holds a session must not be able to swap the factor: an administrator's fresh
+        // invite removes it (with the password), and the person sets it up again.
+        throw new DomainError(
+          "failed_precondition",
+          "a second factor is already on; to replace it, ask your administrator for a fresh invite link",
+          { code: "second_factor_already_on" },
+        );
+      }
       const secret = generateTotpSecret();
       await repo.updateUser(db, principal.userId, { totp_pending: crypto.encrypt(secret) });
       return { secret, uri: generateURI({ issuer: TOTP_ISSUER, label: principal.email, secret }) };
@@ -453,7 +504,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
     async confirmSecondFactor(principal: PortalPrincipal, input: unknown): Promise<PortalUser> {
       const body = (input ?? {}) as Record<string, unknown>;
       const f = new Fields();
-      const code = f.text(body, "totp_code", { max: 10, required: true });
+      const code = f.text(body, "totp_code", { max: 20, required: true });
       throwIfViolations(f.violations);
       const row = await repo.findUserById(db, principal.userId);
       if (!row?.totp_pending) {
@@ -461,12 +512,8 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
           code: "second_factor_not_started",
         });
       }
-      const secret = crypto.decrypt(row.totp_pending);
-      const ok = await verifyTotp({ secret, token: code as string, epochTolerance: 30 }).then(
-        (r) => r.valid,
-        () => false,
-      );
-      if (!ok) {
+      const step = await totpStep(crypto.decrypt(row.totp_pending), (code as string).replace(/\s+/g, ""), null);
+      if (step === undefined) {
         const message = "the code does not match; check the authenticator app's clock and enter the current code";
         throw new DomainError("invalid_argument", message, {
           code: "invalid_totp_code",
@@ -474,7 +521,11 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
         });
       }
       const updated = await db.transaction().execute(async (trx) => {
-        const u = await repo.updateUser(trx, principal.userId, { totp_secret: row.totp_pending, totp_pending: null });
+        const u = await repo.updateUser(trx, principal.userId, {
+          totp_secret: row.totp_pending,
+          totp_pending: null,
+          totp_last_step: step,
+        });
         await recordAudit(trx, {
           actor: `portal:${principal.email}`,
           action: "portal_user.second_factor_enabled",

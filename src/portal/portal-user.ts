@@ -83,16 +83,25 @@ export async function verifyPassword(stored: string | null, password: string): P
 let zxcvbn: ZxcvbnFactory | undefined;
 
 /**
- * Why the password is refused, or undefined when it is strong enough: at least 12 characters and
- * zxcvbn's score 4, counting the person's email, name and provider as guessable words.
+ * Why the password is refused (a field error's code and message), or undefined when it is strong
+ * enough: 12 to 256 characters, not containing the person's email, name or provider, and
+ * zxcvbn's score 4 counting those as guessable words.
  */
-export function weakPassword(password: string, personal: readonly string[]): string | undefined {
+export function weakPassword(
+  password: string,
+  personal: readonly string[],
+): { code: "too_short" | "too_long" | "weak_password"; message: string } | undefined {
   const length = [...password].length;
-  if (length < PASSWORD_MIN_LENGTH) return `password must be at least ${PASSWORD_MIN_LENGTH} characters`;
-  if (length > PASSWORD_MAX_LENGTH) return `password must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  if (length < PASSWORD_MIN_LENGTH)
+    return { code: "too_short", message: `password must be at least ${PASSWORD_MIN_LENGTH} characters` };
+  if (length > PASSWORD_MAX_LENGTH)
+    return { code: "too_long", message: `password must be at most ${PASSWORD_MAX_LENGTH} characters` };
   const lower = password.toLowerCase();
   if (personal.some((p) => p.length >= 4 && lower.includes(p.toLowerCase()))) {
-    return "password must not contain your email address, your name or your provider's name";
+    return {
+      code: "weak_password",
+      message: "password must not contain your email address, your name or your provider's name",
+    };
   }
   zxcvbn ??= new ZxcvbnFactory({
     dictionary: { ...common.dictionary, ...en.dictionary },
@@ -102,6 +111,12 @@ export function weakPassword(password: string, personal: readonly string[]): str
   const words = personal.flatMap((p) => p.toLowerCase().split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 3);
   const result = zxcvbn.check(password, words);
   if (result.score >= PASSWORD_MIN_SCORE) return undefined;
-  const hint = [result.feedback.warning, ...result.feedback.suggestions].filter(Boolean).join(" ");
-  return `password is too easy to guess${hint ? `: ${hint}` : ""}; use a longer phrase of unrelated words`;
+  const advice = [result.feedback.warning, ...result.feedback.suggestions]
+    .filter((t): t is string => Boolean(t))
+    .map((t) => t.replace(/\.$/, ""))
+    .join("; ");
+  return {
+    code: "weak_password",
+    message: `password is too easy to guess${advice ? ` (${advice})` : ""}; a phrase of four or more unrelated words works well`,
+  };
 }

@@ -308,7 +308,11 @@ export function portalRoutes(
     `${P}keys/test/`,
     operation("revealPortalTestKey", async (_req, res) => {
       const key = await portal.revealTestKey(portalOf(res));
-      res.json({ api_key: key.apiKey, created_at: iso(key.createdAt), previous_key_expires_at: null });
+      res.json({
+        api_key: key.apiKey,
+        created_at: iso(key.createdAt),
+        previous_key_expires_at: iso(key.previousKeyExpiresAt),
+      });
     }),
   );
   router.post(

@@ -101,10 +101,10 @@ export function createPortalService(deps: PortalServiceDeps) {
       return { live: provider.apiKey, test: provider.testApiKey, sandboxValues: SANDBOX_VALUES };
     },
     /** The current test key in plain text (an audited view), or null when none was issued. */
-    async revealTestKey(p: PortalPrincipal): Promise<{ apiKey: string | null; createdAt: Date | null }> {
+    async revealTestKey(p: PortalPrincipal) {
       const { apiKey } = await providers.revealKey(actorOf(open(p)), p.providerId, "test");
-      const provider = await providerOf(p);
-      return { apiKey, createdAt: apiKey === null ? null : (provider.testApiKey?.createdAt ?? null) };
+      const key = apiKey === null ? null : (await providerOf(p)).testApiKey;
+      return { apiKey, createdAt: key?.createdAt ?? null, previousKeyExpiresAt: key?.previousKeyExpiresAt ?? null };
     },
     /** Issues a test key; a previous one keeps working for an hour, so a running integration can switch. */
     issueTestKey: (p: PortalPrincipal) =>

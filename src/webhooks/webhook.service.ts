@@ -25,8 +25,8 @@ export const TEST_EVENT_TYPE = "webhook.test";
 /** How many of the latest webhook.test sends the first page of deliveries carries. */
 export const TEST_EVENTS_SHOWN = 10;
 
-const deliveryNotFound = (id: number, deliveryId: number) =>
-  new DomainError("not_found", `provider ${id} has no delivery ${deliveryId}`, { code: "delivery_not_found" });
+const deliveryNotFound = (_id: number, deliveryId: number) =>
+  new DomainError("not_found", `no delivery ${deliveryId} (of this provider)`, { code: "delivery_not_found" });
 
 export interface WebhookServiceDeps {
   readonly db: Kysely<Database>;
@@ -37,8 +37,8 @@ export interface WebhookServiceDeps {
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
-function noUrl(id: number): DomainError {
-  return new DomainError("failed_precondition", `provider ${id} has no webhook_url; set one with PATCH first`, {
+function noUrl(_id: number): DomainError {
+  return new DomainError("failed_precondition", "no webhook URL is set to send to; set webhook_url first", {
     code: "webhook_not_configured",
   });
 }

@@ -8,7 +8,8 @@ import { type Kysely, sql } from "kysely";
 // password); null until the invite is accepted. The invite is a random token of which only the
 // SHA-256 digest is kept, with its expiry; accepting it (or disabling the user) clears it, so a
 // link works once. `totp_secret` is the second factor's secret, encrypted like API keys
-// (API_KEY_SECRET), set once confirmed; `totp_pending` holds one being enrolled.
+// (API_KEY_SECRET), set once confirmed; `totp_pending` holds one being enrolled; `totp_last_step`
+// is the time step of the last code accepted, so a code works once.
 //
 // `portal_sessions`: server-side sessions. The cookie carries a random token; only its SHA-256
 // digest is stored, so a copy of the table signs nobody in. Deleted at sign-out, when the user is
@@ -26,6 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       invite_expires_at timestamptz,
       totp_secret text,
       totp_pending text,
+      totp_last_step bigint,
       last_sign_in_at timestamptz,
       created_at timestamptz not null default now(),
       updated_at timestamptz not null default now()
