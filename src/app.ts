@@ -17,6 +17,7 @@ import { backofficeRoutes } from "./backoffice/backoffice.rest.ts";
 import { createBackoffice } from "./backoffice/backoffice.service.ts";
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/database.ts";
+import { buildBigTableIndexes } from "./db/indexes.ts";
 import { migrateToLatest } from "./db/migrator.ts";
 import { createClientAddress } from "./edge/client-address.ts";
 import { noteOf } from "./edge/request-note.ts";
@@ -130,6 +131,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   ]);
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
+  // Outside the migrations' transaction: concurrently with writes on Postgres (db/indexes.ts).
+  const built = await buildBigTableIndexes(database.db, database.kind);
+  if (built.length > 0) logger.info({ indexes: built }, "indexes built");
   const { db } = database;
 
   const crypto = createKeyCrypto(config.apiKeySecret);

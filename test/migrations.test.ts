@@ -1,10 +1,12 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.ts";
+import { BIG_TABLE_INDEXES, buildBigTableIndexes } from "../src/db/indexes.ts";
 import { MIGRATION_NAMES, migrateToLatest, migrationsApplied } from "../src/db/migrator.ts";
+import type { Database } from "../src/db/schema.ts";
 import { US_STATES } from "../src/states/states.ts";
 import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
 
@@ -72,6 +74,43 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
         { fk: "leads(destination_state_id)", referenced: "states" },
         { fk: "leads(origin_state_id)", referenced: "states" },
       ]);
+    } finally {
+      await Promise.all(handles.map((h) => h.close()));
+      await target.drop();
+    }
+  });
+
+  it("builds the big tables' indexes after the migrations, once, and rebuilds one left invalid", async () => {
+    const target = await createTestDatabase(backend);
+    const handles = await Promise.all(
+      Array.from({ length: backend.name === "postgres" ? 3 : 1 }, () =>
+        openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 2, timeoutMs: 5000 }),
+      ),
+    );
+    const names = BIG_TABLE_INDEXES.map((i) => i.name);
+    const valid = async (db: Kysely<Database>) =>
+      (
+        await sql<{ relname: string }>`
+          select c.relname from pg_class c join pg_index i on i.indexrelid = c.oid
+          where i.indisvalid and c.relname in (${sql.join(names)}) order by 1`.execute(db)
+      ).rows.map((r) => r.relname);
+    try {
+      const [first] = handles;
+      if (!first) throw new Error("no handle");
+      await migrateToLatest(first.db);
+      // Instances starting together: the session lock lets each index be built exactly once.
+      const built = await Promise.all(handles.map((h) => buildBigTableIndexes(h.db, h.kind)));
+      expect(built.flat().sort()).toEqual([...names].sort());
+      expect(await valid(first.db)).toEqual([...names].sort());
+      expect(await buildBigTableIndexes(first.db, first.kind)).toEqual([]);
+      if (backend.name === "postgres") {
+        // A concurrent build that was interrupted leaves its index invalid: the next start rebuilds it.
+        await sql`update pg_index set indisvalid = false where indexrelid = 'leads_provider_updated_idx'::regclass`.execute(
+          first.db,
+        );
+        expect(await buildBigTableIndexes(first.db, first.kind)).toEqual(["leads_provider_updated_idx"]);
+        expect(await valid(first.db)).toEqual([...names].sort());
+      }
     } finally {
       await Promise.all(handles.map((h) => h.close()));
       await target.drop();

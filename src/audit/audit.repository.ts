@@ -1,7 +1,14 @@
 /** The audit trail of management writes and key views/issuances. */
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from "kysely";
+import { customPlan } from "../db/database.ts";
 import { escapeLike } from "../db/like.ts";
 import type { Database } from "../db/schema.ts";
+
+type AuditQuery = SelectQueryBuilder<
+  Database,
+  "audit_log",
+  Pick<Selectable<Database["audit_log"]>, "id" | "actor" | "action" | "target_type" | "target_id" | "details" | "at">
+>;
 
 export interface AuditEntry {
   /** JWT `sub` of the administrator. */
@@ -42,22 +49,37 @@ export interface AuditFilter {
 
 /** One page of the audit trail, newest first. */
 export async function listAudit(db: Kysely<Database>, filter: AuditFilter, limit: number): Promise<AuditRecord[]> {
-  let query = db.selectFrom("audit_log").select(["id", "actor", "action", "target_type", "target_id", "details", "at"]);
-  if (filter.providerId !== undefined) {
-    // Entries about the provider, and about its leads (which name it in their details).
-    const id = String(filter.providerId);
-    query = query.where((eb) =>
-      eb.or([
-        eb.and([eb("target_type", "=", "provider"), eb("target_id", "=", id)]),
-        eb.and([eb("target_type", "=", "lead"), eb(sql<string>`details->>'provider_id'`, "=", id)]),
-      ]),
+  const page = (where: (q: AuditQuery) => AuditQuery) => {
+    let query = where(
+      db.selectFrom("audit_log").select(["id", "actor", "action", "target_type", "target_id", "details", "at"]),
     );
+    // Any part of the actor, in any case (migration 0009's trigram index).
+    if (filter.actor !== undefined)
+      query = query.where(sql<string>`lower(actor)`, "like", `%${escapeLike(filter.actor.toLowerCase())}%`);
+    if (filter.beforeId !== undefined) query = query.where("id", "<", filter.beforeId);
+    return query.orderBy("id", "desc").limit(limit);
+  };
+  let rows: Awaited<ReturnType<ReturnType<typeof page>["execute"]>>;
+  if (filter.providerId !== undefined) {
+    // Entries about the provider, and about its leads (which name it in their details): two
+    // ordered, limited index walks (audit_log_target_idx; audit_log_lead_provider_idx, db/indexes.ts)
+    // merged, instead of an OR that reads the whole table newest first.
+    const id = String(filter.providerId);
+    const about = page((q) => q.where("target_type", "=", "provider").where("target_id", "=", id));
+    const leads = page((q) =>
+      q.where("target_type", "=", "lead").where(sql<string>`(details->>'provider_id')`, "=", id),
+    );
+    // Each branch as a subquery: its ORDER BY and LIMIT stay its own inside UNION ALL.
+    const merged = db
+      .selectFrom(about.as("about_provider"))
+      .selectAll()
+      .unionAll(db.selectFrom(leads.as("about_leads")).selectAll());
+    rows = await customPlan(
+      db.selectFrom(merged.as("entries")).selectAll().orderBy("id", "desc").limit(limit),
+    ).execute();
+  } else {
+    rows = await page((q) => q).execute();
   }
-  // Any part of the actor, in any case (migration 0009's trigram index).
-  if (filter.actor !== undefined)
-    query = query.where(sql<string>`lower(actor)`, "like", `%${escapeLike(filter.actor.toLowerCase())}%`);
-  if (filter.beforeId !== undefined) query = query.where("id", "<", filter.beforeId);
-  const rows = await query.orderBy("id", "desc").limit(limit).execute();
   return rows.map((r) => ({
     id: r.id,
     actor: r.actor,

@@ -4,7 +4,7 @@
  */
 
 import { mkdirSync } from "node:fs";
-import { Kysely, PostgresDialect } from "kysely";
+import { type Expression, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { registerDirectRunner } from "./prepared.ts";
@@ -128,13 +128,26 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
 const statementNames = new Map<string, string>();
 const MAX_PREPARED = 1000;
 
+/**
+ * Marks a statement whose best plan depends on its values (a provider with 300,000 leads or with
+ * 200; an hour of events or a year): it is sent unnamed, so Postgres plans it for the values of
+ * each call instead of switching to a generic plan after five executions. Append with
+ * `customPlan(query)`.
+ */
+export const CUSTOM_PLAN_MARK = "/* plan per call */";
+
+export function customPlan<Q extends { modifyEnd(modifier: Expression<unknown>): Q }>(query: Q): Q {
+  return query.modifyEnd(sql.raw(CUSTOM_PLAN_MARK));
+}
+
 function usePreparedStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
     if (
       typeof config !== "string" ||
       !Array.isArray(values) ||
-      !/^\s*(select|insert|update|delete|with)\b/i.test(config)
+      !/^\s*(select|insert|update|delete|with)\b/i.test(config) ||
+      config.endsWith(CUSTOM_PLAN_MARK)
     ) {
       return query(config, values, callback);
     }

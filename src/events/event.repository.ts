@@ -1,5 +1,6 @@
 /** All SQL about the lead_events outbox. */
 import type { Kysely } from "kysely";
+import { customPlan } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { type DuplicateRow, duplicateFromRow } from "../leads/lead.repository.ts";
 import type { Duplicate, Lead, LeadOwner } from "../leads/lead.ts";
@@ -61,7 +62,8 @@ export async function listProviderEvents(
         .where("livemode", "=", owner.livemode),
     );
   }
-  const rows = await query.orderBy("id", "desc").limit(limit).execute();
+  // Planned per call: the provider's size, the mode and created_after decide the index.
+  const rows = await customPlan(query.orderBy("id", "desc").limit(limit)).execute();
   return rows.map((r) => ({
     id: r.event_id,
     sequence: r.id,

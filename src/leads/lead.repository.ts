@@ -1,6 +1,7 @@
 /** All SQL about leads. Functions take the database (or a transaction) first; rows map to domain types here. */
 import { type Kysely, sql } from "kysely";
 import { jsonArrayFrom } from "kysely/helpers/postgres";
+import { customPlan } from "../db/database.ts";
 import { escapeLike } from "../db/like.ts";
 import { prepare } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
@@ -611,7 +612,8 @@ export async function listProviderLeads(
   if (filter.state !== undefined) query = query.where("leads.state", "=", filter.state);
   if (filter.updatedAfter !== undefined) query = query.where("leads.updated_at", ">", filter.updatedAfter);
   if (filter.beforeId !== undefined) query = query.where("leads.id", "<", filter.beforeId);
-  const rows = await query.orderBy("leads.id", "desc").limit(limit).execute();
+  // Planned per call: 200 leads or 300,000, an updated_after of an hour or of a year.
+  const rows = await customPlan(query.orderBy("leads.id", "desc").limit(limit)).execute();
   return rows.map(toLead);
 }
 

@@ -1,0 +1,107 @@
+/**
+ * Seeds a migrated Postgres database with a broker's history at scale, in SQL (generate_series),
+ * so a million leads take about a minute: providers with a skewed share (the first 20 own 70 %
+ * of the leads), leads over two years with ids made as the service makes them (creation
+ * millisecond << 12 | 12 random bits), 3 % of them test leads, their events and webhook
+ * deliveries, and audit entries about providers and leads. Used by the plan test
+ * (test/scale-plans.test.ts) and the scale harness (bench/scale/run.ts).
+ */
+import pg from "pg";
+
+export interface SeedSize {
+  readonly leads: number;
+  readonly providers: number;
+  /** Events per lead (the service writes one per creation and one per move). */
+  readonly eventsPerLead: number;
+  /** Audit entries per lead. */
+  readonly auditPerLead: number;
+}
+
+export const SIZES = {
+  plans: { leads: 1_000_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2 },
+  small: { leads: 50_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5 },
+  large: { leads: 5_000_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5 },
+} as const satisfies Record<string, SeedSize>;
+
+/** Two years of history, ending now. */
+const SPAN_MS = 2 * 365 * 86_400_000;
+const ID_EPOCH_MS = 1_704_067_200_000; // next_lead_id()'s 2024-01-01
+
+export async function seed(
+  databaseUrl: string,
+  size: SeedSize,
+  progress: (step: string) => void = () => {},
+): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const run = async (step: string, text: string, values: unknown[] = []) => {
+    const started = Date.now();
+    await client.query(text, values);
+    progress(`${step} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  };
+  try {
+    await client.query("set synchronous_commit = off");
+    await run(
+      `${size.providers} providers`,
+      `insert into providers (name, rate_limit_per_minute, rate_limit_per_day)
+       select 'Scale provider ' || g, 600, 100000 from generate_series(1, $1::int) g`,
+      [size.providers],
+    );
+    const first = Number((await client.query("select min(id) as id from providers")).rows[0].id);
+    // Lead g belongs to one of the 20 big providers 70 % of the time, else to any other one.
+    const now = Date.now();
+    await run(
+      `${size.leads.toLocaleString("en-US")} leads`,
+      `insert into leads (id, provider_id, external_id, order_number, state, lead_status, first_name, last_name,
+         email, phone_number, estimated_ship_date, overseas_type, ship_via, origin_zip, origin_city,
+         origin_state_id, origin_state_code, destination_zip, destination_city, destination_state_id,
+         destination_state_code, created_at, updated_at, state_changed_at, livemode, phone_e164, email_match)
+       select ((t.ms - $4::bigint) << 12) | (g % 4096),
+         $2::bigint + case when g % 10 < 7 then g % 20 else 20 + g % ($3::int - 20) end,
+         'ext-' || g, 'LP-' || lpad(g::text, 10, '0'),
+         s.state, s.state, 'First' || (g % 997), 'Last' || (g % 991),
+         'person' || g || '@example.com', '+1 310 555 ' || lpad((g % 10000)::text, 4, '0'),
+         date '2026-12-01', 'DOMESTIC', 'OPEN', '90210', 'Beverly Hills', 5, 'CA', '10001', 'New York', 33, 'NY',
+         to_timestamp(t.ms / 1000.0), to_timestamp(least(t.ms + (g % 30)::bigint * 86400000, $5::bigint) / 1000.0),
+         to_timestamp(t.ms / 1000.0), g % 33 <> 0,
+         '+1310555' || lpad((g % 10000)::text, 4, '0'), 'person' || g || '@example.com'
+       from generate_series(1, $1::int) g
+       cross join lateral (select $5::bigint - ($1::bigint - g) * ($6::bigint / $1::bigint) as ms) t
+       cross join lateral (select case when g % 10 < 6 then 'LEAD' when g % 10 < 9 then 'QUOTE' else 'ORDER' end as state) s`,
+      [size.leads, first, size.providers, ID_EPOCH_MS, now, SPAN_MS],
+    );
+    const events = Math.round(size.leads * size.eventsPerLead);
+    await run(
+      `${events.toLocaleString("en-US")} lead events`,
+      `insert into lead_events (event_id, provider_id, lead_id, type, created_at, data, livemode)
+       select 'evt_' || md5(l.id::text || ':' || k), l.provider_id, l.id,
+         case when k = 0 then 'lead.created' else 'lead.quoted' end,
+         l.created_at + k * interval '1 hour', '{"lead":{}}'::jsonb, l.livemode
+       from leads l cross join generate_series(0, $1::int - 1) k`,
+      [Math.max(1, Math.round(size.eventsPerLead))],
+    );
+    await run(
+      "webhook deliveries (one per event of a provider with a webhook: every third provider)",
+      `insert into webhook_deliveries (provider_id, event_sequence, lead_id, state, attempts, next_attempt_at,
+         delivered_at, created_at, livemode)
+       select e.provider_id, e.id, e.lead_id, 'delivered', 1, e.created_at, e.created_at, e.created_at, e.livemode
+       from lead_events e where e.provider_id % 3 = 0`,
+    );
+    const audits = Math.round(size.leads * size.auditPerLead);
+    await run(
+      `${audits.toLocaleString("en-US")} audit entries`,
+      `insert into audit_log (actor, action, target_type, target_id, details, at)
+       select 'admin-' || (g % 7), case when g % 5 = 0 then 'provider.updated' else 'lead.moved' end,
+         case when g % 5 = 0 then 'provider' else 'lead' end,
+         case when g % 5 = 0 then ($2::bigint + g % $3::int)::text else g::text end,
+         case when g % 5 = 0 then '{}'::jsonb
+              else jsonb_build_object('provider_id', ($2::bigint + case when g % 10 < 7 then g % 20 else 20 + g % ($3::int - 20) end)::text) end,
+         now() - (g % 700) * interval '1 day'
+       from generate_series(1, $1::int) g`,
+      [audits, first, size.providers],
+    );
+    await run("analyze", "analyze");
+  } finally {
+    await client.end();
+  }
+}

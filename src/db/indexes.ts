@@ -1,0 +1,118 @@
+/**
+ * Indexes on the big tables, built after the migrations and outside their transaction (issue 25).
+ *
+ * A migration runs in one transaction under Kysely's transaction-scoped advisory lock, and
+ * `CREATE INDEX` in it locks the table against writes for as long as the build takes — minutes at
+ * millions of rows, during which no lead could be stored. These indexes are built instead with
+ * `CREATE INDEX CONCURRENTLY` on Postgres, which lets writes go on: one at a time, under a
+ * session-level advisory lock (so instances starting together do not build one twice), each
+ * skipped when it exists and is valid, and rebuilt when a build interrupted earlier left it
+ * invalid. PGlite (one process, no concurrency to protect) builds them plainly. An index is added
+ * here by appending a row; the row's name is its identity, so a row is never edited, only
+ * replaced by one with a new name (and the old one dropped by a migration).
+ */
+import { type Kysely, sql } from "kysely";
+import type { Database } from "./schema.ts";
+
+export interface BigTableIndex {
+  readonly name: string;
+  readonly table: string;
+  /** What follows `on <table>`: the columns (and `where …` for a partial index). */
+  readonly definition: string;
+  /** The query it serves, for the reader. */
+  readonly serves: string;
+}
+
+export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
+  {
+    name: "leads_provider_mode_idx",
+    table: "leads",
+    definition: "(provider_id, livemode, id desc)",
+    serves: "Public API and portal: a provider's leads of one mode, newest first (a test key's few among many live)",
+  },
+  {
+    name: "leads_provider_updated_idx",
+    table: "leads",
+    definition: "(provider_id, livemode, updated_at)",
+    serves: "Public API: a provider polls its leads with updated_after",
+  },
+  {
+    name: "lead_events_provider_mode_idx",
+    table: "lead_events",
+    definition: "(provider_id, livemode, id desc)",
+    serves: "Public API events feed of one mode (a test key's events among many live ones)",
+  },
+  {
+    name: "lead_events_provider_type_idx",
+    table: "lead_events",
+    definition: "(provider_id, livemode, type, id desc)",
+    serves: "Public API events feed filtered by type",
+  },
+  {
+    name: "lead_events_provider_created_idx",
+    table: "lead_events",
+    definition: "(provider_id, livemode, created_at)",
+    serves: "Public API events feed with created_after",
+  },
+  {
+    name: "audit_log_lead_provider_idx",
+    table: "audit_log",
+    definition: "((details->>'provider_id'), id desc) where target_type = 'lead'",
+    serves: "the back office's audit log of one provider: the entries about its leads",
+  },
+];
+
+/** The advisory lock key of the index builder ("lp-index" as a number). */
+const LOCK_KEY = 0x6c70_6978;
+
+/**
+ * Builds every missing index of BIG_TABLE_INDEXES; returns the names built. On Postgres each
+ * build runs outside a transaction, concurrently with writes.
+ */
+export async function buildBigTableIndexes(db: Kysely<Database>, kind: "postgres" | "pglite"): Promise<string[]> {
+  if (kind === "pglite") {
+    const built: string[] = [];
+    for (const ix of BIG_TABLE_INDEXES) {
+      const exists = await indexState(db, ix.name);
+      if (exists === "valid") continue;
+      await sql.raw(`create index if not exists ${ix.name} on ${ix.table} ${ix.definition}`).execute(db);
+      built.push(ix.name);
+    }
+    return built;
+  }
+  // One connection for the session lock and every statement (CONCURRENTLY may not run in a
+  // transaction block, and the lock must be held by the session that builds).
+  return db.connection().execute(async (conn) => {
+    // Polled, not waited for: CREATE INDEX CONCURRENTLY waits for every running statement to end,
+    // and a session blocked in pg_advisory_lock() would be one, waiting for the builder: a deadlock.
+    for (;;) {
+      const r = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_KEY}) as ok`.execute(conn);
+      if (r.rows[0]?.ok) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    try {
+      const built: string[] = [];
+      for (const ix of BIG_TABLE_INDEXES) {
+        const state = await indexState(conn, ix.name);
+        if (state === "valid") continue;
+        if (state === "invalid") await sql.raw(`drop index concurrently if exists ${ix.name}`).execute(conn);
+        await sql
+          .raw(`create index concurrently if not exists ${ix.name} on ${ix.table} ${ix.definition}`)
+          .execute(conn);
+        built.push(ix.name);
+      }
+      return built;
+    } finally {
+      await sql`select pg_advisory_unlock(${LOCK_KEY})`.execute(conn);
+    }
+  });
+}
+
+async function indexState(db: Kysely<Database>, name: string): Promise<"valid" | "invalid" | "missing"> {
+  const r = await sql<{ valid: boolean }>`
+    select i.indisvalid as valid
+    from pg_class c join pg_index i on i.indexrelid = c.oid
+    where c.relname = ${name} and c.relkind = 'i' and c.relnamespace = current_schema()::regnamespace`.execute(db);
+  const row = r.rows[0];
+  return row === undefined ? "missing" : row.valid ? "valid" : "invalid";
+}
