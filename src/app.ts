@@ -209,7 +209,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       webhookWorker.eventWritten();
     },
   });
-  const sandbox = createSandbox({ db, workflow, logger, retentionDays: config.sandboxRetentionDays, now });
+  const sandbox = createSandbox({
+    db,
+    workflow,
+    logger,
+    retentionDays: config.sandboxRetentionDays,
+    now,
+    onJobRun: (job, run) => metrics.jobRun(job, run),
+  });
   const transport = createWebhookTransport({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
@@ -237,6 +244,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         now,
         retentionDays: config.requestLog.retentionDays,
         onDropped: (n) => metrics.requestLogDropped(n),
+        onJobRun: (run) => metrics.jobRun("request_log_retention", run),
       })
     : undefined;
   const requestLog = createRequestLogService(db);

@@ -121,6 +121,26 @@ export function createMetrics(sources: MetricsSources) {
     });
   }
 
+  const jobBehind = new Gauge({
+    name: "lead_provider_job_behind",
+    help: "1 when a background job's last run stopped on its time budget with work left (it goes on at its next run).",
+    labelNames: ["job"] as const,
+    registers: [registry],
+  });
+  const jobBatch = new Histogram({
+    name: "lead_provider_job_batch_seconds",
+    help: "The longest batch of each background job run (retention, purge).",
+    labelNames: ["job"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const jobRows = new Counter({
+    name: "lead_provider_job_rows_total",
+    help: "Rows background jobs deleted (retention, purge).",
+    labelNames: ["job"] as const,
+    registers: [registry],
+  });
+
   const requestChildren = new Map<
     string,
     { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }
@@ -155,6 +175,12 @@ export function createMetrics(sources: MetricsSources) {
     rateLimited: (window: string) => rateLimited.inc({ window }),
     failedOpen: () => failOpen.inc(),
     requestLogDropped: (n: number) => requestLogDropped.inc(n),
+    /** A background job's run (src/batches.ts): whether it fell behind, its slowest batch, its rows. */
+    jobRun(job: string, run: { behind: boolean; slowestBatchMs: number; done: number }): void {
+      jobBehind.set({ job }, run.behind ? 1 : 0);
+      jobBatch.observe({ job }, run.slowestBatchMs / 1000);
+      jobRows.inc({ job }, run.done);
+    },
   };
 }
 

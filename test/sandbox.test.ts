@@ -373,6 +373,13 @@ describe.each(BACKENDS)("test mode ($name)", (backend) => {
     expect((await read(p.test, old.body.external_id)).status).toBe(404);
     expect((await read(p.test, fresh.body.external_id)).status).toBe(200);
     expect((await read(p.live, oldLive.body.external_id)).status).toBe(200);
+
+    // Each run is in the metrics: rows deleted per job, and whether the last run fell behind.
+    const metric = async (name: string, job: string) =>
+      (await t.app.metrics.registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.job === job)?.value;
+    expect(await metric("lead_provider_job_rows_total", "test_data_purge")).toBe(3);
+    expect(await metric("lead_provider_job_rows_total", "sandbox_retention")).toBe(1);
+    expect(await metric("lead_provider_job_behind", "sandbox_retention")).toBe(0);
   });
 });
 

@@ -10,7 +10,9 @@
  * stop flushes everything. The log never holds up or loses a lead: leads are written by the
  * request itself, before it is answered.
  */
+
 import type { Kysely } from "kysely";
+import { type BatchRun, runInBatches } from "../batches.ts";
 import type { Database } from "../db/schema.ts";
 import { businessToday } from "../intake/business-time.ts";
 import { errorForLog, type Logger } from "../logger.ts";
@@ -29,11 +31,15 @@ export interface RequestLogWriterOptions {
   /** REQUEST_LOG_RETENTION_DAYS. */
   readonly retentionDays: number;
   readonly onDropped?: (n: number) => void;
+  /** Each retention run (metrics). */
+  readonly onJobRun?: (run: BatchRun) => void;
 }
 
 export type RequestLogWriter = ReturnType<typeof createRequestLogWriter>;
 
 const PURGE_BATCH = 1000;
+/** A retention run stops after this long with work left; the next run goes on. */
+const PURGE_RUN_MS = 2000;
 const PURGE_EVERY_MS = 10 * 60_000;
 
 /** The daily outcome counts of a batch's create-lead requests (providers known only), sorted by key. */
@@ -70,6 +76,8 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   let flushTimer: NodeJS.Timeout | undefined;
   let purgeTimer: NodeJS.Timeout | undefined;
   let firstPurge: NodeJS.Timeout | undefined;
+  let purgeBehind = false;
+  let stopped = false;
 
   function drop(n: number): void {
     dropped += n;
@@ -123,30 +131,50 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
       });
       return flushing;
     },
-    /** Deletes entries older than the retention, in batches; how many it deleted. */
-    async purgeExpired(): Promise<number> {
+    /**
+     * Deletes entries older than the retention, in batches of at most half a second, for at most
+     * `runBudgetMs`; how many it deleted. With more left it says so (log, metric) and the next
+     * run comes a second later instead of in 10 minutes.
+     */
+    async purgeExpired(runBudgetMs = Number.POSITIVE_INFINITY): Promise<number> {
       const before = new Date(now().getTime() - options.retentionDays * 86_400_000);
-      let total = 0;
-      for (;;) {
-        const n = await deleteEntriesBefore(db, before, PURGE_BATCH);
-        total += n;
-        if (n < PURGE_BATCH) return total;
+      const run = await runInBatches((limit) => deleteEntriesBefore(db, before, limit), {
+        batch: PURGE_BATCH,
+        batchBudgetMs: 500,
+        runBudgetMs,
+      });
+      options.onJobRun?.(run);
+      if (run.behind) {
+        logger.warn(
+          { deleted: run.done, batches: run.batches, retention_days: options.retentionDays },
+          "request log retention fell behind; going on in a second",
+        );
       }
+      purgeBehind = run.behind;
+      return run.done;
     },
     stats: () => ({ queued: queue.length, dropped }),
     start(): void {
       flushTimer = setInterval(() => void this.flush(), flushMs);
       flushTimer.unref();
-      const purge = () =>
-        void this.purgeExpired().catch((err) =>
-          logger.warn({ err: errorForLog(err) }, "could not delete expired request log entries"),
-        );
+      const purge = (): void =>
+        void this.purgeExpired(PURGE_RUN_MS)
+          .catch((err) => logger.warn({ err: errorForLog(err) }, "could not delete expired request log entries"))
+          .then(() => {
+            // Behind: go on in a second, between other work, rather than in 10 minutes.
+            if (purgeBehind && purgeTimer !== undefined && !stopped) {
+              clearTimeout(firstPurge);
+              firstPurge = setTimeout(purge, 1000);
+              firstPurge.unref();
+            }
+          });
       purgeTimer = setInterval(purge, PURGE_EVERY_MS);
       purgeTimer.unref();
       firstPurge = setTimeout(purge, 30_000);
       firstPurge.unref();
     },
     async stop(): Promise<void> {
+      stopped = true;
       clearInterval(flushTimer);
       clearInterval(purgeTimer);
       clearTimeout(firstPurge);

@@ -6,6 +6,7 @@
  * instances moving the same lead make one move.
  */
 import type { Kysely } from "kysely";
+import { type BatchRun, runInBatches } from "../batches.ts";
 import type { Database } from "../db/schema.ts";
 import type { RawId } from "../fields.ts";
 import type { LeadWorkflowService } from "../leads/lead-workflow.service.ts";
@@ -21,6 +22,13 @@ const UNFINISHED = unfinishedPositions();
 const TICK_MS = 500;
 const RETENTION_EVERY_MS = 3600_000;
 const DELETE_BATCH = 500;
+/** A batch of deletions should take at most this long; a slower one is followed by a smaller one. */
+const BATCH_BUDGET_MS = 500;
+/**
+ * Retention runs between the mover's steps: at most this long per tick, so a new test lead still
+ * moves within seconds however much there is to delete; the rest is deleted at the next ticks.
+ */
+const RETENTION_RUN_MS = 1000;
 
 export interface SandboxDeps {
   readonly db: Kysely<Database>;
@@ -29,6 +37,8 @@ export interface SandboxDeps {
   /** Test leads older than this many days are deleted. */
   readonly retentionDays: number;
   readonly now?: () => Date;
+  /** Each retention or purge run (metrics). */
+  readonly onJobRun?: (job: "sandbox_retention" | "test_data_purge", run: BatchRun) => void;
 }
 
 export type Sandbox = ReturnType<typeof createSandbox>;
@@ -41,14 +51,14 @@ export function createSandbox(deps: SandboxDeps) {
   let stopped = true;
   let lastRetention = 0;
 
-  const deleteAll = async (which: { providerId?: number; createdBefore?: Date }) => {
-    let total = 0;
-    for (;;) {
-      const n = await deleteTestLeads(db, which, DELETE_BATCH);
-      total += n;
-      if (n < DELETE_BATCH) return total;
-    }
-  };
+  let retentionBehind = false;
+
+  const deleteAll = (which: { providerId?: number; createdBefore?: Date }, runBudgetMs: number) =>
+    runInBatches((limit) => deleteTestLeads(db, which, limit), {
+      batch: DELETE_BATCH,
+      batchBudgetMs: BATCH_BUDGET_MS,
+      runBudgetMs,
+    });
 
   /** Makes every move that is due now. */
   async function advance(): Promise<number> {
@@ -63,20 +73,32 @@ export function createSandbox(deps: SandboxDeps) {
     return moved;
   }
 
-  /** Deletes test leads past their retention. */
-  async function expire(): Promise<number> {
+  /**
+   * Deletes test leads past their retention, for at most `runBudgetMs`; with more left it says so
+   * (log, metric) and the next tick goes on.
+   */
+  async function expire(runBudgetMs = Number.POSITIVE_INFINITY): Promise<number> {
     const cutoff = new Date(now().getTime() - deps.retentionDays * 86_400_000);
-    const deleted = await deleteAll({ createdBefore: cutoff });
-    if (deleted > 0) logger.info({ deleted, retention_days: deps.retentionDays }, "expired test leads deleted");
-    return deleted;
+    const run = await deleteAll({ createdBefore: cutoff }, runBudgetMs);
+    deps.onJobRun?.("sandbox_retention", run);
+    retentionBehind = run.behind;
+    if (run.behind) {
+      logger.warn(
+        { deleted: run.done, batches: run.batches, retention_days: deps.retentionDays },
+        "test lead retention fell behind; going on at the next step",
+      );
+    } else if (run.done > 0) {
+      logger.info({ deleted: run.done, retention_days: deps.retentionDays }, "expired test leads deleted");
+    }
+    return run.done;
   }
 
   async function tick(): Promise<void> {
     try {
       await advance();
-      if (Date.now() - lastRetention >= RETENTION_EVERY_MS) {
+      if (retentionBehind || Date.now() - lastRetention >= RETENTION_EVERY_MS) {
         lastRetention = Date.now();
-        await expire();
+        await expire(RETENTION_RUN_MS);
       }
     } catch (err) {
       logger.warn({ err: errorForLog(err) }, "sandbox step failed; retrying");
@@ -98,7 +120,10 @@ export function createSandbox(deps: SandboxDeps) {
     async purge(actor: string, rawId: RawId): Promise<{ deletedLeads: number }> {
       const id = providerId(rawId);
       if (!(await findProvider(db, id))) throw notFound(id);
-      const deletedLeads = await deleteAll({ providerId: id });
+      // To the end (the administrator asked for all of it), in batches that keep to their budget.
+      const run = await deleteAll({ providerId: id }, Number.POSITIVE_INFINITY);
+      deps.onJobRun?.("test_data_purge", run);
+      const deletedLeads = run.done;
       await audit(db, actor, "test_data.purged", id, { deleted_leads: deletedLeads });
       return { deletedLeads };
     },
