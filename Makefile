@@ -119,6 +119,10 @@ test: install check-generate lint ## every check and test (PGlite; Postgres/Redi
 	@# that did not run. .ci/run is strict and refuses to start without them.
 	@status=0; vitest run || status=$$?; scripts/test-groups.sh summary; exit $$status
 
+.PHONY: bench-scale
+bench-scale: node_modules/.installed ## the service on Postgres seeded at SIZE=small (50k leads; plans: 1M; large: 5M, ~20 min), p50/p95 of every path and job (not part of test)
+	node bench/scale/run.ts $(or $(SIZE),small) $(ARGS)
+
 .PHONY: fuzz
 fuzz: node_modules/.installed ## property-based fuzzing of the create/get paths, 20,000 cases (make test runs 1,000)
 	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts

@@ -76,7 +76,19 @@ export async function seed(
       `insert into lead_events (event_id, provider_id, lead_id, type, created_at, data, livemode)
        select 'evt_' || md5(l.id::text || ':' || k), l.provider_id, l.id,
          case when k = 0 then 'lead.created' else 'lead.quoted' end,
-         l.created_at + k * interval '1 hour', '{"lead":{}}'::jsonb, l.livemode
+         l.created_at + k * interval '1 hour',
+         jsonb_build_object('lead', jsonb_build_object(
+           'id', l.id, 'externalId', l.external_id, 'orderNumber', l.order_number, 'state', l.state,
+           'leadStatus', l.lead_status, 'firstName', l.first_name, 'lastName', l.last_name, 'email', l.email,
+           'phoneNumber', l.phone_number, 'phoneE164', l.phone_e164, 'companyName', null, 'noteFromShipper', null,
+           'estimatedShipDate', l.estimated_ship_date, 'overseasType', l.overseas_type, 'shipVia', l.ship_via,
+           'origin', jsonb_build_object('zip', l.origin_zip, 'city', l.origin_city, 'stateCode', l.origin_state_code, 'stateId', l.origin_state_id),
+           'destination', jsonb_build_object('zip', l.destination_zip, 'city', l.destination_city, 'stateCode', l.destination_state_code, 'stateId', l.destination_state_id),
+           'vehicles', jsonb_build_array(jsonb_build_object('year', 2021, 'make', 'Toyota', 'model', 'Camry', 'type', 'CAR',
+             'tariff', 950, 'deposit', 150, 'vehicleRun', true)),
+           'history', '[]'::jsonb, 'createdAt', l.created_at, 'updatedAt', l.updated_at,
+           'stateChangedAt', l.state_changed_at, 'livemode', l.livemode, 'duplicate', null)),
+         l.livemode
        from leads l cross join generate_series(0, $1::int - 1) k`,
       [Math.max(1, Math.round(size.eventsPerLead))],
     );
