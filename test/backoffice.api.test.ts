@@ -1,4 +1,5 @@
 /** The Management API additions the back office reads: leads across providers, the audit log, usage. */
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
@@ -169,5 +170,51 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
       expect((await get(path, agent)).status, path).toBe(403);
       expect((await get(path, x.key)).status, path).toBe(401);
     }
+  });
+});
+
+describe.each(BACKENDS)("back-office leads in a creation window ($name)", (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+  });
+  afterAll(() => t.stop());
+
+  it("finds leads of a window long ago, and leads with sequence ids from before time-based ids", async () => {
+    const admin = await t.token();
+    const p = await t.provider();
+    const la = (await (
+      await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: p.key })
+    ).json()) as Json;
+    const day = 86_400_000;
+    const yearAgo = Date.now() - 365 * day;
+    // Copies of the lead as the service made them a year ago (id from that millisecond), and as it
+    // made them before migration 0006 (a small sequence id), created 10 days ago.
+    const copy = (id: number | bigint, suffix: string, at: Date) =>
+      sql`insert into leads (id, provider_id, external_id, order_number, state, lead_status, first_name, last_name,
+            email, phone_number, estimated_ship_date, overseas_type, ship_via, origin_zip, origin_city,
+            origin_state_id, origin_state_code, created_at, updated_at, state_changed_at, livemode)
+          select ${id}, provider_id, external_id || ${suffix}, 'LP-' || ${suffix.toUpperCase()}, state, lead_status,
+            first_name, last_name, email, phone_number, estimated_ship_date, overseas_type, ship_via, origin_zip,
+            origin_city, origin_state_id, origin_state_code, ${at}, ${at}, ${at}, livemode
+          from leads where id = ${la.id}`.execute(t.app.database.db);
+    const timeId = (BigInt(yearAgo) - 1_704_067_200_000n) << 12n;
+    await copy(timeId, "90000001", new Date(yearAgo));
+    await copy(7, "90000007", new Date(Date.now() - 10 * day));
+    const window = async (from: number, to: number) => {
+      const q = `created_after=${new Date(from).toISOString()}&created_before=${new Date(to).toISOString()}`;
+      const res = await t.call("GET", `/api/v1/admin/leads/?provider_id=${p.id}&${q}`, { auth: admin });
+      const body = (await res.json()) as Json;
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      return body.results.map((l: Json) => l.external_id);
+    };
+    expect(await window(yearAgo - day, yearAgo + day)).toEqual([`${la.external_id}90000001`]);
+    expect(await window(Date.now() - 11 * day, Date.now() - 9 * day)).toEqual([`${la.external_id}90000007`]);
+    expect(await window(Date.now() - 60_000, Date.now() + 60_000)).toEqual([la.external_id]);
+    expect(await window(Date.now() - 400 * day, Date.now() + day)).toEqual([
+      la.external_id,
+      `${la.external_id}90000001`,
+      `${la.external_id}90000007`,
+    ]);
   });
 });

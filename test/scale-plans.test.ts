@@ -17,7 +17,7 @@ import { buildBigTableIndexes } from "../src/db/indexes.ts";
 import { migrateToLatest } from "../src/db/migrator.ts";
 import type { Database } from "../src/db/schema.ts";
 import { listProviderEvents } from "../src/events/event.repository.ts";
-import { listProviderLeads } from "../src/leads/lead.repository.ts";
+import { listProviderLeads, searchLeads } from "../src/leads/lead.repository.ts";
 import { listDeliveries } from "../src/webhooks/webhook.repository.ts";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.ts";
 
@@ -137,6 +137,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
       () => listProviderEvents(db, { providerId: big, livemode: false }, { type: "lead.quoted" }, 21),
     ],
     ["a big provider's test events", () => listProviderEvents(db, { providerId: big, livemode: false }, {}, 21)],
+    [
+      "the back office's leads of a week a year ago",
+      () =>
+        searchLeads(
+          db,
+          {
+            createdAfter: new Date(Date.now() - 365 * 86_400_000),
+            createdBefore: new Date(Date.now() - 358 * 86_400_000),
+          },
+          26,
+        ),
+    ],
     ["a small provider's audit log", () => listAudit(db, { providerId: small }, 26)],
     ["a big provider's audit log", () => listAudit(db, { providerId: big }, 26)],
     ["a big provider's webhook deliveries", () => listDeliveries(db, big - (big % 3) + 3, undefined, 21)],

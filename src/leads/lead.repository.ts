@@ -648,13 +648,53 @@ export interface LeadSearch {
   readonly beforeId?: number | undefined;
 }
 
+/**
+ * Lead ids since migration 0006 are the creation millisecond (from 2024-01-01) shifted left 12
+ * bits, plus 12 random bits; ids from before it are small sequence numbers, all below this.
+ */
+const ID_EPOCH_MS = 1_704_067_200_000;
+const TIME_IDS_FROM = 2 ** 38;
+/** An insert's id is taken at most this long after its created_at (one short transaction). */
+const ID_SLACK_MS = 60_000;
+const idAt = (ms: number) => Math.max(0, Math.floor(ms - ID_EPOCH_MS)) * 4096;
+
+/** The creation time of the newest lead with a sequence id (none: null), looked up once per database. */
+const legacyEnds = new WeakMap<Db, Promise<Date | null>>();
+function legacyEnd(db: Db): Promise<Date | null> {
+  let end = legacyEnds.get(db);
+  if (end === undefined) {
+    end = db
+      .selectFrom("leads")
+      .select("created_at")
+      .where("id", "<", TIME_IDS_FROM)
+      .orderBy("id", "desc")
+      .limit(1)
+      .executeTakeFirst()
+      .then((r) => r?.created_at ?? null);
+    legacyEnds.set(db, end);
+  }
+  return end;
+}
+
 /** One page of leads across providers, newest first (the back office). */
 export async function searchLeads(db: Db, s: LeadSearch, limit: number): Promise<Lead[]> {
   let query = selectLeads(db);
   if (s.providerId !== undefined) query = query.where("leads.provider_id", "=", s.providerId);
   if (s.state !== undefined) query = query.where("leads.state", "=", s.state);
-  if (s.createdAfter !== undefined) query = query.where("leads.created_at", ">", s.createdAfter);
-  if (s.createdBefore !== undefined) query = query.where("leads.created_at", "<", s.createdBefore);
+  // A creation window is also an id range, which the primary key (the list's order) can walk:
+  // an id is taken in the insert, at or just after created_at, so created_at < B means id below
+  // B + a minute's slack; and created_at > A means id above A's, once A is past the last lead
+  // with an older sequence id. Without it a window a year back walked every newer lead.
+  if (s.createdAfter !== undefined) {
+    query = query.where("leads.created_at", ">", s.createdAfter);
+    const end = await legacyEnd(db);
+    if (end === null || s.createdAfter.getTime() > end.getTime())
+      query = query.where("leads.id", ">", idAt(s.createdAfter.getTime() - ID_SLACK_MS));
+  }
+  if (s.createdBefore !== undefined) {
+    query = query.where("leads.created_at", "<", s.createdBefore);
+    query = query.where("leads.id", "<", idAt(s.createdBefore.getTime() + ID_SLACK_MS));
+  }
   if (s.q !== undefined) {
     const q = s.q;
     const term = searchTerm(q);
