@@ -70,16 +70,20 @@ const LOCK_KEY = 0x6c70_6978;
  * build runs outside a transaction, concurrently with writes.
  */
 export async function buildBigTableIndexes(db: Kysely<Database>, kind: "postgres" | "pglite"): Promise<string[]> {
-  if (kind === "pglite") {
+  const concurrently = kind === "postgres" ? "concurrently " : "";
+  const build = async (on: Kysely<Database>) => {
     const built: string[] = [];
     for (const ix of BIG_TABLE_INDEXES) {
-      const exists = await indexState(db, ix.name);
-      if (exists === "valid") continue;
-      await sql.raw(`create index if not exists ${ix.name} on ${ix.table} ${ix.definition}`).execute(db);
+      const state = await indexState(on, ix.name);
+      if (state === "valid") continue;
+      if (state === "invalid") await sql.raw(`drop index ${concurrently}if exists ${ix.name}`).execute(on);
+      await sql.raw(`create index ${concurrently}if not exists ${ix.name} on ${ix.table} ${ix.definition}`).execute(on);
       built.push(ix.name);
     }
     return built;
-  }
+  };
+  // PGlite: one process, nothing to protect, no CONCURRENTLY.
+  if (kind === "pglite") return build(db);
   // One connection for the session lock and every statement (CONCURRENTLY may not run in a
   // transaction block, and the lock must be held by the session that builds).
   return db.connection().execute(async (conn) => {
@@ -91,17 +95,7 @@ export async function buildBigTableIndexes(db: Kysely<Database>, kind: "postgres
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     try {
-      const built: string[] = [];
-      for (const ix of BIG_TABLE_INDEXES) {
-        const state = await indexState(conn, ix.name);
-        if (state === "valid") continue;
-        if (state === "invalid") await sql.raw(`drop index concurrently if exists ${ix.name}`).execute(conn);
-        await sql
-          .raw(`create index concurrently if not exists ${ix.name} on ${ix.table} ${ix.definition}`)
-          .execute(conn);
-        built.push(ix.name);
-      }
-      return built;
+      return await build(conn);
     } finally {
       await sql`select pg_advisory_unlock(${LOCK_KEY})`.execute(conn);
     }

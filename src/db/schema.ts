@@ -228,7 +228,6 @@ export interface PortalUsersTable {
 export interface PortalSessionsTable {
   digest: string;
   user_id: number;
-  second_factor: boolean;
   created_at: Generated<Date>;
   last_seen_at: Generated<Date>;
   expires_at: Date;

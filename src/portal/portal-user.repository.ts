@@ -102,14 +102,13 @@ export async function updateUser(
 
 export async function insertSession(
   db: Db,
-  s: { digest: string; userId: number; secondFactor: boolean; at: Date; expiresAt: Date },
+  s: { digest: string; userId: number; at: Date; expiresAt: Date },
 ): Promise<void> {
   await db
     .insertInto("portal_sessions")
     .values({
       digest: s.digest,
       user_id: s.userId,
-      second_factor: s.secondFactor,
       created_at: s.at,
       last_seen_at: s.at,
       expires_at: s.expiresAt,

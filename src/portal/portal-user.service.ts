@@ -90,6 +90,14 @@ function invalidInvite(): DomainError {
   );
 }
 
+/** After a right password: the code is wrong, expired or was used already. */
+function invalidSignInCode(): DomainError {
+  return new DomainError("unauthenticated", "the authenticator code is wrong, expired or already used", {
+    code: "invalid_totp_code",
+    violations: [{ field: "totp_code", code: "invalid_totp_code", message: "enter the code your app shows now" }],
+  });
+}
+
 function signInFailed(): DomainError {
   return new DomainError("unauthenticated", SIGN_IN_FAILED, { code: "sign_in_failed" });
 }
@@ -186,7 +194,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
     return signInFailed();
   }
 
-  async function startSession(userId: number, secondFactor: boolean, replacing: string | undefined) {
+  async function startSession(userId: number, replacing: string | undefined) {
     const at = now();
     const { token, digest } = newToken();
     await db.transaction().execute(async (trx) => {
@@ -196,7 +204,6 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       await repo.insertSession(trx, {
         digest,
         userId,
-        secondFactor,
         at,
         expiresAt: new Date(at.getTime() + SESSION_ABSOLUTE_MS),
       });
@@ -415,12 +422,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
         if (step === undefined) {
           // The password was right (the previous answer said so): say which part is wrong.
           await failed(email as string, clientIp, user, "totp_code");
-          throw new DomainError("unauthenticated", "the authenticator code is wrong, expired or already used", {
-            code: "invalid_totp_code",
-            violations: [
-              { field: "totp_code", code: "invalid_totp_code", message: "enter the code your app shows now" },
-            ],
-          });
+          throw invalidSignInCode();
         }
         // Conditional on the last step: two sign-ins racing with one code, one wins.
         const taken = await db
@@ -431,15 +433,10 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
           .executeTakeFirst();
         if (Number(taken.numUpdatedRows) === 0) {
           await failed(email as string, clientIp, user, "totp_code");
-          throw new DomainError("unauthenticated", "the authenticator code is wrong, expired or already used", {
-            code: "invalid_totp_code",
-            violations: [
-              { field: "totp_code", code: "invalid_totp_code", message: "enter the code your app shows now" },
-            ],
-          });
+          throw invalidSignInCode();
         }
       }
-      const session = await startSession(Number(user.id), user.totp_secret !== null, replacing);
+      const session = await startSession(Number(user.id), replacing);
       await audit(`portal:${user.email}`, "portal_user.signed_in", Number(user.provider_id), {
         user_id: Number(user.id),
         second_factor: user.totp_secret !== null,

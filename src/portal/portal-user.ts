@@ -9,8 +9,7 @@ import { ZxcvbnFactory } from "@zxcvbn-ts/core";
 import * as common from "@zxcvbn-ts/language-common";
 import * as en from "@zxcvbn-ts/language-en";
 
-export const PORTAL_USER_STATUSES = ["invited", "active", "disabled"] as const;
-export type PortalUserStatus = (typeof PORTAL_USER_STATUSES)[number];
+export type PortalUserStatus = "invited" | "active" | "disabled";
 
 export interface PortalUser {
   readonly id: number;

@@ -12,12 +12,19 @@ import { eventJson } from "../events/event.rest.ts";
 import { publishedJson } from "../intake/intake.rest.ts";
 import { leadJson } from "../leads/lead.rest.ts";
 import { keyJson, PROVIDERS_PATH } from "../providers/provider.rest.ts";
-import { requestEntryJson } from "../request-log/request-log.rest.ts";
+import { requestEntryJson, requestLogQueryOf } from "../request-log/request-log.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { actorOf as actor, operation, portalOf } from "../rest/typed.ts";
-import { sendStats } from "../stats/stats.rest.ts";
-import { deliveryJson, endpointJson } from "../webhooks/webhook.rest.ts";
+import { sendStats, statsQueryOf } from "../stats/stats.rest.ts";
+import {
+  deliveryDetailJson,
+  deliveryJson,
+  deliveryPageJson,
+  endpointJson,
+  rotatedSecretJson,
+  testResultJson,
+} from "../webhooks/webhook.rest.ts";
 import type { PortalService } from "./portal.service.ts";
 import type { Invite, PortalUserService } from "./portal-user.service.ts";
 import type { PortalUser } from "./portal-user.ts";
@@ -171,17 +178,7 @@ export function portalRoutes(
   router.get(
     `${P}requests/`,
     operation("listPortalRequests", async (req, res) => {
-      const q = req.query;
-      const page = await portal.listRequests(portalOf(res), livemodeOf(q.mode), {
-        pageSize: q.page_size,
-        pageToken: q.page_token,
-        outcome: q.outcome,
-        code: q.code,
-        status: q.status,
-        externalId: q.external_id,
-        createdAfter: date(q.created_after),
-        createdBefore: date(q.created_before),
-      });
+      const page = await portal.listRequests(portalOf(res), livemodeOf(req.query.mode), requestLogQueryOf(req.query));
       res.json(cursorPageJson(req, page, requestEntryJson, publicBaseUrl));
     }),
   );
@@ -195,13 +192,7 @@ export function portalRoutes(
   router.get(
     `${P}stats/`,
     operation("getPortalStats", async (req, res) => {
-      const q = req.query;
-      const s = await portal.stats(portalOf(res), livemodeOf(q.mode), {
-        from: q.from,
-        to: q.to,
-        granularity: q.granularity,
-        groupBy: q.group_by,
-      });
+      const s = await portal.stats(portalOf(res), livemodeOf(req.query.mode), statsQueryOf(req.query));
       sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
     }),
   );
@@ -228,25 +219,13 @@ export function portalRoutes(
   router.post(
     `${P}webhook/rotate_secret/`,
     operation("rotatePortalWebhookSecret", async (req, res) => {
-      const r = await portal.rotateWebhookSecret(portalOf(res), req.body?.overlap_seconds);
-      res.json({
-        secret: r.secret,
-        secret_rotated_at: r.secretRotatedAt.toISOString(),
-        previous_secret_expires_at: iso(r.previousSecretExpiresAt),
-      });
+      res.json(rotatedSecretJson(await portal.rotateWebhookSecret(portalOf(res), req.body?.overlap_seconds)));
     }),
   );
   router.post(
     `${P}webhook/test/`,
     operation("sendPortalWebhookTest", async (_req, res) => {
-      const r = await portal.sendWebhookTest(portalOf(res));
-      res.json({
-        event_id: r.eventId,
-        delivered: r.error === null,
-        status_code: r.statusCode,
-        latency_ms: r.latencyMs,
-        error: r.error,
-      });
+      res.json(testResultJson(await portal.sendWebhookTest(portalOf(res))));
     }),
   );
   router.get(
@@ -254,35 +233,13 @@ export function portalRoutes(
     operation("listPortalWebhookDeliveries", async (req, res) => {
       const { page_size, page_token } = req.query;
       const page = await portal.listDeliveries(portalOf(res), { pageSize: page_size, pageToken: page_token });
-      const { results, next_page_token, next } = cursorPageJson(req, page, deliveryJson, publicBaseUrl);
-      res.json({
-        results,
-        test_events: page.testEvents.map((t) => ({
-          event_id: t.eventId,
-          status_code: t.statusCode,
-          latency_ms: t.latencyMs,
-          error: t.error,
-          at: t.at.toISOString(),
-        })),
-        next_page_token,
-        next,
-      });
+      res.json(deliveryPageJson(req, page, publicBaseUrl));
     }),
   );
   router.get(
     `${P}webhook/deliveries/:delivery_id/`,
     operation("getPortalWebhookDelivery", async (req, res) => {
-      const d = await portal.getDelivery(portalOf(res), req.params.delivery_id);
-      res.json({
-        ...deliveryJson(d),
-        attempt_log: d.attemptLog.map((a) => ({
-          attempt: a.attempt,
-          status_code: a.statusCode,
-          latency_ms: a.latencyMs,
-          error: a.error,
-          at: a.at.toISOString(),
-        })),
-      });
+      res.json(deliveryDetailJson(await portal.getDelivery(portalOf(res), req.params.delivery_id)));
     }),
   );
   router.post(

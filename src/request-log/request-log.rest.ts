@@ -4,7 +4,7 @@ import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
-import type { RequestLogService } from "./request-log.service.ts";
+import type { RequestLogQuery, RequestLogService } from "./request-log.service.ts";
 import type { StoredRequestLogEntry } from "./request-log.ts";
 
 export const REQUESTS_PATH = "/api/v1/public/requests/";
@@ -39,22 +39,35 @@ export function adminRequestEntryJson(e: StoredRequestLogEntry): components["sch
 
 const date = (s: string | undefined) => (s === undefined ? undefined : new Date(s));
 
+/** The filters of a request log list, as the query string gives them (public, admin and portal lists). */
+export function requestLogQueryOf(q: {
+  page_size?: number;
+  page_token?: string;
+  outcome?: string;
+  code?: string;
+  status?: number;
+  external_id?: string;
+  created_after?: string;
+  created_before?: string;
+}): RequestLogQuery {
+  return {
+    pageSize: q.page_size,
+    pageToken: q.page_token,
+    outcome: q.outcome,
+    code: q.code,
+    status: q.status,
+    externalId: q.external_id,
+    createdAfter: date(q.created_after),
+    createdBefore: date(q.created_before),
+  };
+}
+
 export function requestLogRoutes(log: RequestLogService, publicBaseUrl?: string): RestFeature {
   const router = Router();
   router.get(
     REQUESTS_PATH,
     operation("listRequests", async (req, res) => {
-      const q = req.query;
-      const page = await log.list(providerOf(res), {
-        pageSize: q.page_size,
-        pageToken: q.page_token,
-        outcome: q.outcome,
-        code: q.code,
-        status: q.status,
-        externalId: q.external_id,
-        createdAfter: date(q.created_after),
-        createdBefore: date(q.created_before),
-      });
+      const page = await log.list(providerOf(res), requestLogQueryOf(req.query));
       res.json(cursorPageJson(req, page, requestEntryJson, publicBaseUrl));
     }),
   );
@@ -69,14 +82,7 @@ export function requestLogRoutes(log: RequestLogService, publicBaseUrl?: string)
     operation("searchRequests", async (req, res) => {
       const q = req.query;
       const page = await log.listAll({
-        pageSize: q.page_size,
-        pageToken: q.page_token,
-        outcome: q.outcome,
-        code: q.code,
-        status: q.status,
-        externalId: q.external_id,
-        createdAfter: date(q.created_after),
-        createdBefore: date(q.created_before),
+        ...requestLogQueryOf(q),
         providerId: q.provider_id,
         livemode: q.livemode,
         requestId: q.request_id,

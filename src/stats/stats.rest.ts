@@ -3,7 +3,7 @@ import { type Request, type Response, Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { operation, providerOf } from "../rest/typed.ts";
-import type { Outcomes, Stats, StatsService } from "./stats.service.ts";
+import type { Outcomes, Stats, StatsQuery, StatsService } from "./stats.service.ts";
 
 export const STATS_PATH = "/api/v1/public/stats/";
 export const ADMIN_STATS_PATH = "/api/v1/admin/stats/";
@@ -113,18 +113,17 @@ export function sendStats(req: Pick<Request, "accepts">, res: Response, s: Stats
   res.json(statsJson(s));
 }
 
+/** The range, granularity and grouping of a stats read, as the query string gives them. */
+export function statsQueryOf(q: { from?: string; to?: string; granularity?: string; group_by?: string }): StatsQuery {
+  return { from: q.from, to: q.to, granularity: q.granularity, groupBy: q.group_by };
+}
+
 export function statsRoutes(stats: StatsService): RestFeature {
   const router = Router();
   router.get(
     STATS_PATH,
     operation("getStats", async (req, res) => {
-      const q = req.query;
-      const s = await stats.forProvider(providerOf(res), {
-        from: q.from,
-        to: q.to,
-        granularity: q.granularity,
-        groupBy: q.group_by,
-      });
+      const s = await stats.forProvider(providerOf(res), statsQueryOf(req.query));
       sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
     }),
   );
@@ -133,10 +132,7 @@ export function statsRoutes(stats: StatsService): RestFeature {
     operation("getAdminStats", async (req, res) => {
       const q = req.query;
       const s = await stats.forAdmin({
-        from: q.from,
-        to: q.to,
-        granularity: q.granularity,
-        groupBy: q.group_by,
+        ...statsQueryOf(q),
         providerId: q.provider_id,
         livemode: q.livemode,
       });

@@ -40,6 +40,72 @@ export function deliveryJson(d: Delivery): components["schemas"]["WebhookDeliver
   };
 }
 
+/** The answer of a secret rotation (admin and portal). */
+export function rotatedSecretJson(r: {
+  secret: string;
+  secretRotatedAt: Date;
+  previousSecretExpiresAt: Date | null;
+}): components["schemas"]["RotatedWebhookSecret"] {
+  return {
+    secret: r.secret,
+    secret_rotated_at: r.secretRotatedAt.toISOString(),
+    previous_secret_expires_at: iso(r.previousSecretExpiresAt),
+  };
+}
+
+/** The answer of a test event (admin and portal). */
+export function testResultJson(r: {
+  eventId: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}): components["schemas"]["WebhookTestResult"] {
+  return {
+    event_id: r.eventId,
+    delivered: r.error === null,
+    status_code: r.statusCode,
+    latency_ms: r.latencyMs,
+    error: r.error,
+  };
+}
+
+/** One page of deliveries with the latest test sends (admin and portal). */
+export function deliveryPageJson(
+  req: { readonly originalUrl: string },
+  page: Awaited<ReturnType<WebhookService["listDeliveries"]>>,
+  publicBaseUrl: string | undefined,
+): components["schemas"]["WebhookDeliveryList"] {
+  const { results, next_page_token, next } = cursorPageJson(req, page, deliveryJson, publicBaseUrl);
+  return {
+    results,
+    test_events: page.testEvents.map((t) => ({
+      event_id: t.eventId,
+      status_code: t.statusCode,
+      latency_ms: t.latencyMs,
+      error: t.error,
+      at: t.at.toISOString(),
+    })),
+    next_page_token,
+    next,
+  };
+}
+
+/** A delivery with each of its attempts (admin and portal). */
+export function deliveryDetailJson(
+  d: Awaited<ReturnType<WebhookService["getDelivery"]>>,
+): components["schemas"]["WebhookDeliveryDetail"] {
+  return {
+    ...deliveryJson(d),
+    attempt_log: d.attemptLog.map((a) => ({
+      attempt: a.attempt,
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      error: a.error,
+      at: a.at.toISOString(),
+    })),
+  };
+}
+
 export function webhookRoutes(webhooks: WebhookService, publicBaseUrl?: string): RestFeature {
   const router = Router();
   router.get(
@@ -51,25 +117,13 @@ export function webhookRoutes(webhooks: WebhookService, publicBaseUrl?: string):
   router.post(
     `${PROVIDERS_PATH}:id/webhook/rotate_secret/`,
     operation("rotateWebhookSecret", async (req, res) => {
-      const rotated = await webhooks.rotateSecret(actor(res), req.params.id, req.body?.overlap_seconds);
-      res.json({
-        secret: rotated.secret,
-        secret_rotated_at: rotated.secretRotatedAt.toISOString(),
-        previous_secret_expires_at: iso(rotated.previousSecretExpiresAt),
-      });
+      res.json(rotatedSecretJson(await webhooks.rotateSecret(actor(res), req.params.id, req.body?.overlap_seconds)));
     }),
   );
   router.post(
     `${PROVIDERS_PATH}:id/webhook/test/`,
     operation("sendWebhookTest", async (req, res) => {
-      const result = await webhooks.sendTest(actor(res), req.params.id);
-      res.json({
-        event_id: result.eventId,
-        delivered: result.error === null,
-        status_code: result.statusCode,
-        latency_ms: result.latencyMs,
-        error: result.error,
-      });
+      res.json(testResultJson(await webhooks.sendTest(actor(res), req.params.id)));
     }),
   );
   router.get(
@@ -77,35 +131,13 @@ export function webhookRoutes(webhooks: WebhookService, publicBaseUrl?: string):
     operation("listWebhookDeliveries", async (req, res) => {
       const { page_size, page_token } = req.query;
       const page = await webhooks.listDeliveries(req.params.id, { pageSize: page_size, pageToken: page_token });
-      const { results, next_page_token, next } = cursorPageJson(req, page, deliveryJson, publicBaseUrl);
-      res.json({
-        results,
-        test_events: page.testEvents.map((t) => ({
-          event_id: t.eventId,
-          status_code: t.statusCode,
-          latency_ms: t.latencyMs,
-          error: t.error,
-          at: t.at.toISOString(),
-        })),
-        next_page_token,
-        next,
-      });
+      res.json(deliveryPageJson(req, page, publicBaseUrl));
     }),
   );
   router.get(
     `${PROVIDERS_PATH}:id/webhook_deliveries/:delivery_id/`,
     operation("getWebhookDelivery", async (req, res) => {
-      const d = await webhooks.getDelivery(req.params.id, req.params.delivery_id);
-      res.json({
-        ...deliveryJson(d),
-        attempt_log: d.attemptLog.map((a) => ({
-          attempt: a.attempt,
-          status_code: a.statusCode,
-          latency_ms: a.latencyMs,
-          error: a.error,
-          at: a.at.toISOString(),
-        })),
-      });
+      res.json(deliveryDetailJson(await webhooks.getDelivery(req.params.id, req.params.delivery_id)));
     }),
   );
   router.post(

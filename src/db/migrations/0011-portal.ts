@@ -41,7 +41,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create table portal_sessions (
       digest text primary key,
       user_id bigint not null references portal_users (id) on delete cascade,
-      second_factor boolean not null,
       created_at timestamptz not null default now(),
       last_seen_at timestamptz not null default now(),
       expires_at timestamptz not null
