@@ -8,10 +8,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { axeViolations, watchedContext } from "./helpers/browser.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -29,53 +29,12 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
   const problems: string[] = [];
   const elsewhere: string[] = [];
 
-  async function newContext(width: (typeof WIDTHS)[number] = WIDTHS[0]): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: { width: width.width, height: width.height } });
-    context.setDefaultTimeout(30_000);
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: t.url });
-    const origin = new URL(t.url).origin;
-    await context.route("**/*", (route) => {
-      const url = route.request().url();
-      if (/^(data|blob):/.test(url) || new URL(url).origin === origin) return route.continue();
-      elsewhere.push(url);
-      return route.abort();
-    });
-    context.on("weberror", (e) => problems.push(`page error: ${e.error().message}`));
-    context.on("page", (page) =>
-      page.on("console", (m) => {
-        if (m.type() === "error") problems.push(`console: ${m.text()}`);
-      }),
-    );
-    return context;
-  }
+  const newContext = (width: (typeof WIDTHS)[number] = WIDTHS[0]): Promise<BrowserContext> =>
+    watchedContext(browser, t.url, { width: width.width, height: width.height }, { problems, elsewhere });
 
   /** axe-core on the current screen: no serious or critical violation. */
   async function accessible(page: Page, screen: string, shot: { dialog?: boolean } = {}): Promise<void> {
-    await page.waitForLoadState("networkidle").catch(() => {});
-    // A dialog fading in has not its final colours yet: judge the screen once it has settled
-    // (MUI's transitions take 225 ms and may start a frame after the click).
-    await page.waitForTimeout(300);
-    await page
-      // A function, not a string: the console's CSP forbids eval, which a string would need.
-      .waitForFunction(
-        () =>
-          (globalThis as unknown as { document: { getAnimations(): { playState: string }[] } }).document
-            .getAnimations()
-            .every((a) => a.playState !== "running"),
-        undefined,
-        { timeout: 5000 },
-      )
-      .catch(() => {});
-    const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-    const bad = result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map(
-        (v) =>
-          `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-            .map((n) => `${n.target.join(" ")} ${n.html.slice(0, 160)}`)
-            .slice(0, 3)
-            .join(" | ")}`,
-      );
+    const bad = await axeViolations(page);
     expect(bad, `${screen}: accessibility\n${bad.join("\n")}`).toEqual([]);
     if (SHOTS) {
       mkdirSync(SHOTS, { recursive: true });

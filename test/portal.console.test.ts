@@ -11,11 +11,11 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { axeViolations, watchedContext } from "./helpers/browser.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -36,51 +36,22 @@ describe.skipIf(!HAVE_CHROMIUM)("the provider portal in a browser", () => {
   const problems: string[] = [];
   const elsewhere: string[] = [];
 
-  async function newContext(size = DESKTOP): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: size });
-    context.setDefaultTimeout(15_000);
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: t.url });
-    const origin = new URL(t.url).origin;
-    await context.route("**/*", (route) => {
-      const url = route.request().url();
-      if (/^(data|blob):/.test(url) || new URL(url).origin === origin) return route.continue();
-      elsewhere.push(url);
-      return route.abort();
-    });
-    context.on("weberror", (e) => problems.push(`page error: ${e.error().message}`));
-    context.on("page", (page) =>
-      page.on("console", (m) => {
+  const newContext = (size = DESKTOP): Promise<BrowserContext> =>
+    watchedContext(
+      browser,
+      t.url,
+      size,
+      { problems, elsewhere },
+      {
+        timeoutMs: 15_000,
         // A refused sign-in or a deliberately weak password is an answer the page shows, not a fault.
-        if (m.type() === "error" && !/status of (400|401)/.test(m.text())) problems.push(`console: ${m.text()}`);
-      }),
+        ignoreConsole: /status of (400|401)/,
+      },
     );
-    return context;
-  }
 
   /** axe-core on the current screen (no serious or critical violation) and no sideways scrolling. */
   async function check(page: Page, screen: string): Promise<void> {
-    await page.waitForLoadState("networkidle").catch(() => {});
-    await page.waitForTimeout(300);
-    await page
-      .waitForFunction(
-        () =>
-          (globalThis as unknown as { document: { getAnimations(): { playState: string }[] } }).document
-            .getAnimations()
-            .every((a) => a.playState !== "running"),
-        undefined,
-        { timeout: 5000 },
-      )
-      .catch(() => {});
-    const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-    const bad = result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map(
-        (v) =>
-          `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-            .map((n) => n.html.slice(0, 160))
-            .slice(0, 3)
-            .join(" | ")}`,
-      );
+    const bad = await axeViolations(page);
     const width = page.viewportSize()?.width ?? 0;
     expect(bad, `${screen} at ${width} px: accessibility\n${bad.join("\n")}`).toEqual([]);
     const scrollWidth = await page.evaluate(

@@ -30,6 +30,14 @@ import {
   useResourceContext,
 } from "react-admin";
 
+/** A request log entry's outcomes, as the filters offer them (console and portal). */
+export const OUTCOMES = [
+  { id: "accepted", name: "Accepted" },
+  { id: "rejected", name: "Rejected" },
+  { id: "rate_limited", name: "Rate limited" },
+  { id: "failed", name: "Failed" },
+];
+
 const NUMBER = new Intl.NumberFormat("en-US");
 const USD = new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", maximumFractionDigits: 0 });
 

@@ -12,6 +12,7 @@ import type { paths } from "../../generated/openapi/schema.ts";
 import type { Lead as LeadMessage } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { LeadState, OverseasType, ShipVia, VehicleType } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { api, data, type Schemas, workflow } from "./api.ts";
+import { clean, cursorPage } from "./fetching.ts";
 import { getToken } from "./session.ts";
 
 type Json = Record<string, unknown>;
@@ -24,35 +25,6 @@ const EDITABLE = [
   "webhook_url",
   "notes",
 ];
-
-/** The page tokens seen so far, per resource and filter: page n is fetched with the token of page n-1's answer. */
-const cursors = new Map<string, string>();
-
-async function cursorPage<T>(
-  resource: string,
-  filter: Json,
-  page: number,
-  perPage: number,
-  fetchPage: (pageToken: string | undefined) => Promise<{ results: T[]; next_page_token: string | null }>,
-) {
-  const base = `${resource}|${perPage}|${JSON.stringify(filter)}`;
-  let p = page;
-  while (p > 1 && !cursors.has(`${base}|${p}`)) p -= 1; // walk forward from the last page known
-  let answer = await fetchPage(p === 1 ? undefined : cursors.get(`${base}|${p}`));
-  while (p < page && answer.next_page_token) {
-    cursors.set(`${base}|${p + 1}`, answer.next_page_token);
-    p += 1;
-    answer = await fetchPage(answer.next_page_token);
-  }
-  if (answer.next_page_token) cursors.set(`${base}|${page + 1}`, answer.next_page_token);
-  return {
-    data: answer.results as never[],
-    pageInfo: { hasNextPage: answer.next_page_token !== null, hasPreviousPage: page > 1 },
-  };
-}
-
-const clean = (filter: Json) =>
-  Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== "" && v !== undefined && v !== null));
 
 /** The name of a protobuf-es enum value (the generated enums are plain objects, name → number). */
 function enumName(values: Record<string, number>, n: number): string | null {

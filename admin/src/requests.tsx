@@ -27,14 +27,8 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { CursorPagination, ListActions } from "./common.tsx";
+import { CursorPagination, ListActions, OUTCOMES } from "./common.tsx";
 
-const OUTCOMES = [
-  { id: "accepted", name: "Accepted" },
-  { id: "rejected", name: "Rejected" },
-  { id: "rate_limited", name: "Rate limited" },
-  { id: "failed", name: "Failed" },
-];
 const MODES = [
   { id: "true", name: "Live" },
   { id: "false", name: "Test" },

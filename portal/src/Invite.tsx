@@ -1,9 +1,10 @@
 /** The invite link's page: who it is for, and choosing a password (checked by the service). */
-import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } from "@mui/material";
+import { Alert, Button, Stack, TextField, Typography } from "@mui/material";
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
 import { api, data, explain } from "./api.ts";
+import { OpenPage } from "./OpenPage.tsx";
 import { forgetInvite, inviteToken } from "./session.ts";
 
 export function InvitePage() {
@@ -41,71 +42,67 @@ export function InvitePage() {
   }
 
   return (
-    <Box component="main" sx={{ minHeight: "100vh", display: "grid", placeItems: "center", p: 2, bgcolor: "#eef2f7" }}>
-      <Card sx={{ width: "100%", maxWidth: 460 }}>
-        <CardContent>
-          <Typography component="h1" variant="h5" gutterBottom>
-            Choose your password
+    <OpenPage>
+      <Typography component="h1" variant="h5" gutterBottom>
+        Choose your password
+      </Typography>
+      {token === null && (
+        <Alert severity="error">This page opens from an invite link. Ask your administrator for one.</Alert>
+      )}
+      {invite.isError && (
+        <Alert severity="error" role="alert">
+          {explain(invite.error)}
+        </Alert>
+      )}
+      {invite.data && !done && (
+        <>
+          <Typography variant="body2" gutterBottom>
+            {invite.data.name}, you are invited to the portal of <strong>{invite.data.provider_name}</strong> as{" "}
+            <strong>{invite.data.email}</strong>. The link works until{" "}
+            {new Date(invite.data.expires_at).toLocaleString("en-US")}.
           </Typography>
-          {token === null && (
-            <Alert severity="error">This page opens from an invite link. Ask your administrator for one.</Alert>
-          )}
-          {invite.isError && (
-            <Alert severity="error" role="alert">
-              {explain(invite.error)}
+          <Typography variant="body2" gutterBottom>
+            Use at least 12 characters that are hard to guess: a phrase of four or more unrelated words works well.
+            {invite.data.second_factor_required &&
+              " After signing in you will set up an authenticator app (required here)."}
+          </Typography>
+          {error && (
+            <Alert severity="error" role="alert" sx={{ my: 1 }}>
+              {error}
             </Alert>
           )}
-          {invite.data && !done && (
-            <>
-              <Typography variant="body2" gutterBottom>
-                {invite.data.name}, you are invited to the portal of <strong>{invite.data.provider_name}</strong> as{" "}
-                <strong>{invite.data.email}</strong>. The link works until{" "}
-                {new Date(invite.data.expires_at).toLocaleString("en-US")}.
-              </Typography>
-              <Typography variant="body2" gutterBottom>
-                Use at least 12 characters that are hard to guess: a phrase of four or more unrelated words works well.
-                {invite.data.second_factor_required &&
-                  " After signing in you will set up an authenticator app (required here)."}
-              </Typography>
-              {error && (
-                <Alert severity="error" role="alert" sx={{ my: 1 }}>
-                  {error}
-                </Alert>
-              )}
-              <Stack component="form" spacing={2} onSubmit={submit} sx={{ mt: 1 }}>
-                <input type="text" hidden readOnly autoComplete="username" value={invite.data.email} />
-                <TextField
-                  label="New password"
-                  type="password"
-                  autoComplete="new-password"
-                  required
-                  value={password}
-                  onChange={(e) => setPassword(e.target.value)}
-                />
-                <TextField
-                  label="Repeat the password"
-                  type="password"
-                  autoComplete="new-password"
-                  required
-                  value={repeat}
-                  onChange={(e) => setRepeat(e.target.value)}
-                />
-                <Button type="submit" variant="contained" disabled={busy}>
-                  Set password
-                </Button>
-              </Stack>
-            </>
-          )}
-          {done && (
-            <Stack spacing={2}>
-              <Alert severity="success">Your password is set. Sign in with your email and this password.</Alert>
-              <Button variant="contained" onClick={() => navigate("/login")}>
-                Go to sign-in
-              </Button>
-            </Stack>
-          )}
-        </CardContent>
-      </Card>
-    </Box>
+          <Stack component="form" spacing={2} onSubmit={submit} sx={{ mt: 1 }}>
+            <input type="text" hidden readOnly autoComplete="username" value={invite.data.email} />
+            <TextField
+              label="New password"
+              type="password"
+              autoComplete="new-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+            <TextField
+              label="Repeat the password"
+              type="password"
+              autoComplete="new-password"
+              required
+              value={repeat}
+              onChange={(e) => setRepeat(e.target.value)}
+            />
+            <Button type="submit" variant="contained" disabled={busy}>
+              Set password
+            </Button>
+          </Stack>
+        </>
+      )}
+      {done && (
+        <Stack spacing={2}>
+          <Alert severity="success">Your password is set. Sign in with your email and this password.</Alert>
+          <Button variant="contained" onClick={() => navigate("/login")}>
+            Go to sign-in
+          </Button>
+        </Stack>
+      )}
+    </OpenPage>
   );
 }

@@ -1,9 +1,10 @@
 /** Sign-in: email and password, then the authenticator code when the account has a second factor. */
-import { Alert, Box, Button, Card, CardContent, Stack, TextField, Typography } from "@mui/material";
+import { Alert, Button, Stack, TextField, Typography } from "@mui/material";
 import { type FormEvent, useState } from "react";
 import { useLogin } from "react-admin";
 import { explain } from "./api.ts";
 import { SecondFactorNeeded } from "./authProvider.ts";
+import { OpenPage } from "./OpenPage.tsx";
 import { takeSignOutReason } from "./session.ts";
 
 export function SignInPage() {
@@ -31,62 +32,58 @@ export function SignInPage() {
   }
 
   return (
-    <Box component="main" sx={{ minHeight: "100vh", display: "grid", placeItems: "center", p: 2, bgcolor: "#eef2f7" }}>
-      <Card sx={{ width: "100%", maxWidth: 420 }}>
-        <CardContent>
-          <Typography component="h1" variant="h5" gutterBottom>
-            Lead Provider portal
-          </Typography>
-          <Typography variant="body2" gutterBottom>
-            Sign in with the email your administrator invited and the password you chose.
-          </Typography>
-          {notice && !error && (
-            <Alert severity="info" sx={{ my: 1 }}>
-              {notice}
-            </Alert>
-          )}
-          {error && (
-            <Alert severity={needsCode && !code ? "info" : "error"} sx={{ my: 1 }} role="alert">
-              {error}
-            </Alert>
-          )}
-          <Stack component="form" spacing={2} onSubmit={submit} sx={{ mt: 1 }}>
-            <TextField
-              label="Email"
-              type="email"
-              autoComplete="username"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-            <TextField
-              label="Password"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-            {needsCode && (
-              <TextField
-                label="Authenticator code"
-                autoComplete="one-time-code"
-                inputMode="numeric"
-                required
-                autoFocus
-                value={code}
-                onChange={(e) => setCode(e.target.value.trim())}
-              />
-            )}
-            <Button type="submit" variant="contained" disabled={busy}>
-              Sign in
-            </Button>
-          </Stack>
-          <Typography variant="body2" sx={{ mt: 2 }}>
-            Forgot your password or lost your authenticator? Ask your administrator for a fresh invite link.
-          </Typography>
-        </CardContent>
-      </Card>
-    </Box>
+    <OpenPage>
+      <Typography component="h1" variant="h5" gutterBottom>
+        Lead Provider portal
+      </Typography>
+      <Typography variant="body2" gutterBottom>
+        Sign in with the email your administrator invited and the password you chose.
+      </Typography>
+      {notice && !error && (
+        <Alert severity="info" sx={{ my: 1 }}>
+          {notice}
+        </Alert>
+      )}
+      {error && (
+        <Alert severity={needsCode && !code ? "info" : "error"} sx={{ my: 1 }} role="alert">
+          {error}
+        </Alert>
+      )}
+      <Stack component="form" spacing={2} onSubmit={submit} sx={{ mt: 1 }}>
+        <TextField
+          label="Email"
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+        {needsCode && (
+          <TextField
+            label="Authenticator code"
+            autoComplete="one-time-code"
+            inputMode="numeric"
+            required
+            autoFocus
+            value={code}
+            onChange={(e) => setCode(e.target.value.trim())}
+          />
+        )}
+        <Button type="submit" variant="contained" disabled={busy}>
+          Sign in
+        </Button>
+      </Stack>
+      <Typography variant="body2" sx={{ mt: 2 }}>
+        Forgot your password or lost your authenticator? Ask your administrator for a fresh invite link.
+      </Typography>
+    </OpenPage>
   );
 }

@@ -11,19 +11,7 @@ export type Problem = Schemas["Problem"];
 
 export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: "same-origin" });
 
-/** The data of a call, or an HttpError with the status and the problem (react-admin shows `detail`). */
-export async function data<T>(
-  call: Promise<{ data?: T; error?: unknown; response: Response }>,
-): Promise<NonNullable<T>> {
-  const { data: body, error, response } = await call;
-  if (response.ok && body !== undefined && body !== null) return body as NonNullable<T>;
-  const problem = (error ?? {}) as Partial<Problem>;
-  const fieldErrors = Object.fromEntries((problem.errors ?? []).map((e) => [e.field, e.message]));
-  throw new HttpError(problem.detail ?? `${response.status} ${response.statusText}`, response.status, {
-    ...problem,
-    errors: fieldErrors,
-  });
-}
+export { data } from "../../admin/src/fetching.ts";
 
 /** A problem's words for a person: its detail, and each field's message. */
 export function explain(err: unknown): string {

@@ -4,36 +4,11 @@
  * their external id, requests by their request id, deliveries by their number.
  */
 import type { DataProvider } from "react-admin";
+import { clean, cursorPage } from "../../admin/src/fetching.ts";
 import { api, data } from "./api.ts";
 
 type Json = Record<string, unknown>;
-const cursors = new Map<string, string>();
 
-async function cursorPage(
-  resource: string,
-  filter: Json,
-  page: number,
-  perPage: number,
-  fetchPage: (pageToken: string | undefined) => Promise<{ results: unknown[]; next_page_token: string | null }>,
-) {
-  const base = `${resource}|${perPage}|${JSON.stringify(filter)}`;
-  let p = page;
-  while (p > 1 && !cursors.has(`${base}|${p}`)) p -= 1;
-  let answer = await fetchPage(p === 1 ? undefined : cursors.get(`${base}|${p}`));
-  while (p < page && answer.next_page_token) {
-    cursors.set(`${base}|${p + 1}`, answer.next_page_token);
-    p += 1;
-    answer = await fetchPage(answer.next_page_token);
-  }
-  if (answer.next_page_token) cursors.set(`${base}|${page + 1}`, answer.next_page_token);
-  return {
-    data: answer.results as never[],
-    pageInfo: { hasNextPage: answer.next_page_token !== null, hasPreviousPage: page > 1 },
-  };
-}
-
-const clean = (filter: Json) =>
-  Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== "" && v !== undefined && v !== null));
 const mode = (filter: Json) => (filter.mode === "test" ? "test" : "live") as "live" | "test";
 const asLead = (l: Json) => ({ ...l, lead_id: l.id, id: l.external_id });
 const asRequest = (r: Json) => ({ ...r, id: r.request_id });

@@ -21,15 +21,8 @@ import {
   useRedirect,
 } from "react-admin";
 import { useNavigate, useSearchParams } from "react-router-dom";
-import { CursorPagination, Scrolls } from "../../admin/src/common.tsx";
+import { CursorPagination, OUTCOMES, Scrolls } from "../../admin/src/common.tsx";
 import { MODE_CHOICES } from "./leads.tsx";
-
-const OUTCOMES = [
-  { id: "accepted", name: "Accepted" },
-  { id: "rejected", name: "Rejected" },
-  { id: "rate_limited", name: "Rate limited" },
-  { id: "failed", name: "Failed" },
-];
 
 const filters = [
   <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn />,
