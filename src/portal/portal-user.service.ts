@@ -358,7 +358,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       throwIfViolations(f.violations);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
-      const weak = weakPassword(password as string, [row.email, row.name, row.provider_name]);
+      const weak = await weakPassword(password as string, [row.email, row.name, row.provider_name]);
       if (weak !== undefined) {
         throw new DomainError("invalid_argument", weak.message, {
           code: weak.code === "weak_password" ? "weak_password" : "validation_error",

@@ -3,14 +3,16 @@
  * `smtps://…`. Without it there is no mailer and the administrator hands the link over. The link
  * is the only secret in the message; nothing of the e-mail is logged.
  */
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { InviteMailer } from "./portal-user.service.ts";
 
 export function createInviteMailer(smtpUrl: string, from: string): { send: InviteMailer; close(): void } {
-  const transport = nodemailer.createTransport(smtpUrl);
+  // nodemailer is loaded with the first invite, not carried by every process (issue 25's RSS budget).
+  let transport: Promise<Transporter> | undefined;
   return {
     async send(invite) {
-      await transport.sendMail({
+      transport ??= import("nodemailer").then((m) => m.default.createTransport(smtpUrl));
+      await (await transport).sendMail({
         from,
         to: invite.to,
         subject: `Your ${invite.providerName} account on the Lead Provider portal`,
@@ -27,6 +29,6 @@ export function createInviteMailer(smtpUrl: string, from: string): { send: Invit
         ].join("\n"),
       });
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close()),
   };
 }

@@ -16,7 +16,7 @@
  * If Redis cannot answer, requests are admitted (fail open: a lost lead costs more than a missed
  * limit); the condition is logged once a minute, counted, and shown by /readyz.
  */
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Logger } from "../logger.ts";
 
 export const WINDOWS = { minute: 60_000, day: 86_400_000 } as const;
@@ -179,6 +179,8 @@ export async function createRateLimiter(options: RateLimiterOptions) {
   const timeoutMs = options.redisTimeoutMs ?? 250;
   let redis: Redis | undefined;
   if (options.redisUrl) {
+    // Loaded only when configured: a process without Redis does not carry the client (issue 25's RSS budget).
+    const { Redis } = await import("ioredis");
     redis = new Redis(options.redisUrl, {
       enableOfflineQueue: false, // fail at once while disconnected instead of piling up commands
       maxRetriesPerRequest: 1,
