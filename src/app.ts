@@ -25,6 +25,7 @@ import { createGate } from "./edge/surfaces.ts";
 import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
 import { createEventService } from "./events/event.service.ts";
+import { createOutboxRetention, type OutboxRetention } from "./events/outbox-retention.ts";
 import { intakeRoutes } from "./intake/intake.rest.ts";
 import { createIntakeProviderRpc, createIntakePublicRpc } from "./intake/intake.rpc.ts";
 import { createIntakeService } from "./intake/intake.service.ts";
@@ -93,6 +94,8 @@ export interface App {
   readonly metrics: Metrics;
   /** The sandbox's moves and clean-up (its loop runs by itself; exposed for operations and tests). */
   readonly sandbox: Sandbox;
+  /** Retention of lead events and webhook deliveries (runOnce exposed for operations and tests). */
+  readonly outboxRetention: OutboxRetention;
   /** The request log's writer (flush and retention exposed for operations and tests); undefined when off. */
   readonly requestLog: RequestLogWriter | undefined;
   /** The stats rollup job (its loop runs by itself; exposed for operations and tests). */
@@ -214,6 +217,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     workflow,
     logger,
     retentionDays: config.sandboxRetentionDays,
+    now,
+    onJobRun: (job, run) => metrics.jobRun(job, run),
+  });
+  const outboxRetention = createOutboxRetention({
+    db,
+    logger,
+    eventRetentionDays: config.eventRetentionDays,
+    deliveryRetentionDays: config.deliveryRetentionDays,
     now,
     onJobRun: (job, run) => metrics.jobRun(job, run),
   });
@@ -378,6 +389,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     database,
     metrics,
     sandbox,
+    outboxRetention,
     requestLog: requestLogWriter,
     statsRollup,
     async listen() {
@@ -393,6 +405,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       const port = await server.listen(config.port, config.host);
       await webhookWorker.start();
       sandbox.start();
+      outboxRetention.start();
       requestLogWriter?.start();
       statsRollup.start();
       return port;
@@ -402,6 +415,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       metricsServer?.close();
       await server.close(config.shutdownTimeoutMs);
       await sandbox.stop();
+      await outboxRetention.stop();
       // After the server has closed: every answered request's entry is written.
       await requestLogWriter?.stop();
       await statsRollup.stop();

@@ -69,6 +69,13 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Test (sandbox) leads older than this many days are deleted. */
   readonly sandboxRetentionDays: number;
+  /** EVENT_RETENTION_DAYS (default 180, at least 7): lead events older than this are deleted. */
+  readonly eventRetentionDays: number;
+  /**
+   * DELIVERY_RETENTION_DAYS (default 90, at least 7): finished webhook deliveries (and test sends)
+   * older than this are deleted; pending ones are kept.
+   */
+  readonly deliveryRetentionDays: number;
   /** The provider portal (/portal/). */
   readonly portal: {
     /** PORTAL_REQUIRE_2FA (default false): every portal user must set up a TOTP second factor. */
@@ -256,6 +263,9 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(str("TRUST_PROXY"), problems),
     publicBaseUrl: origin(str("PUBLIC_BASE_URL"), problems),
     sandboxRetentionDays: int("SANDBOX_RETENTION_DAYS", 30, 1, 3650),
+    // At least a week: past the webhook retry schedule (3 days), so no delivery is still pending.
+    eventRetentionDays: int("EVENT_RETENTION_DAYS", 180, 7, 36500),
+    deliveryRetentionDays: int("DELIVERY_RETENTION_DAYS", 90, 7, 36500),
     portal: {
       requireSecondFactor: bool("PORTAL_REQUIRE_2FA", false),
       smtpUrl: smtpUrl(str("SMTP_URL"), problems),

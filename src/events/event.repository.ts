@@ -1,5 +1,5 @@
 /** All SQL about the lead_events outbox. */
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { customPlan } from "../db/database.ts";
 import type { Database } from "../db/schema.ts";
 import { type DuplicateRow, duplicateFromRow } from "../leads/lead.repository.ts";
@@ -128,4 +128,22 @@ export function leadFromSnapshot(s: SnapshotLead): Lead {
     stateChangedAt: new Date(s.stateChangedAt),
     history: s.history.map((h) => ({ ...h, changedAt: new Date(h.changedAt) })),
   };
+}
+
+/**
+ * Deletes up to `limit` of the oldest events created before `before`, with any webhook deliveries
+ * of theirs (their attempts go with them, on delete cascade): one statement, one short transaction.
+ * Ids follow creation, so the batch is the head of the primary key up to the first event kept,
+ * found at the head too: a run with nothing to delete reads a row or two, whatever the table's size.
+ */
+export async function deleteEventsBefore(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql<{ n: number }>`
+    with doomed as (
+      select id from lead_events
+      where id < coalesce((select id from lead_events where created_at >= ${before} order by id limit 1), 9223372036854775807)
+      order by id limit ${limit}),
+    deliveries as (delete from webhook_deliveries where event_sequence in (select id from doomed)),
+    events as (delete from lead_events where id in (select id from doomed) returning 1)
+    select count(*)::int as n from events`.execute(db);
+  return Number(result.rows[0]?.n ?? 0);
 }

@@ -482,3 +482,26 @@ export async function requeue(db: Db, id: number): Promise<void> {
     .execute();
   await notifyWorkers(db); // sent on commit
 }
+
+/**
+ * Deletes up to `limit` of the oldest finished deliveries (delivered, failed, disabled) created
+ * before `before`, with their attempts (on delete cascade); pending ones stay whatever their age.
+ * As deleteEventsBefore: the head of the primary key, bounded by the first delivery kept.
+ */
+export async function deleteFinishedDeliveriesBefore(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    delete from webhook_deliveries where id in (
+      select id from webhook_deliveries
+      where id < coalesce((select id from webhook_deliveries where created_at >= ${before} order by id limit 1), 9223372036854775807)
+        and state <> 'pending'
+      order by id limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Deletes up to `limit` test sends (attempts of no delivery) made before `before`. */
+export async function deleteTestSendsBefore(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    delete from webhook_attempts where id in (
+      select id from webhook_attempts where delivery_id is null and at < ${before} limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
