@@ -102,8 +102,11 @@ export function createGrpcFastPath(
       const createRequest = isGet ? undefined : parse(() => fromBinary(CreateLeadRequestSchema, bytes));
       if (note) {
         // The request as received, in its JSON form (request-log/request-log.ts masks it).
+        // GetLeadRequest has one field: its JSON form is written out rather than reflected.
         note.body = getRequest
-          ? toJson(GetLeadRequestSchema, getRequest, { useProtoFieldName: true })
+          ? getRequest.externalId === ""
+            ? {}
+            : { external_id: getRequest.externalId }
           : toJson(CreateLeadRequestSchema, createRequest as never, { useProtoFieldName: true });
         if (getRequest) note.externalId = getRequest.externalId;
       }
@@ -138,17 +141,18 @@ export function createGrpcFastPath(
   function answer(res: Http2ServerResponse, outcome: Outcome, quota: Quota | undefined): void {
     if (res.stream.destroyed) return;
     markFastPath(res);
-    res.setHeader("content-type", "application/grpc+proto");
     if ("message" in outcome) {
+      // The headers in one writeHead (each setHeader validates and copies on its own).
+      const headers: Record<string, string> = { "content-type": "application/grpc+proto" };
       if (quota) {
-        const headers = rateLimitHeaders(quota);
-        for (const k in headers) res.setHeader(k.toLowerCase(), headers[k] as string);
+        const limits = rateLimitHeaders(quota);
+        for (const k in limits) headers[k.toLowerCase()] = limits[k] as string;
       }
       const frame = Buffer.allocUnsafe(5 + outcome.message.length);
       frame[0] = 0;
       frame.writeUInt32BE(outcome.message.length, 1);
       frame.set(outcome.message, 5);
-      res.writeHead(200);
+      res.writeHead(200, headers);
       res.addTrailers({ "grpc-status": "0" });
       res.end(frame);
       return;
@@ -163,7 +167,7 @@ export function createGrpcFastPath(
     }
     const trailers = new Headers(); // setTrailerStatus copies the metadata in
     setTrailerStatus(trailers, err);
-    res.writeHead(200);
+    res.writeHead(200, { "content-type": "application/grpc+proto" });
     const out: Record<string, string> = {};
     trailers.forEach((v, k) => {
       out[k] = v;
