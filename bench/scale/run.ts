@@ -1,16 +1,19 @@
 /**
  * `make bench-scale` (issue 25): the service on Postgres seeded at a size (bench/scale/seed.ts),
- * then p50/p95 of the paths a user or a job hits, one request at a time, and the statuses seen.
+ * then p50/p95 of the paths a user or a job hits, one request at a time, and the statuses seen;
+ * each background job's runs; the storage per table. With the other size's results at hand
+ * (bench/results/scale-<size>.json), each path is compared with it, and the EXPLAIN ANALYZE of
+ * the statements of every path whose p95 grew (over 1.5× and over 5 ms more) is printed.
  *
  *   node bench/scale/run.ts [small|plans|large] [--reuse]
  *
  * small ≈ 50k leads, plans ≈ 1M (what test/scale-plans.test.ts seeds), large ≈ 5M (about 15 to
  * 20 minutes to seed on a 2-core machine). The database is `lp_scale_<size>` on SCALE_DATABASE_URL
  * (default postgres://postgres@127.0.0.1:5432/test); `--reuse` keeps an existing one. Writes
- * bench/results/scale-<size>.md. Not part of `make test`.
+ * bench/results/scale-<size>.md and .json. Not part of `make test`.
  */
 import { createSecretKey } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import pg from "pg";
@@ -19,10 +22,12 @@ import { DEV_JWT_SECRET, loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { buildBigTableIndexes } from "../../src/db/indexes.ts";
 import { migrateToLatest } from "../../src/db/migrator.ts";
+import { createOutboxRetention } from "../../src/events/outbox-retention.ts";
+import { createLogger } from "../../src/logger.ts";
 import { rolledThrough } from "../../src/stats/stats.repository.ts";
 import { makeLead, restBody } from "../lib/leads.ts";
 import { Latencies } from "../lib/stats.ts";
-import { SIZES, seed } from "./seed.ts";
+import { BACKLOG_DAYS, SIZES, seed, WINDOWS } from "./seed.ts";
 
 const sizeName = (process.argv[2] ?? "small") as keyof typeof SIZES;
 const size = SIZES[sizeName];
@@ -35,6 +40,23 @@ url.pathname = `/${dbName}`;
 const databaseUrl = url.toString();
 const ROUNDS = Number(process.env.SCALE_ROUNDS ?? 40);
 const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
+
+/**
+ * Every statement the process sends while `capturing` (the service runs in this process, on the
+ * same `pg`): the text and values of one request's queries, to EXPLAIN when its path grew.
+ */
+const captured: { text: string; values: unknown[] }[] = [];
+let capturing = false;
+const clientQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+(pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
+  if (capturing) {
+    const [config, values] = args;
+    const text = typeof config === "string" ? config : (config as { text?: string } | undefined)?.text;
+    const vals = Array.isArray(values) ? values : ((config as { values?: unknown[] } | undefined)?.values ?? []);
+    if (text) captured.push({ text, values: vals });
+  }
+  return clientQuery.apply(this, args);
+};
 
 async function prepareDatabase(): Promise<void> {
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -116,15 +138,40 @@ async function main(): Promise<void> {
     return ((await r.json()) as { api_key: string }).api_key;
   };
   const keys = { big: await key(big, "live"), bigTest: await key(big, "test"), small: await key(small, "live") };
-  const someLead = (
-    await pool.query<{ external_id: string }>(
-      "select external_id from leads where provider_id = $1 and livemode order by id desc limit 1 offset 500",
+  const found = (
+    await pool.query<{ external_id: string; email: string }>(
+      "select external_id, email from leads where provider_id = $1 and livemode order by id desc limit 1 offset 500",
       [big],
     )
-  ).rows[0]?.external_id;
+  ).rows[0];
+  const someLead = found?.external_id;
+  // What an administrator types: part of a customer's email address, or a surname (1 in 60 leads).
+  const emailPart = encodeURIComponent(found?.email.split("@")[0]?.slice(2) ?? "");
   const hourAgo = new Date(Date.now() - 3600_000).toISOString();
   const yearAgo = new Date(Date.now() - 365 * 86_400_000);
   const weekAfter = new Date(yearAgo.getTime() + 7 * 86_400_000);
+
+  // A portal user of the big provider, signed in (the portal's lists are measured with its cookie).
+  const origin = { origin: base };
+  const invited = (await (
+    await call(
+      "POST",
+      `/api/v1/lead_providers/${big}/portal_users/`,
+      admin,
+      JSON.stringify({ email: `scale-${Date.now()}@portal.example`, name: "Scale Reader" }),
+    )
+  ).json()) as { invite_url: string; user: { email: string } };
+  const password = "correct horse battery staple scale";
+  const token = invited.invite_url.split("#invite=")[1] ?? "";
+  await call("POST", "/api/v1/portal/invite/accept/", undefined, JSON.stringify({ token, password }), origin);
+  const signedIn = await call(
+    "POST",
+    "/api/v1/portal/sign_in/",
+    undefined,
+    JSON.stringify({ email: invited.user.email, password }),
+    origin,
+  );
+  const cookie = { cookie: (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "" };
 
   // The stats rollup as production has it: every past day rolled up (a fresh seed has none; the
   // job rolls up to 31 days a minute). Timed per run: a background job's batch.
@@ -139,11 +186,33 @@ async function main(): Promise<void> {
     rollRuns += 1;
     if ((await rolledThrough(app.database.db)) === before) break;
   }
-  const rollup = `stats rollup caught up in ${rollRuns} runs of up to 31 days, ${((performance.now() - rollStarted) / 1000).toFixed(1)} s; slowest run ${slowestRoll.toFixed(0)} ms`;
-  log(rollup);
+  const jobs: string[] = [
+    `stats rollup caught up in ${rollRuns} runs of up to 31 days, ${((performance.now() - rollStarted) / 1000).toFixed(1)} s; slowest run ${slowestRoll.toFixed(0)} ms`,
+  ];
+  log(jobs[0] as string);
 
-  // A new sandbox:quote test lead must reach QUOTE within seconds, even while retention is busy
-  // deleting the seed's expired test leads (it starts with the service).
+  // Retention as a running service does it, on the seed's backlog (a day past each window): the
+  // runs until each job has caught up, before the paths are measured in the steady state.
+  const retentionStarted = performance.now();
+  let sandboxRuns = 0;
+  while ((await app.sandbox.expire(1000)) > 0 && sandboxRuns < 1000) sandboxRuns += 1;
+  const outbox = createOutboxRetention({
+    db: app.database.db,
+    logger: createLogger("silent"),
+    eventRetentionDays: WINDOWS.eventDays,
+    deliveryRetentionDays: WINDOWS.deliveryDays,
+    onJobRun: (job, run) => app.metrics.jobRun(job, run),
+  });
+  let outboxRuns = 0;
+  for (;;) {
+    outboxRuns += 1;
+    if (!(await outbox.runOnce()).behind || outboxRuns > 1000) break;
+  }
+  log(
+    `retention caught up on a ${BACKLOG_DAYS}-day backlog in ${((performance.now() - retentionStarted) / 1000).toFixed(1)} s`,
+  );
+
+  // A new sandbox:quote test lead must reach QUOTE within seconds.
   const probe = makeLead(`scale-sandbox-${Date.now()}`);
   const probeStart = performance.now();
   const probeCreated = await call(
@@ -163,9 +232,11 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  log(`a new sandbox:quote lead reached QUOTE after ${movedAfter.toFixed(1)} s (${probeCreated.status})`);
+  jobs.push(`a new sandbox:quote test lead reached QUOTE after ${movedAfter.toFixed(1)} s (${probeCreated.status})`);
+  log(jobs.at(-1) as string);
 
   let created = 0;
+  const providerGet = (path: string) => () => call("GET", path, admin);
   const paths: [string, () => Promise<Response>][] = [
     [
       "POST /public/leads/ (create)",
@@ -177,6 +248,7 @@ async function main(): Promise<void> {
       "GET /public/leads/?updated_after=1h",
       () => call("GET", `/api/v1/public/leads/?updated_after=${hourAgo}`, keys.big),
     ],
+    ["GET /public/leads/?state=ORDER", () => call("GET", "/api/v1/public/leads/?state=ORDER", keys.big)],
     ["GET /public/leads/{external_id}/", () => call("GET", `/api/v1/public/leads/${someLead}/`, keys.big)],
     ["GET /public/leads/ (test key)", () => call("GET", "/api/v1/public/leads/", keys.bigTest)],
     ["GET /public/events/", () => call("GET", "/api/v1/public/events/", keys.big)],
@@ -191,29 +263,43 @@ async function main(): Promise<void> {
     ["GET /public/requests/", () => call("GET", "/api/v1/public/requests/", keys.big)],
     ["GET /public/stats/ (30 days)", () => call("GET", "/api/v1/public/stats/", keys.big)],
     ["GET /public/intake_rules/", () => call("GET", "/api/v1/public/intake_rules/", keys.big)],
-    ["GET /lead_providers/ (page 1)", () => call("GET", "/api/v1/lead_providers/", admin)],
+    ["GET /portal/me/", () => call("GET", "/api/v1/portal/me/", undefined, undefined, cookie)],
+    ["GET /portal/leads/", () => call("GET", "/api/v1/portal/leads/", undefined, undefined, cookie)],
     [
-      "GET /lead_providers/{id}/webhook_deliveries/",
-      () => call("GET", `/api/v1/lead_providers/${big}/webhook_deliveries/`, admin),
+      "GET /portal/leads/?mode=test",
+      () => call("GET", "/api/v1/portal/leads/?mode=test", undefined, undefined, cookie),
     ],
-    ["GET /admin/leads/", () => call("GET", "/api/v1/admin/leads/", admin)],
-    ["GET /admin/leads/?q= (search)", () => call("GET", "/api/v1/admin/leads/?q=person12345", admin)],
+    ["GET /portal/events/", () => call("GET", "/api/v1/portal/events/", undefined, undefined, cookie)],
+    ["GET /portal/requests/", () => call("GET", "/api/v1/portal/requests/", undefined, undefined, cookie)],
+    ["GET /portal/stats/", () => call("GET", "/api/v1/portal/stats/", undefined, undefined, cookie)],
+    [
+      "GET /portal/webhook/deliveries/",
+      () => call("GET", "/api/v1/portal/webhook/deliveries/", undefined, undefined, cookie),
+    ],
+    ["GET /lead_providers/ (page 1)", providerGet("/api/v1/lead_providers/")],
+    ["GET /lead_providers/?search=", providerGet("/api/v1/lead_providers/?search=provider%2019")],
+    ["GET /lead_providers/{id}/ (big)", providerGet(`/api/v1/lead_providers/${big}/`)],
+    ["GET /lead_providers/{id}/usage/ (big)", providerGet(`/api/v1/lead_providers/${big}/usage/`)],
+    ["GET /lead_providers/{id}/webhook_deliveries/", providerGet(`/api/v1/lead_providers/${big}/webhook_deliveries/`)],
+    ["GET /lead_providers/{id}/portal_users/", providerGet(`/api/v1/lead_providers/${big}/portal_users/`)],
+    ["GET /admin/leads/", providerGet("/api/v1/admin/leads/")],
+    ["GET /admin/leads/?q= (part of an email)", providerGet(`/api/v1/admin/leads/?q=${emailPart}`)],
+    ["GET /admin/leads/?q= (a surname)", providerGet("/api/v1/admin/leads/?q=kowalski")],
+    ["GET /admin/leads/?q= (phone)", providerGet("/api/v1/admin/leads/?q=%28310%29%20555-0142")],
+    ["GET /admin/leads/?provider_id= (big)", providerGet(`/api/v1/admin/leads/?provider_id=${big}`)],
+    ["GET /admin/leads/?state=ORDER", providerGet("/api/v1/admin/leads/?state=ORDER")],
+    ["GET /admin/leads/?duplicate=true", providerGet("/api/v1/admin/leads/?duplicate=true")],
     [
       "GET /admin/leads/ (a week a year ago)",
-      () =>
-        call(
-          "GET",
-          `/api/v1/admin/leads/?created_after=${yearAgo.toISOString()}&created_before=${weekAfter.toISOString()}`,
-          admin,
-        ),
+      providerGet(
+        `/api/v1/admin/leads/?created_after=${yearAgo.toISOString()}&created_before=${weekAfter.toISOString()}`,
+      ),
     ],
-    [
-      "GET /admin/audit_log/ (small provider)",
-      () => call("GET", `/api/v1/admin/audit_log/?provider_id=${small}`, admin),
-    ],
-    ["GET /admin/audit_log/ (big provider)", () => call("GET", `/api/v1/admin/audit_log/?provider_id=${big}`, admin)],
-    ["GET /admin/requests/", () => call("GET", "/api/v1/admin/requests/", admin)],
-    ["GET /admin/stats/", () => call("GET", "/api/v1/admin/stats/", admin)],
+    ["GET /admin/audit_log/ (small provider)", providerGet(`/api/v1/admin/audit_log/?provider_id=${small}`)],
+    ["GET /admin/audit_log/ (big provider)", providerGet(`/api/v1/admin/audit_log/?provider_id=${big}`)],
+    ["GET /admin/requests/", providerGet("/api/v1/admin/requests/")],
+    ["GET /admin/requests/?provider_id= (big)", providerGet(`/api/v1/admin/requests/?provider_id=${big}`)],
+    ["GET /admin/stats/", providerGet("/api/v1/admin/stats/")],
     ["GET /metrics", () => call("GET", "/metrics", "scale-metrics-token-0123456789")],
   ];
 
@@ -234,8 +320,7 @@ async function main(): Promise<void> {
     log(`${path}: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${seen})`);
   }
 
-  // The jobs: the big provider's purge of its test data, then one retention run.
-  const jobs: string[] = [rollup, `a new sandbox:quote test lead reached QUOTE after ${movedAfter.toFixed(1)} s`];
+  // The jobs: the big provider's purge of its test data, then each job's runs from the metrics.
   let t = performance.now();
   const purged = await call("POST", `/api/v1/lead_providers/${big}/purge_test_data/`, admin);
   const purgedBody = await purged.text();
@@ -244,52 +329,148 @@ async function main(): Promise<void> {
   );
   t = performance.now();
   const expired = await app.sandbox.expire(1000);
-  jobs.push(
-    `one sandbox retention run (1 s budget): ${expired} test leads in ${(performance.now() - t).toFixed(0)} ms`,
-  );
+  jobs.push(`one more sandbox retention run: ${expired} test leads in ${(performance.now() - t).toFixed(0)} ms`);
   const metric = async (name: string) =>
     ((await app.metrics.registry.getSingleMetric(name)?.get())?.values ?? []) as {
       value: number;
-      labels: Record<string, string>;
+      labels: Record<string, string | number>;
       metricName?: string;
     }[];
   const batchSeconds = await metric("lead_provider_job_batch_seconds");
   const rowsDeleted = await metric("lead_provider_job_rows_total");
-  for (const job of ["sandbox_retention", "test_data_purge"]) {
-    const of = (suffix: string) =>
-      batchSeconds.find((v) => v.labels.job === job && String(v.metricName).endsWith(suffix))?.value ?? 0;
+  const jobRows: JobRow[] = [];
+  for (const job of ["sandbox_retention", "test_data_purge", "event_retention", "delivery_retention"]) {
+    const of = (suffix: string, le?: number) =>
+      batchSeconds.find(
+        (v) =>
+          v.labels.job === job && String(v.metricName).endsWith(suffix) && (le === undefined || v.labels.le === le),
+      )?.value ?? 0;
     const runs = of("_count");
-    const rows = rowsDeleted.find((v) => v.labels.job === job)?.value ?? 0;
+    const row: JobRow = {
+      job,
+      runs,
+      rows: rowsDeleted.find((v) => v.labels.job === job)?.value ?? 0,
+      withinOneSecond: of("_bucket", 1),
+      meanSlowestMs: runs > 0 ? (of("_sum") / runs) * 1000 : 0,
+    };
+    jobRows.push(row);
     jobs.push(
-      `${job}: ${runs} runs, ${rows} rows, slowest batch per run ${runs > 0 ? ((of("_sum") / runs) * 1000).toFixed(0) : "—"} ms on average`,
+      `${job}: ${row.runs} runs, ${row.rows} rows; the slowest batch of ${row.withinOneSecond} of ${row.runs} runs ≤ 1 s (mean of each run's slowest ${row.meanSlowestMs.toFixed(0)} ms)`,
     );
   }
+  jobs.push(
+    `outbox retention (${WINDOWS.eventDays}-day events, ${WINDOWS.deliveryDays}-day deliveries) caught up in ${outboxRuns} runs; sandbox retention in ${sandboxRuns + 1}`,
+  );
   for (const j of jobs) log(j);
 
-  const sizes = await pool.query<{ leads: string; events: string; bytes: string }>(
-    `select (select count(*) from leads) as leads, (select count(*) from lead_events) as events,
-            pg_database_size(current_database()) as bytes`,
+  // Compared with the other size, when its results are at hand; the plans of the paths that grew.
+  const out = join(import.meta.dirname, "..", "results");
+  const other = sizeName === "large" ? "small" : sizeName === "small" ? "large" : undefined;
+  const otherFile = other && join(out, `scale-${other}.json`);
+  const theirs =
+    otherFile && existsSync(otherFile) ? (JSON.parse(readFileSync(otherFile, "utf8")) as { rows: Row[] }).rows : [];
+  const baseOf = (path: string) =>
+    sizeName === "large" ? theirs.find((r) => r.path === path) : rows.find((r) => r.path === path);
+  const bigOf = (path: string) =>
+    sizeName === "large" ? rows.find((r) => r.path === path) : theirs.find((r) => r.path === path);
+  const grew = (path: string) => {
+    const [a, b] = [baseOf(path), bigOf(path)];
+    return a !== undefined && b !== undefined && b.p95 > 1.5 * a.p95 && b.p95 > a.p95 + 5;
+  };
+  const plans: string[] = [];
+  for (const [path, request] of paths) {
+    const mine = rows.find((r) => r.path === path) as Row;
+    if (!grew(path) && !(mine.p95 > 50) && !(theirs.length === 0 && mine.p95 > 20)) continue;
+    if (path.startsWith("POST")) continue; // EXPLAIN ANALYZE would write
+    captured.length = 0;
+    capturing = true;
+    await (await request()).arrayBuffer();
+    capturing = false;
+    const statements = captured.filter((c) => /^\s*(select|with)\b/i.test(c.text));
+    const explained: { ms: number; plan: string; text: string }[] = [];
+    for (const s of statements) {
+      const r = await pool.query(`explain (analyze, buffers) ${s.text}`, s.values);
+      const lines = r.rows.map((row) => String(row["QUERY PLAN"]));
+      const ms = Number(/Execution Time: ([\d.]+)/.exec(lines.at(-1) ?? "")?.[1] ?? 0);
+      explained.push({ ms, plan: lines.join("\n"), text: s.text });
+    }
+    explained.sort((a, b) => b.ms - a.ms);
+    plans.push(`### ${path}`, "");
+    for (const e of explained.slice(0, 2)) {
+      plans.push("```sql", e.text.replace(/\s+/g, " ").slice(0, 600), "```", "```", e.plan, "```", "");
+    }
+  }
+
+  // Storage: each table with its indexes and TOAST, and per lead.
+  const tables = await pool.query<{ name: string; rows: string; bytes: string }>(
+    `select c.relname as name, c.reltuples::bigint as rows, pg_total_relation_size(c.oid) as bytes
+     from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind = 'r' order by pg_total_relation_size(c.oid) desc limit 12`,
   );
-  const s = sizes.rows[0];
-  const summary = `${Number(s?.leads).toLocaleString("en-US")} leads, ${Number(s?.events).toLocaleString("en-US")} events, database ${(Number(s?.bytes) / 2 ** 30).toFixed(2)} GiB`;
+  const counts = await pool.query<{ leads: string; events: string; deliveries: string; bytes: string }>(
+    `select (select count(*) from leads) as leads, (select count(*) from lead_events) as events,
+            (select count(*) from webhook_deliveries) as deliveries, pg_database_size(current_database()) as bytes`,
+  );
+  const c = counts.rows[0];
+  const leadCount = Number(c?.leads);
+  const summary = `${leadCount.toLocaleString("en-US")} leads, ${Number(c?.events).toLocaleString("en-US")} events, ${Number(c?.deliveries).toLocaleString("en-US")} deliveries, database ${(Number(c?.bytes) / 2 ** 30).toFixed(2)} GiB`;
+  const storage = tables.rows.map(
+    (r) =>
+      `| ${r.name} | ${Number(r.rows).toLocaleString("en-US")} | ${(Number(r.bytes) / 2 ** 20).toFixed(0)} | ${(Number(r.bytes) / leadCount).toFixed(0)} |`,
+  );
+
+  const fmt = (v: number | undefined) => (v === undefined ? "—" : v.toFixed(1));
+  const table =
+    theirs.length > 0
+      ? [
+          "| path | p50 ms | p95 ms | statuses | 50k p95 ms | 5M p95 ms | 5M ÷ 50k | ≤ 50 ms, and ≤ 1.5× or + 5 ms |",
+          "|---|--:|--:|---|--:|--:|--:|---|",
+          ...rows.map((r) => {
+            const [a, b] = [baseOf(r.path), bigOf(r.path)];
+            const ok =
+              a && b && b.p95 <= 50 && (b.p95 <= 1.5 * a.p95 || b.p95 <= a.p95 + 5) && !/×5\d\d/.test(r.statuses);
+            return `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} | ${fmt(a?.p95)} | ${fmt(b?.p95)} | ${a && b ? (b.p95 / a.p95).toFixed(2) : "—"} | ${a && b ? (ok ? "yes" : "**no**") : "—"} |`;
+          }),
+        ]
+      : [
+          "| path | p50 ms | p95 ms | statuses |",
+          "|---|--:|--:|---|",
+          ...rows.map((r) => `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} |`),
+        ];
   const md = [
     `# Scale run: ${sizeName} (${summary}), ${new Date().toISOString()}`,
     "",
     `${ROUNDS} requests per path, one at a time, in-process service on Postgres.`,
     "",
-    "| path | p50 ms | p95 ms | statuses |",
-    "|---|--:|--:|---|",
-    ...rows.map((r) => `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} |`),
+    ...table,
+    "",
+    "## Background jobs",
     "",
     ...jobs.map((j) => `- ${j}`),
     "",
+    "## Storage",
+    "",
+    "| table (with indexes and TOAST) | rows | MiB | bytes per lead |",
+    "|---|--:|--:|--:|",
+    ...storage,
+    "",
+    ...(plans.length > 0 ? ["## Plans of the paths that grew", "", ...plans] : []),
   ].join("\n");
-  const out = join(import.meta.dirname, "..", "results");
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, `scale-${sizeName}.md`), md);
+  writeFileSync(join(out, `scale-${sizeName}.json`), `${JSON.stringify({ summary, rows, jobs: jobRows }, null, 2)}\n`);
   process.stdout.write(md);
   await pool.end();
   await app.stop();
+}
+
+interface JobRow {
+  readonly job: string;
+  readonly runs: number;
+  readonly rows: number;
+  /** Runs whose slowest batch took at most a second. */
+  readonly withinOneSecond: number;
+  readonly meanSlowestMs: number;
 }
 
 await main();

@@ -2,8 +2,9 @@
  * Seeds a migrated Postgres database with a broker's history at scale, in SQL (generate_series),
  * so a million leads take about a minute: providers with a skewed share (the first 20 own 70 %
  * of the leads), leads over two years with ids made as the service makes them (creation
- * millisecond << 12 | 12 random bits), 3 % of them test leads, their events and webhook
- * deliveries, and audit entries about providers and leads. Used by the plan test
+ * millisecond << 12 | 12 random bits) and, at the harness's sizes, their vehicles and state history;
+ * 3 % of the last month's leads in test mode; events and webhook deliveries for the leads within
+ * their retention (WINDOWS); audit entries about providers and leads. Used by the plan test
  * (test/scale-plans.test.ts) and the scale harness (bench/scale/run.ts).
  */
 import pg from "pg";
@@ -15,13 +16,135 @@ export interface SeedSize {
   readonly eventsPerLead: number;
   /** Audit entries per lead. */
   readonly auditPerLead: number;
+  /** Vehicles (1–3) and state history rows per lead, as the service writes them. */
+  readonly vehicles: boolean;
 }
 
+/**
+ * The retention windows a running service keeps (EVENT_RETENTION_DAYS, DELIVERY_RETENTION_DAYS,
+ * SANDBOX_RETENTION_DAYS), plus the backlog a retention run finds: events, deliveries and test
+ * leads are seeded as far back as the service keeps them and `BACKLOG_DAYS` further, so a
+ * database in its steady state, with a day's work for each retention job.
+ */
+export const WINDOWS = { eventDays: 180, deliveryDays: 90, testDays: 30 } as const;
+export const BACKLOG_DAYS = 1;
+
 export const SIZES = {
-  plans: { leads: 1_000_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2 },
-  small: { leads: 50_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5 },
-  large: { leads: 5_000_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5 },
+  plans: { leads: 1_000_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2, vehicles: false },
+  small: { leads: 50_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true },
+  large: { leads: 5_000_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true },
 } as const satisfies Record<string, SeedSize>;
+
+/** Names in proportions like a real customer list's: a search for one is as selective as in life. */
+const FIRSTS = [
+  "James",
+  "Mary",
+  "Robert",
+  "Patricia",
+  "John",
+  "Jennifer",
+  "Michael",
+  "Linda",
+  "David",
+  "Elizabeth",
+  "William",
+  "Barbara",
+  "Richard",
+  "Susan",
+  "Joseph",
+  "Jessica",
+  "Thomas",
+  "Sarah",
+  "Carlos",
+  "Karen",
+  "Daniel",
+  "Lisa",
+  "Matthew",
+  "Nancy",
+  "Anthony",
+  "Betty",
+  "Mark",
+  "Sandra",
+  "Donald",
+  "Ashley",
+  "Steven",
+  "Kimberly",
+  "Andrew",
+  "Emily",
+  "Paul",
+  "Donna",
+  "Joshua",
+  "Michelle",
+  "Kenneth",
+  "Olivia",
+];
+const LASTS = [
+  "Smith",
+  "Johnson",
+  "Williams",
+  "Brown",
+  "Jones",
+  "Garcia",
+  "Miller",
+  "Davis",
+  "Rodriguez",
+  "Martinez",
+  "Hernandez",
+  "Lopez",
+  "Gonzalez",
+  "Wilson",
+  "Anderson",
+  "Thomas",
+  "Taylor",
+  "Moore",
+  "Jackson",
+  "Martin",
+  "Lee",
+  "Perez",
+  "Thompson",
+  "White",
+  "Harris",
+  "Sanchez",
+  "Clark",
+  "Ramirez",
+  "Lewis",
+  "Robinson",
+  "Walker",
+  "Young",
+  "Allen",
+  "King",
+  "Wright",
+  "Scott",
+  "Torres",
+  "Nguyen",
+  "Hill",
+  "Flores",
+  "Green",
+  "Adams",
+  "Nelson",
+  "Baker",
+  "Hall",
+  "Rivera",
+  "Campbell",
+  "Mitchell",
+  "Carter",
+  "Roberts",
+  "Kowalski",
+  "Okafor",
+  "Lindqvist",
+  "Tanaka",
+  "Petrov",
+  "Dubois",
+  "Schneider",
+  "Rossi",
+  "Novak",
+  "Haddad",
+];
+const sqlList = (names: readonly string[]) => names.map((n) => `'${n}'`).join(", ");
+const FIRST_NAMES = sqlList(FIRSTS);
+const FIRST_COUNT = FIRSTS.length;
+const LAST_NAMES = sqlList(LASTS);
+const LAST_COUNT = LASTS.length;
 
 /** Two years of history, ending now. */
 const SPAN_MS = 2 * 365 * 86_400_000;
@@ -59,20 +182,40 @@ export async function seed(
        select ((t.ms - $4::bigint) << 12) | (g % 4096),
          $2::bigint + case when g % 10 < 7 then g % 20 else 20 + g % ($3::int - 20) end,
          'ext-' || g, 'LP-' || lpad(g::text, 10, '0'),
-         s.state, s.state, 'First' || (g % 997), 'Last' || (g % 991),
-         'person' || g || '@example.com', '+1 310 555 ' || lpad((g % 10000)::text, 4, '0'),
+         s.state, s.state, n.first, n.last,
+         n.email, '+1 310 555 ' || lpad((g % 10000)::text, 4, '0'),
          date '2026-12-01', 'DOMESTIC', 'OPEN', '90210', 'Beverly Hills', 5, 'CA', '10001', 'New York', 33, 'NY',
          to_timestamp(t.ms / 1000.0), to_timestamp(least(t.ms + (g % 30)::bigint * 86400000, $5::bigint) / 1000.0),
-         to_timestamp(t.ms / 1000.0), g % 33 <> 0,
-         '+1310555' || lpad((g % 10000)::text, 4, '0'), 'person' || g || '@example.com'
+         to_timestamp(t.ms / 1000.0), not (g % 33 = 0 and t.ms > $5::bigint - $7::bigint * 86400000),
+         '+1310555' || lpad((g % 10000)::text, 4, '0'), n.email
        from generate_series(1, $1::int) g
        cross join lateral (select $5::bigint - ($1::bigint - g) * ($6::bigint / $1::bigint) as ms) t
+       cross join lateral (select f.first, l.last,
+           lower(f.first || '.' || l.last || g) || '@' || (array['gmail.com', 'yahoo.com', 'outlook.com',
+             'icloud.com', 'aol.com', 'hotmail.com', 'comcast.net', 'proton.me'])[1 + g % 8] as email
+         from (select (array[${FIRST_NAMES}])[1 + g % ${FIRST_COUNT}] as first) f,
+              (select (array[${LAST_NAMES}])[1 + (g / 7) % ${LAST_COUNT}] as last) l) n
        cross join lateral (select case when g % 10 < 6 then 'LEAD' when g % 10 < 9 then 'QUOTE' else 'ORDER' end as state) s`,
-      [size.leads, first, size.providers, ID_EPOCH_MS, now, SPAN_MS],
+      [size.leads, first, size.providers, ID_EPOCH_MS, now, SPAN_MS, WINDOWS.testDays + BACKLOG_DAYS],
     );
-    const events = Math.round(size.leads * size.eventsPerLead);
+    if (size.vehicles) {
+      await run(
+        "vehicles (1 to 3 a lead)",
+        `insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run)
+         select l.id, k, 2010 + (l.id % 15)::int, 'Toyota', 'Camry', 'CAR', 950, 150, true
+         from leads l cross join lateral generate_series(1, 1 + (l.id % 3)::int) k`,
+      );
+      await run(
+        "state history (creation, and each move)",
+        `insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
+         select l.id, m.from_state, m.to_state, m.to_state, l.created_at + m.k * interval '1 hour', 'provider'
+         from leads l cross join lateral (values (0, null, 'LEAD'), (1, 'LEAD', 'QUOTE'), (2, 'QUOTE', 'ORDER'))
+           as m(k, from_state, to_state)
+         where m.k = 0 or (m.k = 1 and l.state in ('QUOTE', 'ORDER')) or (m.k = 2 and l.state = 'ORDER')`,
+      );
+    }
     await run(
-      `${events.toLocaleString("en-US")} lead events`,
+      `lead events (${size.eventsPerLead} a lead, for the leads of the last ${WINDOWS.eventDays + BACKLOG_DAYS} days)`,
       `insert into lead_events (event_id, provider_id, lead_id, type, created_at, data, livemode)
        select 'evt_' || md5(l.id::text || ':' || k), l.provider_id, l.id,
          case when k = 0 then 'lead.created' else 'lead.quoted' end,
@@ -89,15 +232,17 @@ export async function seed(
            'history', '[]'::jsonb, 'createdAt', l.created_at, 'updatedAt', l.updated_at,
            'stateChangedAt', l.state_changed_at, 'livemode', l.livemode, 'duplicate', null)),
          l.livemode
-       from leads l cross join generate_series(0, $1::int - 1) k`,
-      [Math.max(1, Math.round(size.eventsPerLead))],
+       from leads l cross join generate_series(0, $1::int - 1) k
+       where l.created_at > now() - $2::int * interval '1 day'`,
+      [Math.max(1, Math.round(size.eventsPerLead)), WINDOWS.eventDays + BACKLOG_DAYS],
     );
     await run(
       "webhook deliveries (one per event of a provider with a webhook: every third provider)",
       `insert into webhook_deliveries (provider_id, event_sequence, lead_id, state, attempts, next_attempt_at,
          delivered_at, created_at, livemode)
        select e.provider_id, e.id, e.lead_id, 'delivered', 1, e.created_at, e.created_at, e.created_at, e.livemode
-       from lead_events e where e.provider_id % 3 = 0`,
+       from lead_events e where e.provider_id % 3 = 0 and e.created_at > now() - $1::int * interval '1 day'`,
+      [WINDOWS.deliveryDays + BACKLOG_DAYS],
     );
     const audits = Math.round(size.leads * size.auditPerLead);
     await run(
@@ -112,7 +257,7 @@ export async function seed(
        from generate_series(1, $1::int) g`,
       [audits, first, size.providers],
     );
-    await run("analyze", "analyze");
+    await run("vacuum analyze", "vacuum analyze");
   } finally {
     await client.end();
   }
