@@ -37,6 +37,13 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves: "Public API: a provider polls its leads with updated_after",
   },
   {
+    name: "leads_provider_state_idx",
+    table: "leads",
+    definition: "(provider_id, livemode, state, id desc)",
+    serves:
+      "Public API and portal: a provider's leads in one state (without it, a state the provider has none in walked every lead of its own)",
+  },
+  {
     name: "lead_events_provider_mode_idx",
     table: "lead_events",
     definition: "(provider_id, livemode, id desc)",
