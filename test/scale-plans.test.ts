@@ -149,6 +149,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
           26,
         ),
     ],
+    ["the back office's search for part of an email address", () => searchLeads(db, { q: "ames.garcia1234" }, 26)],
+    ["the back office's search for a surname (1 lead in 60)", () => searchLeads(db, { q: "kowalski" }, 26)],
+    ["the back office's search for a phone number", () => searchLeads(db, { q: "(310) 247-0142" }, 26)],
+    [
+      "a big provider's ordered leads",
+      () => listProviderLeads(db, { providerId: big, livemode: true }, { state: "ORDER" }, 21),
+    ],
     ["a small provider's audit log", () => listAudit(db, { providerId: small }, 26)],
     ["a big provider's audit log", () => listAudit(db, { providerId: big }, 26)],
     ["a big provider's webhook deliveries", () => listDeliveries(db, big - (big % 3) + 3, undefined, 21)],

@@ -139,14 +139,15 @@ async function main(): Promise<void> {
   };
   const keys = { big: await key(big, "live"), bigTest: await key(big, "test"), small: await key(small, "live") };
   const found = (
-    await pool.query<{ external_id: string; email: string }>(
-      "select external_id, email from leads where provider_id = $1 and livemode order by id desc limit 1 offset 500",
+    await pool.query<{ external_id: string; email: string; phone_number: string }>(
+      "select external_id, email, phone_number from leads where provider_id = $1 and livemode order by id desc limit 1 offset 500",
       [big],
     )
   ).rows[0];
   const someLead = found?.external_id;
   // What an administrator types: part of a customer's email address, or a surname (1 in 60 leads).
   const emailPart = encodeURIComponent(found?.email.split("@")[0]?.slice(2) ?? "");
+  const phone = encodeURIComponent(found?.phone_number ?? "");
   const hourAgo = new Date(Date.now() - 3600_000).toISOString();
   const yearAgo = new Date(Date.now() - 365 * 86_400_000);
   const weekAfter = new Date(yearAgo.getTime() + 7 * 86_400_000);
@@ -285,7 +286,7 @@ async function main(): Promise<void> {
     ["GET /admin/leads/", providerGet("/api/v1/admin/leads/")],
     ["GET /admin/leads/?q= (part of an email)", providerGet(`/api/v1/admin/leads/?q=${emailPart}`)],
     ["GET /admin/leads/?q= (a surname)", providerGet("/api/v1/admin/leads/?q=kowalski")],
-    ["GET /admin/leads/?q= (phone)", providerGet("/api/v1/admin/leads/?q=%28310%29%20555-0142")],
+    ["GET /admin/leads/?q= (phone)", providerGet(`/api/v1/admin/leads/?q=${phone}`)],
     ["GET /admin/leads/?provider_id= (big)", providerGet(`/api/v1/admin/leads/?provider_id=${big}`)],
     ["GET /admin/leads/?state=ORDER", providerGet("/api/v1/admin/leads/?state=ORDER")],
     ["GET /admin/leads/?duplicate=true", providerGet("/api/v1/admin/leads/?duplicate=true")],

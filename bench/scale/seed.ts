@@ -183,19 +183,20 @@ export async function seed(
          $2::bigint + case when g % 10 < 7 then g % 20 else 20 + g % ($3::int - 20) end,
          'ext-' || g, 'LP-' || lpad(g::text, 10, '0'),
          s.state, s.state, n.first, n.last,
-         n.email, '+1 310 555 ' || lpad((g % 10000)::text, 4, '0'),
+         n.email, '(' || n.area || ') ' || n.exchange || '-' || n.line,
          date '2026-12-01', 'DOMESTIC', 'OPEN', '90210', 'Beverly Hills', 5, 'CA', '10001', 'New York', 33, 'NY',
          to_timestamp(t.ms / 1000.0), to_timestamp(least(t.ms + (g % 30)::bigint * 86400000, $5::bigint) / 1000.0),
          to_timestamp(t.ms / 1000.0), not (g % 33 = 0 and t.ms > $5::bigint - $7::bigint * 86400000),
-         '+1310555' || lpad((g % 10000)::text, 4, '0'), n.email
+         '+1' || n.area || n.exchange || n.line, n.email
        from generate_series(1, $1::int) g
        cross join lateral (select $5::bigint - ($1::bigint - g) * ($6::bigint / $1::bigint) as ms) t
-       cross join lateral (select f.first, l.last,
+       cross join lateral (select f.first, l.last, (201 + g % 787)::text as area,
+           (200 + (g / 787) % 800)::text as exchange, lpad(((g * 7919) % 10000)::text, 4, '0') as line,
            lower(f.first || '.' || l.last || g) || '@' || (array['gmail.com', 'yahoo.com', 'outlook.com',
              'icloud.com', 'aol.com', 'hotmail.com', 'comcast.net', 'proton.me'])[1 + g % 8] as email
          from (select (array[${FIRST_NAMES}])[1 + g % ${FIRST_COUNT}] as first) f,
               (select (array[${LAST_NAMES}])[1 + (g / 7) % ${LAST_COUNT}] as last) l) n
-       cross join lateral (select case when g % 10 < 6 then 'LEAD' when g % 10 < 9 then 'QUOTE' else 'ORDER' end as state) s`,
+       cross join lateral (select case when (g / 3) % 10 < 6 then 'LEAD' when (g / 3) % 10 < 9 then 'QUOTE' else 'ORDER' end as state) s`,
       [size.leads, first, size.providers, ID_EPOCH_MS, now, SPAN_MS, WINDOWS.testDays + BACKLOG_DAYS],
     );
     if (size.vehicles) {
