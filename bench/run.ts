@@ -59,7 +59,7 @@ import {
   type Target,
   targetsTable,
 } from "./lib/report.ts";
-import { procCpu, type Service, startService } from "./lib/service.ts";
+import { procCpu, ROOT, type Service, startService, warmCompileCache } from "./lib/service.ts";
 import type { LoadResult } from "./lib/stats.ts";
 import { onPath, runWrk } from "./lib/wrk.ts";
 
@@ -652,6 +652,7 @@ async function main(): Promise<void> {
     log(`${machine.cpu}, Node ${machine.node}, Postgres ${machine.postgres}, load ${machine.loadBefore}`);
 
     const serviceEnv = { ...secrets, DATABASE_URL: db.url, DATABASE_POOL_SIZE: String(config.poolSize) };
+    warmCompileCache(process.env.BENCH_SERVICE_DIR ?? ROOT);
     service = await startService({ env: serviceEnv });
     floor = await startService({ env: serviceEnv, script: "bench/floor.ts" });
     log(`service ready in ${service.readyMs.toFixed(0)} ms (pid ${service.pid}, ${service.url})`);

@@ -1,8 +1,8 @@
 /**
- * Starts the service as production runs it (`node src/main.ts`, NODE_ENV=production, explicit
+ * Starts the service as production runs it (`node <flags> src/start.mjs`, NODE_ENV=production, explicit
  * secrets) in a child process, waits for /healthz, and reads its memory from /proc.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -61,16 +61,36 @@ export function procMemory(pid: number): { rssMb: number; peakMb: number } {
 }
 
 /**
- * The node flags production starts the service with: those of package.json's `start` script
- * (`node <flags> src/main.ts`), the one place they are written.
+ * How production starts the service: package.json's `start` script (`node <flags> <entry>`, the
+ * entry src/start.mjs, or src/main.ts in older checkouts), the one place it is written.
  */
-export function productionNodeFlags(root = ROOT): string[] {
+export function productionCommand(root = ROOT): { flags: string[]; entry: string } {
   const start = (JSON.parse(readFileSync(`${root}/package.json`, "utf8")) as { scripts?: { start?: string } }).scripts
     ?.start;
   const words = (start ?? "").split(/\s+/);
   const node = words.indexOf("node");
-  const main = words.indexOf("src/main.ts");
-  return node === -1 || main === -1 ? [] : words.slice(node + 1, main);
+  const entry = words.findIndex((w, i) => i > node && !w.startsWith("-"));
+  if (node === -1 || entry === -1) return { flags: [], entry: "src/main.ts" };
+  return { flags: words.slice(node + 1, entry), entry: words[entry] as string };
+}
+
+/** The node flags of production's start command. */
+export function productionNodeFlags(root = ROOT): string[] {
+  return productionCommand(root).flags;
+}
+
+/**
+ * Fills Node's compile cache for the entry (src/start.mjs turns it on), as `make install` does
+ * on a deployment: the entry is run with a configuration it refuses, so it loads every module
+ * and exits (78) at once. A service started after this one never loads Node's type stripper.
+ */
+export function warmCompileCache(root = ROOT): void {
+  const { entry } = productionCommand(root);
+  spawnSync(process.execPath, [entry], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: "not-a-port" },
+    stdio: "ignore",
+  });
 }
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -81,7 +101,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     [
       ...(options.script ? [] : productionNodeFlags(options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT)),
       ...(options.nodeArgs ?? []),
-      options.script ?? "src/main.ts",
+      options.script ?? productionCommand(options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT).entry,
     ],
     {
       cwd: options.script ? ROOT : (options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT),
