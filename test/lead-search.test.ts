@@ -1,0 +1,53 @@
+/**
+ * The back office's substring search looks among the newest leads first and goes to the trigram
+ * index only for the rest (issue 25): whichever way a page is found, it is exactly the matching
+ * leads in the list's order, page after page.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { searchLeads } from "../src/leads/lead.repository.ts";
+import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { BACKENDS } from "./helpers/database.ts";
+
+describe.each(BACKENDS)("lead search pages ($name)", (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend);
+  });
+  afterAll(() => t?.stop());
+
+  it("finds every match in order, within the newest leads, beyond them, and across the two", async () => {
+    const p = await t.provider();
+    const ids: number[] = [];
+    const matching: number[] = [];
+    // 30 leads, oldest first; every third one's customer is a Kowalczyk.
+    for (let i = 0; i < 30; i++) {
+      const last = i % 3 === 0 ? "Kowalczyk" : "Other";
+      const r = await t.call("POST", "/api/v1/public/leads/", {
+        auth: p.key,
+        body: leadBody({ external_id: `search-${i}`, last_name: last, email: `c${i}.${last}@example.com` }),
+      });
+      expect(r.status).toBe(201);
+      const id = ((await r.json()) as Json).id as number;
+      ids.push(id);
+      if (last === "Kowalczyk") matching.push(id);
+    }
+    const newestFirst = [...matching].reverse();
+    const db = t.app.database.db;
+    // Windows of 4 (the page is filled beyond them), 12 (within them at first) and all.
+    for (const window of [4, 12, 1000]) {
+      const seen: number[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const page = await searchLeads(db, { q: "kowalczyk", providerId: p.id, beforeId: before }, 3, window);
+        seen.push(...page.map((l) => l.id));
+        if (page.length < 3) break;
+        before = page.at(-1)?.id;
+      }
+      expect(seen, `window ${window}`).toEqual(newestFirst);
+    }
+    // A term matching nothing, and one matching a single old lead.
+    expect(await searchLeads(db, { q: "nobody-at-all", providerId: p.id }, 3, 4)).toEqual([]);
+    const oldest = await searchLeads(db, { q: "c0.kowalczyk", providerId: p.id }, 3, 4);
+    expect(oldest.map((l) => l.id)).toEqual([ids[0]]);
+  });
+});
