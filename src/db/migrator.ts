@@ -16,6 +16,7 @@ import * as m0008 from "./migrations/0008-request-log.ts";
 import * as m0009 from "./migrations/0009-back-office.ts";
 import * as m0010 from "./migrations/0010-foreign-key-indexes.ts";
 import * as m0011 from "./migrations/0011-portal.ts";
+import * as m0012 from "./migrations/0012-vacuum-leads.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0009-back-office": m0009,
   "0010-foreign-key-indexes": m0010,
   "0011-portal": m0011,
+  "0012-vacuum-leads": m0012,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {
