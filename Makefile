@@ -121,6 +121,10 @@ test: install check-generate lint ## every check and test (PGlite; Postgres/Redi
 	@# that did not run. .ci/run is strict and refuses to start without them.
 	@status=0; vitest run || status=$$?; scripts/test-groups.sh summary; exit $$status
 
+.PHONY: bench-h2
+bench-h2: node_modules/.installed ## bare node:http and node:http2 servers answering pre-encoded responses: what HTTP/2 costs on this platform (needs wrk, h2load)
+	node bench/h2-platform.ts $(or $(SECONDS),8)
+
 .PHONY: bench-scale
 bench-scale: node_modules/.installed ## the service on Postgres seeded at SIZE=small (50k leads; plans: 1M; large: 5M, ~20 min), p50/p95 of every path and job (not part of test)
 	node bench/scale/run.ts $(or $(SIZE),small) $(ARGS)
