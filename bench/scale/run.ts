@@ -133,6 +133,11 @@ async function main(): Promise<void> {
   const ids = (await pool.query<{ id: string }>("select id from providers order by id")).rows.map((r) => Number(r.id));
   const big = ids[0] as number;
   const small = ids.at(-1) as number;
+  // The measured providers' own limits out of the way (the seed gives every provider 600 a minute).
+  await pool.query(
+    "update providers set rate_limit_per_minute = 1000000, rate_limit_per_day = 100000000 where id = any($1)",
+    [[big, small]],
+  );
   const key = async (id: number, mode: "live" | "test") => {
     const r = await call("POST", `/api/v1/lead_providers/${id}/generate_api_key/`, admin, JSON.stringify({ mode }));
     return ((await r.json()) as { api_key: string }).api_key;
