@@ -191,7 +191,7 @@ export async function seed(
        from generate_series(1, $1::int) g
        cross join lateral (select $5::bigint - ($1::bigint - g) * ($6::bigint / $1::bigint) as ms) t
        cross join lateral (select f.first, l.last, (201 + g % 787)::text as area,
-           (200 + (g / 787) % 800)::text as exchange, lpad(((g * 7919) % 10000)::text, 4, '0') as line,
+           (200 + (g / 787) % 800)::text as exchange, lpad(((g::bigint * 7919) % 10000)::text, 4, '0') as line,
            lower(f.first || '.' || l.last || g) || '@' || (array['gmail.com', 'yahoo.com', 'outlook.com',
              'icloud.com', 'aol.com', 'hotmail.com', 'comcast.net', 'proton.me'])[1 + g % 8] as email
          from (select (array[${FIRST_NAMES}])[1 + g % ${FIRST_COUNT}] as first) f,
