@@ -292,6 +292,11 @@ export function loadConfig(env: Env = process.env): Config {
       allowedPorts: ports(str("WEBHOOK_ALLOWED_PORTS"), problems),
     },
   };
+  if (config.eventRetentionDays < config.deliveryRetentionDays) {
+    problems.push(
+      `EVENT_RETENTION_DAYS (${config.eventRetentionDays}) must be at least DELIVERY_RETENTION_DAYS (${config.deliveryRetentionDays}): a delivery goes with its event`,
+    );
+  }
   if (webConcurrency > 1 && config.databaseUrl === undefined) {
     problems.push(
       `WEB_CONCURRENCY=${webConcurrency} needs DATABASE_URL: the embedded database (DATA_DIR) belongs to one process`,

@@ -36,6 +36,17 @@ describe("configuration", () => {
     ]);
   });
 
+  it("keeps events at least as long as deliveries, each at least a week", () => {
+    expect(loadConfig({}).eventRetentionDays).toBe(180);
+    expect(loadConfig({}).deliveryRetentionDays).toBe(90);
+    expect(problems({ EVENT_RETENTION_DAYS: "30", DELIVERY_RETENTION_DAYS: "60" })).toEqual([
+      "EVENT_RETENTION_DAYS (30) must be at least DELIVERY_RETENTION_DAYS (60): a delivery goes with its event",
+    ]);
+    expect(problems({ DELIVERY_RETENTION_DAYS: "3" })).toEqual([
+      'DELIVERY_RETENTION_DAYS must be an integer from 7 to 36500 (got "3")',
+    ]);
+  });
+
   it("reads the trusted proxies and the public base URL, and names what is wrong with them", () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: "1" }).trustProxy).toBe(1);

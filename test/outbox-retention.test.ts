@@ -37,12 +37,14 @@ describe.each(BACKENDS)("outbox retention ($name)", (backend) => {
       expect(r.status).toBe(201);
       return (await r.json()) as Json;
     };
-    // Oldest first, as time makes them: a lead of 90 days ago, one of 45, one of 40, one of today.
+    // Oldest first, as time makes them: two leads of 90 days ago (one with a replay pending), one
+    // of 45, one of 40 (its delivery pending), one of today.
     const ancient = await create("ret-ancient");
+    const ancientPending = await create("ret-ancient-pending");
     const older = await create("ret-45-days");
     const pendingOne = await create("ret-40-days-pending");
     const fresh = await create("ret-today");
-    await receiver.waitFor((all) => all.length >= 4);
+    await receiver.waitFor((all) => all.length >= 5);
     const sent = await t.call("POST", `${PROVIDERS}${p.id}/webhook/test/`, { auth: admin });
     expect(sent.status).toBe(200);
     const db = t.app.database.db;
@@ -55,33 +57,37 @@ describe.each(BACKENDS)("outbox retention ($name)", (backend) => {
       );
     };
     await age(ancient.id, 90);
+    await age(ancientPending.id, 90);
     await age(older.id, 45);
     await age(pendingOne.id, 40);
-    await sql`update webhook_deliveries set state = 'pending', next_attempt_at = now() + interval '1 day' where lead_id = ${pendingOne.id}`.execute(
+    await sql`update webhook_deliveries set state = 'pending', next_attempt_at = now() + interval '1 day' where lead_id in (${pendingOne.id}, ${ancientPending.id})`.execute(
       db,
     );
     await sql`update webhook_attempts set at = now() - interval '31 days' where delivery_id is null`.execute(db);
 
     expect(await t.app.outboxRetention.runOnce()).toEqual({ events: 1, deliveries: 3, behind: false });
 
-    // The events feed: the 90-day-old lead's event is gone, the others are there.
+    // The events feed: the 90-day-old lead's event is gone; the other one of 90 days stays while
+    // its delivery is pending.
     const feed = (await (await t.call("GET", "/api/v1/public/events/", { auth: p.key })).json()) as Json;
     expect(feed.results.map((e: Json) => e.data.lead.external_id)).toEqual([
       "ret-today",
       "ret-40-days-pending",
       "ret-45-days",
+      "ret-ancient-pending",
     ]);
-    // Deliveries: the 90- and 45-day-old delivered ones are gone, the pending one of 40 days and today's stay.
+    // Deliveries: the delivered ones of 90 and 45 days are gone; the pending ones and today's stay.
     const deliveries = (await (
       await t.call("GET", `${PROVIDERS}${p.id}/webhook_deliveries/`, { auth: admin })
     ).json()) as Json;
     expect(deliveries.results.map((d: Json) => [d.lead_id, d.state])).toEqual([
       [fresh.id, "delivered"],
       [pendingOne.id, "pending"],
+      [ancientPending.id, "pending"],
     ]);
     expect(deliveries.test_events).toEqual([]);
     const attempts = await sql<{ n: number }>`select count(*)::int as n from webhook_attempts`.execute(db);
-    expect(attempts.rows[0]?.n).toBe(2); // today's delivery's and the pending one's first attempt
+    expect(attempts.rows[0]?.n).toBe(3); // today's delivery's and the pending ones' first attempts
     // Leads are kept whatever their age.
     for (const lead of [ancient, older]) {
       expect((await t.call("GET", `/api/v1/public/leads/${lead.external_id}/`, { auth: p.key })).status).toBe(200);

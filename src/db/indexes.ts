@@ -62,6 +62,12 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves: "Public API events feed with created_after",
   },
   {
+    name: "webhook_attempts_test_sends_at_idx",
+    table: "webhook_attempts",
+    definition: "(at) where delivery_id is null",
+    serves: "delivery retention: the test sends past DELIVERY_RETENTION_DAYS, oldest first",
+  },
+  {
     name: "audit_log_lead_provider_idx",
     table: "audit_log",
     definition: "((details->>'provider_id'), id desc) where target_type = 'lead'",

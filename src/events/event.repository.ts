@@ -131,18 +131,20 @@ export function leadFromSnapshot(s: SnapshotLead): Lead {
 }
 
 /**
- * Deletes up to `limit` of the oldest events created before `before`, with any webhook deliveries
- * of theirs (their attempts go with them, on delete cascade): one statement, one short transaction.
- * Ids follow creation, so the batch is the head of the primary key up to the first event kept,
- * found at the head too: a run with nothing to delete reads a row or two, whatever the table's size.
+ * Deletes up to `limit` of the oldest events with ids below `belowId` (the first event kept, see
+ * db/id-boundary.ts), with their finished deliveries (whose attempts go with them, on delete
+ * cascade), in one statement: one short transaction. An event with a pending delivery — a replay
+ * asked for, or a retry still due — is kept until the delivery finishes.
  */
-export async function deleteEventsBefore(db: Db, before: Date, limit: number): Promise<number> {
+export async function deleteEventsBelow(db: Db, belowId: number, limit: number): Promise<number> {
   const result = await sql<{ n: number }>`
     with doomed as (
-      select id from lead_events
-      where id < coalesce((select id from lead_events where created_at >= ${before} order by id limit 1), 9223372036854775807)
-      order by id limit ${limit}),
-    deliveries as (delete from webhook_deliveries where event_sequence in (select id from doomed)),
+      select e.id from lead_events e
+      where e.id < ${belowId}
+        and not exists (select 1 from webhook_deliveries d where d.event_sequence = e.id and d.state = 'pending')
+      order by e.id limit ${limit}),
+    deliveries as (
+      delete from webhook_deliveries where event_sequence in (select id from doomed) and state <> 'pending'),
     events as (delete from lead_events where id in (select id from doomed) returning 1)
     select count(*)::int as n from events`.execute(db);
   return Number(result.rows[0]?.n ?? 0);

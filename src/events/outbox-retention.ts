@@ -7,14 +7,15 @@
  *
  * What is kept: leads (with their state history) forever; a pending delivery whatever its age (it
  * ends as delivered or failed within the retry schedule, days, and goes at the next run after its
- * retention). An event going takes any delivery of its own with it, pending or not.
+ * retention), and its event with it. An event going takes its finished deliveries with it.
  */
 import type { Kysely } from "kysely";
 import { type BatchRun, runInBatches } from "../batches.ts";
+import { firstIdCreatedAtOrAfter } from "../db/id-boundary.ts";
 import type { Database } from "../db/schema.ts";
 import { errorForLog, type Logger } from "../logger.ts";
-import { deleteFinishedDeliveriesBefore, deleteTestSendsBefore } from "../webhooks/webhook.repository.ts";
-import { deleteEventsBefore } from "./event.repository.ts";
+import { deleteFinishedDeliveriesBelow, deleteTestSendsBefore } from "../webhooks/webhook.repository.ts";
+import { deleteEventsBelow } from "./event.repository.ts";
 
 const EVERY_MS = 10 * 60_000;
 const FIRST_RUN_MS = 45_000;
@@ -68,11 +69,15 @@ export function createOutboxRetention(deps: OutboxRetentionDeps) {
     const t = now().getTime();
     const deliveriesBefore = new Date(t - deps.deliveryRetentionDays * 86_400_000);
     const eventsBefore = new Date(t - deps.eventRetentionDays * 86_400_000);
+    // Where each window ends, found once a run (a binary search on the ids, not a walk).
+    const NONE = Number.MAX_SAFE_INTEGER;
+    const deliveriesBelow = (await firstIdCreatedAtOrAfter(db, "webhook_deliveries", deliveriesBefore)) ?? NONE;
+    const eventsBelow = (await firstIdCreatedAtOrAfter(db, "lead_events", eventsBefore)) ?? NONE;
     const deliveries = await job(
       "delivery_retention",
       deps.deliveryRetentionDays,
       async (limit) => {
-        const n = await deleteFinishedDeliveriesBefore(db, deliveriesBefore, limit);
+        const n = await deleteFinishedDeliveriesBelow(db, deliveriesBelow, limit);
         return n < limit ? n + (await deleteTestSendsBefore(db, deliveriesBefore, limit - n)) : n;
       },
       runBudgetMs,
@@ -80,7 +85,7 @@ export function createOutboxRetention(deps: OutboxRetentionDeps) {
     const events = await job(
       "event_retention",
       deps.eventRetentionDays,
-      (limit) => deleteEventsBefore(db, eventsBefore, limit),
+      (limit) => deleteEventsBelow(db, eventsBelow, limit),
       runBudgetMs,
     );
     return { events: events.done, deliveries: deliveries.done, behind: deliveries.behind || events.behind };

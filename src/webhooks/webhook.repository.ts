@@ -484,17 +484,17 @@ export async function requeue(db: Db, id: number): Promise<void> {
 }
 
 /**
- * Deletes up to `limit` of the oldest finished deliveries (delivered, failed, disabled) created
- * before `before`, with their attempts (on delete cascade); pending ones stay whatever their age.
- * As deleteEventsBefore: the head of the primary key, bounded by the first delivery kept.
+ * Deletes up to `limit` of the oldest finished deliveries (delivered, failed, disabled) with ids
+ * below `belowId` (the first delivery kept, see db/id-boundary.ts), with their attempts (on
+ * delete cascade); pending ones stay whatever their age. The state is checked again on the row
+ * deleted: a replay queued meanwhile is kept.
  */
-export async function deleteFinishedDeliveriesBefore(db: Db, before: Date, limit: number): Promise<number> {
+export async function deleteFinishedDeliveriesBelow(db: Db, belowId: number, limit: number): Promise<number> {
   const result = await sql`
-    delete from webhook_deliveries where id in (
-      select id from webhook_deliveries
-      where id < coalesce((select id from webhook_deliveries where created_at >= ${before} order by id limit 1), 9223372036854775807)
-        and state <> 'pending'
-      order by id limit ${limit})`.execute(db);
+    delete from webhook_deliveries where state <> 'pending' and id in (
+      select id from webhook_deliveries where id < ${belowId} and state <> 'pending' order by id limit ${limit})`.execute(
+    db,
+  );
   return Number(result.numAffectedRows ?? 0);
 }
 
@@ -502,6 +502,8 @@ export async function deleteFinishedDeliveriesBefore(db: Db, before: Date, limit
 export async function deleteTestSendsBefore(db: Db, before: Date, limit: number): Promise<number> {
   const result = await sql`
     delete from webhook_attempts where id in (
-      select id from webhook_attempts where delivery_id is null and at < ${before} limit ${limit})`.execute(db);
+      select id from webhook_attempts where delivery_id is null and at < ${before} order by at limit ${limit})`.execute(
+    db,
+  );
   return Number(result.numAffectedRows ?? 0);
 }
