@@ -578,6 +578,15 @@ describe("the request log, attacked (pglite)", () => {
     await t?.stop();
   });
 
+  it("records a body holding a lone UTF-16 surrogate, and the requests beside it in the same batch", async () => {
+    // JSON's \ud800 escape: valid JSON text, but not a character Postgres's JSON parser accepts.
+    const odd = await t.call("POST", LEADS, { auth: p.key, body: { ["k\udc00"]: "x\ud800y", external_id: "\ud800" } });
+    const plain = await t.call("GET", `${LEADS}no-such-lead/`, { auth: p.key });
+    const entry = await entryOf((await j(odd)).request_id, p.key);
+    expect(entry.request_body).toMatchObject({ "k\ufffd": "x\ufffdy", external_id: "\ufffd" });
+    expect((await entryOf((await j(plain)).request_id, p.key)).status).toBe(404);
+  });
+
   it("masks personal data wherever it sits: arrays, nesting, other cases of the key", async () => {
     const body = [
       {

@@ -18,6 +18,21 @@ export interface OutcomeCount {
 }
 
 /**
+ * Strings as Postgres's JSON parser takes them: a lone UTF-16 surrogate (which a client can send
+ * as `\ud800` in any JSON string) becomes U+FFFD, in keys and values alike, as it would have when
+ * each value was its own parameter. JSON.stringify writes a lone surrogate as an escape that
+ * json_to_recordset refuses, which would fail the whole batch.
+ */
+function wellFormed(v: unknown): unknown {
+  if (typeof v === "string") return v.toWellFormed();
+  if (Array.isArray(v)) return v.map(wellFormed);
+  if (v !== null && typeof v === "object" && !(v instanceof Date)) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.toWellFormed(), wellFormed(x)]));
+  }
+  return v;
+}
+
+/**
  * Stores a batch of entries and adds its create-lead outcomes to the daily counts, in one
  * transaction: the counts never include an entry the log lost, or miss one it kept.
  */
@@ -56,7 +71,7 @@ export async function insertEntries(
         outcome, code, detail, errors, external_id, lead_id, duration_ms, client_ip, key_hint, user_agent, request_body)
       select request_id, created_at, provider_id, livemode, operation, protocol, status, rpc_code,
         outcome, code, detail, errors, external_id, lead_id, duration_ms, client_ip, key_hint, user_agent, request_body
-      from json_to_recordset(${JSON.stringify(rows)}::json) as r(request_id text, created_at timestamptz,
+      from json_to_recordset(${JSON.stringify(wellFormed(rows))}::json) as r(request_id text, created_at timestamptz,
         provider_id bigint, livemode boolean, operation text, protocol text, status smallint, rpc_code text,
         outcome text, code text, detail text, errors json, external_id text, lead_id bigint, duration_ms real,
         client_ip text, key_hint text, user_agent text, request_body json)`.execute(trx);

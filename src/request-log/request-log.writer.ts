@@ -107,10 +107,26 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
       try {
         await insertEntries(db, masked, outcomeCounts(batch, options.zone));
       } catch (err) {
-        logger.warn({ err: errorForLog(err), entries: batch.length }, "could not write request log entries; retrying");
-        queue = [...batch, ...queue];
-        trim();
-        return;
+        if (!isDataError(err)) {
+          logger.warn(
+            { err: errorForLog(err), entries: batch.length },
+            "could not write request log entries; retrying",
+          );
+          queue = [...batch, ...queue];
+          trim();
+          return;
+        }
+        // The database refused a value of the batch (not the connection): one entry at a time,
+        // so one entry it cannot store is dropped (and counted) instead of halting the log.
+        for (const [i, entry] of masked.entries()) {
+          try {
+            await insertEntries(db, [entry], outcomeCounts([batch[i] as RequestLogEntry], options.zone));
+          } catch (one) {
+            if (!isDataError(one)) throw one;
+            logger.warn({ err: errorForLog(one), request_id: entry.requestId }, "request log entry refused; dropped");
+            drop(1);
+          }
+        }
       }
     }
   }
@@ -182,4 +198,10 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
       await this.flush().catch((err) => logger.warn({ err: errorForLog(err) }, "could not write request log entries"));
     },
   };
+}
+
+/** SQLSTATE class 22 (data exception): the statement's values, not the database, are at fault. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("22");
 }
