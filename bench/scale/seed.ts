@@ -258,7 +258,10 @@ export async function seed(
        from generate_series(1, $1::int) g`,
       [audits, first, size.providers],
     );
-    await run("vacuum analyze", "vacuum analyze");
+    // Vacuumed as autovacuum keeps a production table (index-only counts), at the harness's sizes;
+    // the plan test's database only needs the statistics.
+    if (size.vehicles) await run("vacuum analyze", "vacuum analyze");
+    else await run("analyze", "analyze");
   } finally {
     await client.end();
   }
