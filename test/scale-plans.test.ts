@@ -101,8 +101,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
     if (!statement) throw new Error("no statement captured");
     const explained = await pool.query(`explain (analyze, format json) ${statement.sql}`, [...statement.parameters]);
     const root = (explained.rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
+    const problems = problemsOf(root);
+    if (problems.length === 0) return { problems, text: "" };
+    // The readable plan, for the failure message only.
     const text = await pool.query(`explain (analyze) ${statement.sql}`, [...statement.parameters]);
-    return { problems: problemsOf(root), text: text.rows.map((r) => r["QUERY PLAN"]).join("\n") };
+    return { problems, text: text.rows.map((r) => r["QUERY PLAN"]).join("\n") };
   }
 
   const hourAgo = () => new Date(Date.now() - 3600_000);
