@@ -87,7 +87,8 @@ export async function insertEntries(
     }));
     await sql`
       insert into request_outcomes_daily (provider_id, livemode, day, sub_id, code, requests)
-      select provider_id, livemode, day, sub_id, code, requests
+      -- A key the JSON lacks (an undefined sub_id or code) is null here: the columns' '' default.
+      select provider_id, livemode, day, coalesce(sub_id, ''), coalesce(code, ''), requests
       from json_to_recordset(${JSON.stringify(sums)}::json)
         as r(provider_id bigint, livemode boolean, day date, sub_id text, code text, requests integer)
       on conflict (provider_id, livemode, day, sub_id, code)

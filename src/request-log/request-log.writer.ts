@@ -200,8 +200,11 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   };
 }
 
-/** SQLSTATE class 22 (data exception): the statement's values, not the database, are at fault. */
+/**
+ * SQLSTATE class 22 (data exception) or 23 (integrity constraint violation): the statement's
+ * values, not the database or the connection, are at fault.
+ */
 function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && code.startsWith("22");
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
 }
