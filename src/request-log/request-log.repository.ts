@@ -19,9 +19,8 @@ export interface OutcomeCount {
 
 /**
  * Strings as Postgres's JSON parser takes them: a lone UTF-16 surrogate (which a client can send
- * as `\ud800` in any JSON string) becomes U+FFFD, in keys and values alike, as it would have when
- * each value was its own parameter. JSON.stringify writes a lone surrogate as an escape that
- * json_to_recordset refuses, which would fail the whole batch.
+ * as `\ud800` in any JSON string) becomes U+FFFD, in keys and values alike, so what is stored
+ * and shown back is well-formed text.
  */
 function wellFormed(v: unknown): unknown {
   if (typeof v === "string") return v.toWellFormed();
@@ -41,58 +40,54 @@ export async function insertEntries(
   entries: readonly RequestLogEntry[],
   counts: readonly OutcomeCount[],
 ): Promise<void> {
-  // One statement text whatever the batch's size (the rows travel as one JSON parameter): as a
-  // VALUES list, each batch size was a statement of its own, prepared on every connection and
-  // kept by the process (5.7 MiB of statement texts after a minute of load, issue 25's RSS).
-  const rows = entries.map((e) => ({
-    request_id: e.requestId,
-    created_at: e.createdAt,
-    provider_id: e.providerId,
-    livemode: e.livemode,
-    operation: e.operation,
-    protocol: e.protocol,
-    status: e.status,
-    rpc_code: e.rpcCode,
-    outcome: e.outcome,
-    code: e.code,
-    detail: e.detail,
-    errors: e.errors.length > 0 ? e.errors : null,
-    external_id: e.externalId,
-    lead_id: e.leadId,
-    duration_ms: e.durationMs,
-    client_ip: e.clientIp,
-    key_hint: e.keyHint,
-    user_agent: e.userAgent,
-    request_body: e.requestBody ?? null,
-  }));
   await db.transaction().execute(async (trx) => {
-    await sql`
-      insert into request_log (request_id, created_at, provider_id, livemode, operation, protocol, status, rpc_code,
-        outcome, code, detail, errors, external_id, lead_id, duration_ms, client_ip, key_hint, user_agent, request_body)
-      select request_id, created_at, provider_id, livemode, operation, protocol, status, rpc_code,
-        outcome, code, detail, errors, external_id, lead_id, duration_ms, client_ip, key_hint, user_agent, request_body
-      from json_to_recordset(${JSON.stringify(wellFormed(rows))}::json) as r(request_id text, created_at timestamptz,
-        provider_id bigint, livemode boolean, operation text, protocol text, status smallint, rpc_code text,
-        outcome text, code text, detail text, errors json, external_id text, lead_id bigint, duration_ms real,
-        client_ip text, key_hint text, user_agent text, request_body json)`.execute(trx);
+    await trx
+      .insertInto("request_log")
+      .values(
+        entries.map((e) => ({
+          request_id: e.requestId,
+          created_at: e.createdAt,
+          provider_id: e.providerId,
+          livemode: e.livemode,
+          operation: e.operation,
+          protocol: e.protocol,
+          status: e.status,
+          rpc_code: e.rpcCode,
+          outcome: e.outcome,
+          code: e.code,
+          detail: e.detail,
+          errors: e.errors.length > 0 ? JSON.stringify(wellFormed(e.errors)) : null,
+          external_id: e.externalId,
+          lead_id: e.leadId,
+          duration_ms: e.durationMs,
+          client_ip: e.clientIp,
+          key_hint: e.keyHint,
+          user_agent: e.userAgent,
+          request_body:
+            e.requestBody === null || e.requestBody === undefined ? null : JSON.stringify(wellFormed(e.requestBody)),
+        })),
+      )
+      .execute();
     if (counts.length === 0) return;
     // Sorted by key, so two instances adding to the same rows lock them in the same order.
-    const sums = counts.map((c) => ({
-      provider_id: c.providerId,
-      livemode: c.livemode,
-      day: c.day,
-      sub_id: c.subId,
-      code: c.code,
-      requests: c.requests,
-    }));
-    await sql`
-      insert into request_outcomes_daily (provider_id, livemode, day, sub_id, code, requests)
-      -- A key the JSON lacks (an undefined sub_id or code) is null here: the columns' '' default.
-      select provider_id, livemode, day, coalesce(sub_id, ''), coalesce(code, ''), requests
-      from json_to_recordset(${JSON.stringify(sums)}::json)
-        as r(provider_id bigint, livemode boolean, day date, sub_id text, code text, requests integer)
-      on conflict (provider_id, livemode, day, sub_id, code)
-        do update set requests = request_outcomes_daily.requests + excluded.requests`.execute(trx);
+    await trx
+      .insertInto("request_outcomes_daily")
+      .values(
+        counts.map((c) => ({
+          provider_id: c.providerId,
+          livemode: c.livemode,
+          day: c.day,
+          sub_id: c.subId,
+          code: c.code,
+          requests: c.requests,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(["provider_id", "livemode", "day", "sub_id", "code"])
+          .doUpdateSet({ requests: sql<number>`request_outcomes_daily.requests + excluded.requests` }),
+      )
+      .execute();
   });
 }
 
