@@ -1,7 +1,7 @@
 /**
  * The back office's substring search looks among the newest leads first and goes to the trigram
  * index only for the rest (issue 25): whichever way a page is found, it is exactly the matching
- * leads in the list's order, page after page.
+ * leads in the list's order, page after page. A whole email or phone is one customer's leads.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { searchLeads } from "../src/leads/lead.repository.ts";
@@ -49,5 +49,33 @@ describe.each(BACKENDS)("lead search pages ($name)", (backend) => {
     expect(await searchLeads(db, { q: "nobody-at-all", providerId: p.id }, 3, 4)).toEqual([]);
     const oldest = await searchLeads(db, { q: "c0.kowalczyk", providerId: p.id }, 3, 4);
     expect(oldest.map((l) => l.id)).toEqual([ids[0]]);
+  });
+
+  it("finds one customer's leads by a whole email or phone exactly, newest first, not those that merely contain it", async () => {
+    const p = await t.provider();
+    const other = await t.provider();
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const email = `dana.${tag}@example.com`;
+    const phone = `(617) 55${String(Date.now() % 100_000).padStart(5, "0")}`;
+    const create = async (auth: string, body: Json) => {
+      const r = await t.call("POST", "/api/v1/public/leads/", { auth, body: leadBody(body) });
+      expect(r.status, await r.clone().text()).toBe(201);
+      return ((await r.json()) as Json).id as number;
+    };
+    const first = await create(p.key, { external_id: `whole-1-${tag}`, email: email.toUpperCase() });
+    const second = await create(other.key, { external_id: `whole-2-${tag}`, email, phone_number: phone });
+    // Contains the whole email, and the phone's digits within a longer external id: not the customer.
+    await create(p.key, { external_id: `1${phone.replace(/\D/g, "")}9-${tag}`, email: `big${email}` });
+    const db = t.app.database.db;
+    const ids = async (q: string, providerId?: number) =>
+      (await searchLeads(db, { q, providerId }, 5)).map((l) => l.id);
+    expect(await ids(` Dana.${tag}@Example.COM `)).toEqual([second, first]);
+    expect(await ids(email, p.id)).toEqual([first]);
+    const digits = phone.replace(/\D/g, "");
+    for (const q of [phone, digits, `+1 ${digits}`, `1-${digits.slice(0, 3)}-${digits.slice(3, 6)}-${digits.slice(6)}`])
+      expect(await ids(q), q).toEqual([second]);
+    // Part of an email or phone is still a substring search.
+    expect(await ids(`${tag}@example`)).toHaveLength(3);
+    expect((await ids(digits.slice(2))).length).toBe(2);
   });
 });

@@ -153,6 +153,9 @@ async function main(): Promise<void> {
   // What an administrator types: part of a customer's email address, or a surname (1 in 60 leads).
   const emailPart = encodeURIComponent(found?.email.split("@")[0]?.slice(2) ?? "");
   const phone = encodeURIComponent(found?.phone_number ?? "");
+  // A whole email address (one customer, looked up exactly), and a phone's last seven digits (a substring).
+  const email = encodeURIComponent(found?.email.toUpperCase() ?? "");
+  const phonePart = encodeURIComponent(found?.phone_number.slice(-8) ?? "");
   const hourAgo = new Date(Date.now() - 3600_000).toISOString();
   const yearAgo = new Date(Date.now() - 365 * 86_400_000);
   const weekAfter = new Date(yearAgo.getTime() + 7 * 86_400_000);
@@ -267,6 +270,10 @@ async function main(): Promise<void> {
       () => call("GET", "/api/v1/public/events/?type=lead.quoted", keys.bigTest),
     ],
     ["GET /public/requests/", () => call("GET", "/api/v1/public/requests/", keys.big)],
+    [
+      "GET /public/requests/?outcome=rejected",
+      () => call("GET", "/api/v1/public/requests/?outcome=rejected", keys.big),
+    ],
     ["GET /public/stats/ (30 days)", () => call("GET", "/api/v1/public/stats/", keys.big)],
     ["GET /public/intake_rules/", () => call("GET", "/api/v1/public/intake_rules/", keys.big)],
     ["GET /portal/me/", () => call("GET", "/api/v1/portal/me/", undefined, undefined, cookie)],
@@ -291,7 +298,9 @@ async function main(): Promise<void> {
     ["GET /admin/leads/", providerGet("/api/v1/admin/leads/")],
     ["GET /admin/leads/?q= (part of an email)", providerGet(`/api/v1/admin/leads/?q=${emailPart}`)],
     ["GET /admin/leads/?q= (a surname)", providerGet("/api/v1/admin/leads/?q=kowalski")],
+    ["GET /admin/leads/?q= (a whole email)", providerGet(`/api/v1/admin/leads/?q=${email}`)],
     ["GET /admin/leads/?q= (phone)", providerGet(`/api/v1/admin/leads/?q=${phone}`)],
+    ["GET /admin/leads/?q= (part of a phone)", providerGet(`/api/v1/admin/leads/?q=${phonePart}`)],
     ["GET /admin/leads/?provider_id= (big)", providerGet(`/api/v1/admin/leads/?provider_id=${big}`)],
     ["GET /admin/leads/?state=ORDER", providerGet("/api/v1/admin/leads/?state=ORDER")],
     ["GET /admin/leads/?duplicate=true", providerGet("/api/v1/admin/leads/?duplicate=true")],
@@ -305,6 +314,8 @@ async function main(): Promise<void> {
     ["GET /admin/audit_log/ (big provider)", providerGet(`/api/v1/admin/audit_log/?provider_id=${big}`)],
     ["GET /admin/requests/", providerGet("/api/v1/admin/requests/")],
     ["GET /admin/requests/?provider_id= (big)", providerGet(`/api/v1/admin/requests/?provider_id=${big}`)],
+    ["GET /admin/requests/?status=422", providerGet("/api/v1/admin/requests/?status=422")],
+    ["GET /admin/requests/?code=", providerGet("/api/v1/admin/requests/?code=invalid_phone_number")],
     ["GET /admin/stats/", providerGet("/api/v1/admin/stats/")],
     ["GET /metrics", () => call("GET", "/metrics", "scale-metrics-token-0123456789")],
   ];

@@ -630,6 +630,19 @@ export function searchTerm(q: string): string {
   return /^\d{4,}$/.test(digits) && /^[\d\s().+-]+$/.test(trimmed) ? digits : trimmed;
 }
 
+/**
+ * A term that is a whole contact, as the duplicate check keys it: a complete email address
+ * (lower-cased) or a complete US phone number (10 digits, or 11 starting with 1; searchTerm has
+ * made a phone its digits). Such a term is looked up by the contact's own index rather than as a
+ * substring: one person's leads, at the same cost at any table size (docs/decisions.md).
+ */
+export function wholeContact(term: string): { readonly email: string } | { readonly phoneE164: string } | null {
+  if (/^[^\s@]+@[^\s@]+\.[^\s@.]+$/.test(term)) return { email: term };
+  if (/^\d{10}$/.test(term)) return { phoneE164: `+1${term}` };
+  if (/^1\d{10}$/.test(term)) return { phoneE164: `+${term}` };
+  return null;
+}
+
 export interface LeadSearch {
   readonly providerId?: number | undefined;
   readonly state?: LeadState | undefined;
@@ -637,7 +650,8 @@ export interface LeadSearch {
   readonly createdBefore?: Date | undefined;
   /**
    * Any part of the customer's name, email, phone, the external_id or the order number, in any
-   * case (3 characters or more; a shorter term matches an external_id or order number exactly).
+   * case (3 characters or more; a shorter term matches an external_id or order number exactly). A
+   * whole email address or US phone number finds that customer's leads exactly (wholeContact).
    */
   readonly q?: string | undefined;
   /** Test leads too (by default live ones only). */
@@ -718,6 +732,15 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
     const q = s.q;
     return page(
       query.where((eb) => eb.or([eb("leads.external_id", "=", q), eb("leads.order_number", "=", q.toUpperCase())])),
+      limit,
+    );
+  }
+  const contact = wholeContact(term);
+  if (contact !== null) {
+    return page(
+      "email" in contact
+        ? query.where("leads.email_match", "=", contact.email)
+        : query.where("leads.phone_e164", "=", contact.phoneE164),
       limit,
     );
   }
