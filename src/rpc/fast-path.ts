@@ -7,30 +7,30 @@
  * Only plain calls are taken: binary protobuf (`application/grpc` or `application/grpc+proto`),
  * no compression, no deadline header. Everything else (Connect, gRPC-Web, JSON, compressed
  * bodies, deadlines, other methods) goes to connect-node untouched. A taken call is answered as
- * connect-node answers it: the same gate (surface table), the same lead service and message
- * mapping (leads/lead.rpc.ts), the same error table (rpc/errors.ts) written into the trailers by
- * connect's own `setTrailerStatus`, rate-limit headers on the response (or in the trailers of an
- * error), and `application/grpc+proto` as the content type. test/fast-path.test.ts compares the
- * two paths' answers.
+ * connect-node answers it: the same gate (surface table), the same lead service, the same
+ * message (leads/lead.wire.ts writes leadMessage's bytes without reflection; test/lead-wire.test.ts
+ * compares them), the same error table (rpc/errors.ts) written into the trailers by connect's own
+ * `setTrailerStatus`, rate-limit headers on the response (or in the trailers of an error), and
+ * `application/grpc+proto` as the content type. test/fast-path.test.ts compares the two paths'
+ * answers.
  */
 
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { create, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
+import { fromBinary, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import {
   CreateLeadRequestSchema,
-  CreateLeadResponseSchema,
   GetLeadRequestSchema,
-  GetLeadResponseSchema,
 } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import type { ClientAddress } from "../edge/client-address.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { noteCaller, noteLead, noteOf } from "../edge/request-note.ts";
 import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
 import { DomainError } from "../errors.ts";
-import { createLeadInput, leadMessage } from "../leads/lead.rpc.ts";
+import { createLeadInput } from "../leads/lead.rpc.ts";
 import type { LeadService } from "../leads/lead.service.ts";
+import { createLeadResponseBytes, getLeadResponseBytes } from "../leads/lead.wire.ts";
 import { errorForLog, type Logger } from "../logger.ts";
 import { markFastPath } from "../observe.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
@@ -52,8 +52,8 @@ const CREATE = `${SERVICE}CreateLead`;
 const PLAIN_TYPES = new Set(["application/grpc", "application/grpc+proto"]);
 const PUBLIC = SURFACES.find((s) => s.name === "public");
 
-/** A call's outcome: the response message, or what went wrong. */
-type Outcome = { readonly message: Uint8Array } | { readonly error: unknown };
+/** A call's outcome: the response message in its gRPC frame, or what went wrong. */
+type Outcome = { readonly frame: Uint8Array } | { readonly error: unknown };
 
 export function createGrpcFastPath(
   deps: GrpcFastPathDeps,
@@ -118,8 +118,7 @@ export function createGrpcFastPath(
         const lead = await leads.get(caller.provider, getRequest.externalId);
         noteLead(req, lead);
         if (note) note.rpcCode = "ok";
-        const message = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(lead) }));
-        return { outcome: { message }, quota };
+        return { outcome: { frame: getLeadResponseBytes(lead, true) }, quota };
       }
       const { lead, warnings } = await leads.create(caller.provider, createLeadInput(createRequest as never));
       noteLead(req, lead);
@@ -127,11 +126,7 @@ export function createGrpcFastPath(
         note.rpcCode = "ok";
         note.successStatus = 201;
       }
-      const message = toBinary(
-        CreateLeadResponseSchema,
-        create(CreateLeadResponseSchema, { lead: leadMessage(lead), warnings: warnings.map((w) => ({ ...w })) }),
-      );
-      return { outcome: { message }, quota };
+      return { outcome: { frame: createLeadResponseBytes(lead, warnings, true) }, quota };
     } catch (error) {
       if (note) noteRpcFailure(note, error);
       return quota ? { outcome: { error }, quota } : { outcome: { error } };
@@ -141,20 +136,16 @@ export function createGrpcFastPath(
   function answer(res: Http2ServerResponse, outcome: Outcome, quota: Quota | undefined): void {
     if (res.stream.destroyed) return;
     markFastPath(res);
-    if ("message" in outcome) {
+    if ("frame" in outcome) {
       // The headers in one writeHead (each setHeader validates and copies on its own).
       const headers: Record<string, string> = { "content-type": "application/grpc+proto" };
       if (quota) {
         const limits = rateLimitHeaders(quota);
         for (const k in limits) headers[k.toLowerCase()] = limits[k] as string;
       }
-      const frame = Buffer.allocUnsafe(5 + outcome.message.length);
-      frame[0] = 0;
-      frame.writeUInt32BE(outcome.message.length, 1);
-      frame.set(outcome.message, 5);
       res.writeHead(200, headers);
       res.addTrailers({ "grpc-status": "0" });
-      res.end(frame);
+      res.end(outcome.frame);
       return;
     }
     // As rpc/interceptors.ts' errorsInterceptor: the error table, quota headers in the metadata.
