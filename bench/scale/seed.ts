@@ -179,7 +179,8 @@ export async function seed(
       `insert into leads (id, provider_id, external_id, order_number, state, lead_status, first_name, last_name,
          email, phone_number, estimated_ship_date, overseas_type, ship_via, origin_zip, origin_city,
          origin_state_id, origin_state_code, destination_zip, destination_city, destination_state_id,
-         destination_state_code, created_at, updated_at, state_changed_at, livemode, phone_e164, email_match)
+         destination_state_code, created_at, updated_at, state_changed_at, livemode, phone_e164, email_match,
+         quoted_at, ordered_at)
        select ((t.ms - $4::bigint) << 12) | (g % 4096),
          $2::bigint + case when g % 10 < 7 then g % 20 else 20 + g % ($3::int - 20) end,
          'ext-' || g, 'LP-' || lpad(g::text, 10, '0'),
@@ -188,7 +189,9 @@ export async function seed(
          date '2026-12-01', 'DOMESTIC', 'OPEN', '90210', 'Beverly Hills', 5, 'CA', '10001', 'New York', 33, 'NY',
          to_timestamp(t.ms / 1000.0), to_timestamp(least(t.ms + (g % 30)::bigint * 86400000, $5::bigint) / 1000.0),
          to_timestamp(t.ms / 1000.0), not (g % 33 = 0 and t.ms > $5::bigint - $7::bigint * 86400000),
-         '+1' || n.area || n.exchange || n.line, n.email
+         '+1' || n.area || n.exchange || n.line, n.email,
+         case when s.state <> 'LEAD' then to_timestamp(least(t.ms + m.quote_ms, $5::bigint) / 1000.0) end,
+         case when s.state = 'ORDER' then to_timestamp(least(t.ms + m.quote_ms + m.order_ms, $5::bigint) / 1000.0) end
        from generate_series(1, $1::int) g
        cross join lateral (select $5::bigint - ($1::bigint - g) * ($6::bigint / $1::bigint) as ms) t
        cross join lateral (select f.first, l.last, (201 + g % 787)::text as area,
@@ -197,7 +200,9 @@ export async function seed(
              'icloud.com', 'aol.com', 'hotmail.com', 'comcast.net', 'proton.me'])[1 + g % 8] as email
          from (select (array[${FIRST_NAMES}])[1 + g % ${FIRST_COUNT}] as first) f,
               (select (array[${LAST_NAMES}])[1 + (g / 7) % ${LAST_COUNT}] as last) l) n
-       cross join lateral (select case when (g / 3) % 10 < 6 then 'LEAD' when (g / 3) % 10 < 9 then 'QUOTE' else 'ORDER' end as state) s`,
+       cross join lateral (select case when (g / 3) % 10 < 6 then 'LEAD' when (g / 3) % 10 < 9 then 'QUOTE' else 'ORDER' end as state) s
+       -- Quoted 1 to 47 hours after creation, ordered 1 to 97 hours after that (the stats' medians).
+       cross join lateral (select (1 + g % 47)::bigint * 3600000 as quote_ms, (1 + g % 97)::bigint * 3600000 as order_ms) m`,
       [size.leads, first, size.providers, ID_EPOCH_MS, now, SPAN_MS, WINDOWS.testDays + BACKLOG_DAYS],
     );
     if (size.vehicles) {
@@ -210,7 +215,8 @@ export async function seed(
       await run(
         "state history (creation, and each move)",
         `insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
-         select l.id, m.from_state, m.to_state, m.to_state, l.created_at + m.k * interval '1 hour', 'provider'
+         select l.id, m.from_state, m.to_state, m.to_state,
+           case m.k when 0 then l.created_at when 1 then l.quoted_at else l.ordered_at end, 'provider'
          from leads l cross join lateral (values (0, null, 'LEAD'), (1, 'LEAD', 'QUOTE'), (2, 'QUOTE', 'ORDER'))
            as m(k, from_state, to_state)
          where m.k = 0 or (m.k = 1 and l.state in ('QUOTE', 'ORDER')) or (m.k = 2 and l.state = 'ORDER')`,
