@@ -3829,6 +3829,9 @@ export interface components {
      * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
      *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
      *     is matched by its digits. A shorter term matches an external_id or order number exactly.
+     *     A whole email address, or a whole US phone number (10 digits, or 11 starting with 1),
+     *     finds exactly that customer's leads: the email compared case-insensitively, the phone in
+     *     E.164, as the duplicate check compares them.
      */
     LeadQuery: string;
     /** @description Also list test (sandbox) leads. */
@@ -4790,6 +4793,9 @@ export interface operations {
          * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
          *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
          *     is matched by its digits. A shorter term matches an external_id or order number exactly.
+         *     A whole email address, or a whole US phone number (10 digits, or 11 starting with 1),
+         *     finds exactly that customer's leads: the email compared case-insensitively, the phone in
+         *     E.164, as the duplicate check compares them.
          */
         q?: components["parameters"]["LeadQuery"];
         /** @description Also list test (sandbox) leads. */
