@@ -4,7 +4,7 @@
  * leads in the list's order, page after page. A whole email or phone is one customer's leads.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { searchLeads } from "../src/leads/lead.repository.ts";
+import { searchLeads, wholeContact } from "../src/leads/lead.repository.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 
@@ -77,5 +77,38 @@ describe.each(BACKENDS)("lead search pages ($name)", (backend) => {
     // Part of an email or phone is still a substring search.
     expect(await ids(`${tag}@example`)).toHaveLength(3);
     expect((await ids(digits.slice(2))).length).toBe(2);
+  });
+
+  it("still finds an external id that reads as a phone or an email, and a partial email that reads as whole", async () => {
+    const p = await t.provider();
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    // Ten digits shaped as a North American number nobody here has: a CRM's numeric id.
+    const seconds = `646555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`;
+    const create = async (body: Json) => {
+      const r = await t.call("POST", "/api/v1/public/leads/", { auth: p.key, body: leadBody(body) });
+      expect(r.status, await r.clone().text()).toBe(201);
+      return ((await r.json()) as Json).id as number;
+    };
+    const numeric = await create({ external_id: seconds, email: `n.${tag}@example.com` });
+    const mailId = await create({ external_id: `Order.${tag}@crm.example`, email: `m.${tag}@example.com` });
+    const ann = await create({ external_id: `ann-${tag}`, email: `ann.${tag}@gmail.com` });
+    const db = t.app.database.db;
+    const ids = async (q: string) => (await searchLeads(db, { q, providerId: p.id }, 5)).map((l) => l.id);
+    // A 10-digit id: no such phone, so the id as typed (and as a substring, before).
+    expect(await ids(seconds)).toEqual([numeric]);
+    expect(await ids(`Order.${tag}@crm.example`)).toEqual([mailId]);
+    // An email cut short that still reads as an address: nobody has it exactly, so a substring.
+    expect(await ids(`ann.${tag}@gmail.co`)).toEqual([ann]);
+    expect(await ids(`${tag}@gmail.com`)).toEqual([ann]);
+  });
+
+  it("reads only North American numbers as whole phones", () => {
+    expect(wholeContact("6465550142")).toEqual({ phoneE164: "+16465550142" });
+    expect(wholeContact("16465550142")).toEqual({ phoneE164: "+16465550142" });
+    expect(wholeContact("0123456789")).toBeNull(); // no area code starts with 0 or 1
+    expect(wholeContact("6461550142")).toBeNull(); // nor an exchange
+    expect(wholeContact("26465550142")).toBeNull();
+    expect(wholeContact("ann@gmail.com")).toEqual({ email: "ann@gmail.com" });
+    expect(wholeContact("ann@gmail")).toBeNull();
   });
 });

@@ -3829,9 +3829,11 @@ export interface components {
      * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
      *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
      *     is matched by its digits. A shorter term matches an external_id or order number exactly.
-     *     A whole email address, or a whole US phone number (10 digits, or 11 starting with 1),
-     *     finds exactly that customer's leads: the email compared case-insensitively, the phone in
-     *     E.164, as the duplicate check compares them.
+     *     A whole email address, or a whole North American phone number (10 digits, or 11
+     *     starting with 1), finds exactly that customer's leads (the email compared
+     *     case-insensitively, the phone in E.164, as the duplicate check compares them) and any
+     *     lead whose external_id is the term as typed; only when there is none is it matched as a
+     *     substring like any other term.
      */
     LeadQuery: string;
     /** @description Also list test (sandbox) leads. */
@@ -4793,9 +4795,11 @@ export interface operations {
          * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
          *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
          *     is matched by its digits. A shorter term matches an external_id or order number exactly.
-         *     A whole email address, or a whole US phone number (10 digits, or 11 starting with 1),
-         *     finds exactly that customer's leads: the email compared case-insensitively, the phone in
-         *     E.164, as the duplicate check compares them.
+         *     A whole email address, or a whole North American phone number (10 digits, or 11
+         *     starting with 1), finds exactly that customer's leads (the email compared
+         *     case-insensitively, the phone in E.164, as the duplicate check compares them) and any
+         *     lead whose external_id is the term as typed; only when there is none is it matched as a
+         *     substring like any other term.
          */
         q?: components["parameters"]["LeadQuery"];
         /** @description Also list test (sandbox) leads. */

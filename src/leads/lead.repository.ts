@@ -632,14 +632,15 @@ export function searchTerm(q: string): string {
 
 /**
  * A term that is a whole contact, as the duplicate check keys it: a complete email address
- * (lower-cased) or a complete US phone number (10 digits, or 11 starting with 1; searchTerm has
- * made a phone its digits). Such a term is looked up by the contact's own index rather than as a
- * substring: one person's leads, at the same cost at any table size (docs/decisions.md).
+ * (lower-cased) or a complete North American number (10 digits, area code and exchange not
+ * starting with 0 or 1, optionally after a 1; searchTerm has made a phone its digits). Such a
+ * term is looked up by the contact's own index rather than as a substring: one person's leads,
+ * at the same cost at any table size (docs/decisions.md).
  */
 export function wholeContact(term: string): { readonly email: string } | { readonly phoneE164: string } | null {
   if (/^[^\s@]+@[^\s@]+\.[^\s@.]+$/.test(term)) return { email: term };
-  if (/^\d{10}$/.test(term)) return { phoneE164: `+1${term}` };
-  if (/^1\d{10}$/.test(term)) return { phoneE164: `+${term}` };
+  const phone = /^1?([2-9]\d{2}[2-9]\d{6})$/.exec(term);
+  if (phone) return { phoneE164: `+1${phone[1]}` };
   return null;
 }
 
@@ -651,7 +652,8 @@ export interface LeadSearch {
   /**
    * Any part of the customer's name, email, phone, the external_id or the order number, in any
    * case (3 characters or more; a shorter term matches an external_id or order number exactly). A
-   * whole email address or US phone number finds that customer's leads exactly (wholeContact).
+   * whole email address or US phone number finds that customer's leads exactly (wholeContact),
+   * and leads with that external_id; only when there are none is it a substring.
    */
   readonly q?: string | undefined;
   /** Test leads too (by default live ones only). */
@@ -721,6 +723,7 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
   if (!s.includeTest) query = query.where("leads.livemode", "=", true);
   if (s.duplicate === true) query = query.where("leads.duplicate", "is not", null);
   if (s.duplicate === false) query = query.where("leads.duplicate", "is", null);
+  const scoped = query; // every filter but the page's cursor
   if (s.beforeId !== undefined) query = query.where("leads.id", "<", s.beforeId);
   const page = (q: typeof query, n: number) =>
     customPlan(q.orderBy("leads.id", "desc").limit(n))
@@ -737,12 +740,21 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
   }
   const contact = wholeContact(term);
   if (contact !== null) {
-    return page(
-      "email" in contact
-        ? query.where("leads.email_match", "=", contact.email)
-        : query.where("leads.phone_e164", "=", contact.phoneE164),
-      limit,
-    );
+    // That customer's leads, or a lead whose external_id is the term as typed. Only when the
+    // filters hold none of them (on any page, so every page of one search reads the same way)
+    // is the term a substring after all: `ann@gmail.co`, or a 10-digit id inside a longer one.
+    const external = s.q.trim();
+    const exact = (q: typeof query) =>
+      q.where((eb) =>
+        eb.or([
+          "email" in contact
+            ? eb("leads.email_match", "=", contact.email)
+            : eb("leads.phone_e164", "=", contact.phoneE164),
+          eb("leads.external_id", "=", external),
+        ]),
+      );
+    const any = await customPlan(exact(scoped).clearSelect().select("leads.id").limit(1)).executeTakeFirst();
+    if (any !== undefined) return page(exact(query), limit);
   }
   const matching = query.where(LEAD_SEARCH_TEXT, "like", `%${escapeLike(term)}%`);
   // The id of the SEARCH_RECENT-th newest lead below the cursor (read off the primary key).

@@ -107,7 +107,7 @@ function lead(w: BinaryWriter, field: number, l: Lead): void {
     int(w, 4, enumValue(VehicleTypeEnum, v.type));
     int64(w, 5, v.tariff);
     int64(w, 6, v.deposit);
-    if (v.vehicleRun !== null) w.tag(7, VARINT).bool(v.vehicleRun);
+    if (v.vehicleRun !== null && v.vehicleRun !== undefined) w.tag(7, VARINT).bool(v.vehicleRun);
     optionalText(w, 8, v.vin);
     w.join();
   }
