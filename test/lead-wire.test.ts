@@ -1,5 +1,5 @@
 /**
- * gRPC's fast path writes GetLeadResponse and CreateLeadResponse by hand (leads/lead.wire.ts):
+ * gRPC's fast path writes GetLeadResponse and CreateLeadResponse by hand (rpc/lead-wire.ts):
  * its bytes must be exactly what protobuf-es's reflective toBinary makes of leadMessage, for any
  * lead: every optional part present or absent, empty and non-ASCII text, zero and large numbers.
  */
@@ -12,7 +12,7 @@ import {
 } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { leadMessage } from "../src/leads/lead.rpc.ts";
 import { LEAD_STATES, type Lead, OVERSEAS_TYPES, SHIP_VIAS, VEHICLE_TYPES } from "../src/leads/lead.ts";
-import { createLeadResponseBytes, getLeadResponseBytes } from "../src/leads/lead.wire.ts";
+import { createLeadResponseBytes, getLeadResponseBytes } from "../src/rpc/lead-wire.ts";
 
 const text = fc.oneof(fc.constant(""), fc.string({ maxLength: 40 }), fc.string({ unit: "grapheme", maxLength: 200 }));
 const nullable = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });

@@ -8,7 +8,7 @@
  * no compression, no deadline header. Everything else (Connect, gRPC-Web, JSON, compressed
  * bodies, deadlines, other methods) goes to connect-node untouched. A taken call is answered as
  * connect-node answers it: the same gate (surface table), the same lead service, the same
- * message (leads/lead.wire.ts writes leadMessage's bytes without reflection; test/lead-wire.test.ts
+ * message (rpc/lead-wire.ts writes leadMessage's bytes without reflection; test/lead-wire.test.ts
  * compares them), the same error table (rpc/errors.ts) written into the trailers by connect's own
  * `setTrailerStatus`, rate-limit headers on the response (or in the trailers of an error), and
  * `application/grpc+proto` as the content type. test/fast-path.test.ts compares the two paths'
@@ -30,12 +30,12 @@ import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
 import { DomainError } from "../errors.ts";
 import { createLeadInput } from "../leads/lead.rpc.ts";
 import type { LeadService } from "../leads/lead.service.ts";
-import { createLeadResponseBytes, getLeadResponseBytes } from "../leads/lead.wire.ts";
 import { errorForLog, type Logger } from "../logger.ts";
 import { markFastPath } from "../observe.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 import { toConnectError } from "./errors.ts";
 import { noteRpcFailure } from "./interceptors.ts";
+import { createLeadResponseBytes, getLeadResponseBytes } from "./lead-wire.ts";
 
 export interface GrpcFastPathDeps {
   readonly gate: Gate;

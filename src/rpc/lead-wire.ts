@@ -17,8 +17,8 @@ import {
   ShipVia as ShipViaEnum,
   VehicleType as VehicleTypeEnum,
 } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
-import { enumValue } from "../rpc/convert.ts";
-import { type Duplicate, isBillable, type Lead, type Warning } from "./lead.ts";
+import { type Duplicate, isBillable, type Lead, type Warning } from "../leads/lead.ts";
+import { enumValue } from "./convert.ts";
 
 const LEN = WireType.LengthDelimited;
 const VARINT = WireType.Varint;
