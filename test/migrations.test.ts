@@ -5,7 +5,7 @@ import { type Kysely, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/database.ts";
 import { BIG_TABLE_INDEXES, buildBigTableIndexes } from "../src/db/indexes.ts";
-import { MIGRATION_NAMES, migrateToLatest, migrationsApplied } from "../src/db/migrator.ts";
+import { createMigrator, MIGRATION_NAMES, migrateToLatest, migrationsApplied } from "../src/db/migrator.ts";
 import type { Database } from "../src/db/schema.ts";
 import { US_STATES } from "../src/states/states.ts";
 import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
@@ -76,6 +76,39 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
       ]);
     } finally {
       await Promise.all(handles.map((h) => h.close()));
+      await target.drop();
+    }
+  });
+
+  it("turns the rollup's hours into histograms in place, keeping every count (0013)", async () => {
+    const target = await createTestDatabase(backend);
+    const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 5000 });
+    try {
+      const migrator = createMigrator(handle.db);
+      expect((await migrator.migrateTo("0012-vacuum-leads")).error).toBeUndefined();
+      await sql`
+        insert into lead_stats_daily (provider_id, livemode, day, sub_id, accepted, duplicates, quoted, ordered,
+                                      hours_to_quote, hours_to_order)
+        values (7, true, '2026-01-02', '', 9, 0, 6, 2, '{0.001, 2, 2.01, 2, 500, 0.5}', '{1, 1}'),
+               (7, true, '2026-01-03', '', 1, 0, 0, 0, '{}', '{}')`.execute(handle.db);
+      expect(await migrateToLatest(handle.db)).toEqual(["0013-stats-histograms"]);
+      const { rows } = await sql<{ day: string; qk: number[]; qn: number[]; ok: number[]; on: number[] }>`
+        select day::text as day, quote_keys as qk, quote_counts as qn, order_keys as ok, order_counts as on
+        from lead_stats_daily order by day`.execute(handle.db);
+      const bucket = (h: number) => (h <= 0.01 ? 0 : Math.ceil(Math.log(h / 0.01) / Math.log(1.02)));
+      expect(rows).toEqual([
+        // 2 and 2.01 share a bucket (2 % wide); the counts add up to the quoted and ordered leads.
+        {
+          day: "2026-01-02",
+          qk: [0, bucket(0.5), bucket(2), bucket(500)],
+          qn: [1, 1, 3, 1],
+          ok: [bucket(1)],
+          on: [2],
+        },
+        { day: "2026-01-03", qk: [], qn: [], ok: [], on: [] },
+      ]);
+    } finally {
+      await handle.close();
       await target.drop();
     }
   });

@@ -3199,9 +3199,9 @@ export interface components {
       quote_rate: number | null;
       /** @description ordered / accepted (4 decimals); null when nothing was accepted. */
       order_rate: number | null;
-      /** @description Median hours from creation to QUOTE of the quoted leads; null when none. */
+      /** @description Median hours from creation to QUOTE of the quoted leads, within 1 % (18 seconds below 36 seconds: it is read from per-day histograms); null when none. */
       median_hours_to_quote: number | null;
-      /** @description Median hours from QUOTE to ORDER of the ordered leads; null when none. */
+      /** @description Median hours from QUOTE to ORDER of the ordered leads, within 1 % (18 seconds below 36 seconds); null when none. */
       median_hours_to_order: number | null;
       /**
        * Format: date-time

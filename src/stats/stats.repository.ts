@@ -6,6 +6,7 @@
  */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
+import { medianHours } from "./hours-histogram.ts";
 
 type Db = Kysely<Database>;
 
@@ -66,7 +67,29 @@ function groupColumn(groupBy: GroupBy | undefined) {
   return sql<string>`''`;
 }
 
-const numberOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+/** A quoted lead's hours from creation to QUOTE, and an ordered one's from QUOTE to ORDER. */
+const QUOTE_HOURS = sql`extract(epoch from quoted_at - created_at)::float8 / 3600`;
+const ORDER_HOURS = sql`extract(epoch from ordered_at - quoted_at)::float8 / 3600`;
+
+/**
+ * Per period and group of `per_day` (and for the totals), the buckets holding the two middle
+ * values of the merged histograms (`keys`, `counts`): of N values ranked 0..N−1, ranks
+ * floor((N−1)/2) and floor(N/2), as percentile_cont(0.5) averages them.
+ */
+function middleBuckets(keys: ReturnType<typeof sql>, counts: ReturnType<typeof sql>) {
+  return sql`
+      select period, grp, total, min(k) filter (where below > (n - 1) / 2) as lo, min(k) filter (where below > n / 2) as hi
+      from (
+        select period, grp, total, k, (sum(c) over (partition by period, grp, total order by k))::bigint as below,
+               (sum(c) over (partition by period, grp, total))::bigint as n
+        from (
+          select period, grp, k, sum(c) as c, grouping(period) as total
+          from per_day cross join lateral unnest(${keys}, ${counts}) as u(k, c)
+          group by grouping sets ((period, grp, k), (k))
+        ) merged
+      ) ranked
+      group by period, grp, total`;
+}
 
 export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const unit = UNITS[s.granularity];
@@ -91,7 +114,7 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     rolled !== null && rolled >= s.from
       ? sql`
         select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${groupRolled} as grp, accepted, duplicates,
-               quoted, ordered, last_lead_at, hours_to_quote as hq, hours_to_order as ho
+               quoted, ordered, last_lead_at, quote_keys as qk, quote_counts as qn, order_keys as ok, order_counts as on_
         from lead_stats_daily
         where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and day <= least(${s.to}::date, ${rolled}::date)
         union all`
@@ -103,8 +126,10 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     duplicates: string | number;
     quoted: string | number;
     ordered: string | number;
-    hours_to_quote: string | number | null;
-    hours_to_order: string | number | null;
+    quote_lo: number | null;
+    quote_hi: number | null;
+    order_lo: number | null;
+    order_hi: number | null;
     last_lead_at: Date | null;
   }>`
     with per_day as (
@@ -112,10 +137,10 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
       select to_char(date_trunc(${unit}, created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period, ${groupLive} as grp,
              1 as accepted, (duplicate is not null)::int as duplicates,
              (quoted_at is not null)::int as quoted, (ordered_at is not null)::int as ordered, created_at as last_lead_at,
-             case when quoted_at is null then '{}'::real[]
-                  else array[(extract(epoch from quoted_at - created_at) / 3600)::real] end as hq,
-             case when ordered_at is null then '{}'::real[]
-                  else array[(extract(epoch from ordered_at - quoted_at) / 3600)::real] end as ho
+             case when quoted_at is null then '{}'::smallint[] else array[hours_bucket(${QUOTE_HOURS})] end as qk,
+             case when quoted_at is null then '{}'::int[] else '{1}'::int[] end as qn,
+             case when ordered_at is null or quoted_at is null then '{}'::smallint[] else array[hours_bucket(${ORDER_HOURS})] end as ok,
+             case when ordered_at is null or quoted_at is null then '{}'::int[] else '{1}'::int[] end as on_
       from leads
       where livemode = ${s.livemode} ${providerLive} and created_at >= ${liveStart} and created_at < ${end}
     ),
@@ -124,16 +149,10 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
              sum(ordered) as ordered, max(last_lead_at) as last_lead_at, grouping(period) as total
       from per_day group by grouping sets ((period, grp), ())
     ),
-    to_quote as (
-      select period, grp, percentile_cont(0.5) within group (order by x) as median, grouping(period) as total
-      from per_day cross join lateral unnest(hq) as x group by grouping sets ((period, grp), ())
-    ),
-    to_order as (
-      select period, grp, percentile_cont(0.5) within group (order by x) as median, grouping(period) as total
-      from per_day cross join lateral unnest(ho) as x group by grouping sets ((period, grp), ())
-    )
+    to_quote as (${middleBuckets(sql`qk`, sql`qn`)}),
+    to_order as (${middleBuckets(sql`ok`, sql`on_`)})
     select c.period, c.grp, c.accepted, c.duplicates, c.quoted, c.ordered, c.last_lead_at,
-           q.median as hours_to_quote, o.median as hours_to_order
+           q.lo as quote_lo, q.hi as quote_hi, o.lo as order_lo, o.hi as order_hi
     from counts c
     left join to_quote q on q.total = c.total and q.period is not distinct from c.period and q.grp is not distinct from c.grp
     left join to_order o on o.total = c.total and o.period is not distinct from c.period and o.grp is not distinct from c.grp`.execute(
@@ -146,8 +165,8 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     duplicates: Number(r.duplicates),
     quoted: Number(r.quoted),
     ordered: Number(r.ordered),
-    hoursToQuote: numberOrNull(r.hours_to_quote),
-    hoursToOrder: numberOrNull(r.hours_to_order),
+    hoursToQuote: medianHours(r.quote_lo, r.quote_hi),
+    hoursToOrder: medianHours(r.order_lo, r.order_hi),
     lastLeadAt: r.last_lead_at === null ? null : new Date(r.last_lead_at),
   }));
 }
@@ -188,20 +207,35 @@ export async function providerNames(db: Db, ids: readonly number[]): Promise<Map
  */
 function rollupSelect(zone: string, day: string, where: ReturnType<typeof sql>, allProviders = false) {
   const provider = allProviders ? sql`${ALL_PROVIDERS}::bigint` : sql`provider_id`;
-  const groupProvider = allProviders ? sql`` : sql`provider_id,`;
+  const histogram = (bucket: ReturnType<typeof sql>) => sql`
+      select provider_id, livemode, sub_id, array_agg(k order by k) as keys, array_agg(n order by k) as counts
+      from (select provider_id, livemode, sub_id, ${bucket} as k, count(*)::int as n
+            from day_leads where ${bucket} is not null group by 1, 2, 3, 4) per_bucket
+      group by 1, 2, 3`;
   return sql`
-    select ${provider}, livemode, ${day}::date as day, coalesce(sub_id, '') as sub_id, count(*)::int as accepted,
-           (count(*) filter (where duplicate is not null))::int as duplicates,
-           count(quoted_at)::int as quoted, count(ordered_at)::int as ordered, max(created_at) as last_lead_at,
-           coalesce(array_agg((extract(epoch from quoted_at - created_at) / 3600)::real) filter (where quoted_at is not null), '{}'),
-           coalesce(array_agg((extract(epoch from ordered_at - quoted_at) / 3600)::real) filter (where ordered_at is not null), '{}')
-    from leads
-    where created_at >= (${day}::date::timestamp at time zone ${zone})
-      and created_at < ((${day}::date + 1)::timestamp at time zone ${zone}) ${where}
-    group by ${groupProvider} livemode, coalesce(sub_id, '')`;
+    with day_leads as (
+      select ${provider} as provider_id, livemode, coalesce(sub_id, '') as sub_id, created_at, duplicate, quoted_at, ordered_at,
+             hours_bucket(${QUOTE_HOURS}) as quote_key, hours_bucket(${ORDER_HOURS}) as order_key
+      from leads
+      where created_at >= (${day}::date::timestamp at time zone ${zone})
+        and created_at < ((${day}::date + 1)::timestamp at time zone ${zone}) ${where}
+    ),
+    counts as (
+      select provider_id, livemode, sub_id, count(*)::int as accepted,
+             (count(*) filter (where duplicate is not null))::int as duplicates,
+             count(quoted_at)::int as quoted, count(ordered_at)::int as ordered, max(created_at) as last_lead_at
+      from day_leads group by 1, 2, 3
+    ),
+    to_quote as (${histogram(sql`quote_key`)}),
+    to_order as (${histogram(sql`order_key`)})
+    select c.provider_id, c.livemode, ${day}::date, c.sub_id, c.accepted, c.duplicates, c.quoted, c.ordered, c.last_lead_at,
+           coalesce(q.keys, '{}'), coalesce(q.counts, '{}'), coalesce(o.keys, '{}'), coalesce(o.counts, '{}')
+    from counts c
+    left join to_quote q using (provider_id, livemode, sub_id)
+    left join to_order o using (provider_id, livemode, sub_id)`;
 }
 
-const COLUMNS = sql`(provider_id, livemode, day, sub_id, accepted, duplicates, quoted, ordered, last_lead_at, hours_to_quote, hours_to_order)`;
+const COLUMNS = sql`(provider_id, livemode, day, sub_id, accepted, duplicates, quoted, ordered, last_lead_at, quote_keys, quote_counts, order_keys, order_counts)`;
 
 /**
  * Rolls up one whole business day and moves the watermark to it, in one transaction; false when

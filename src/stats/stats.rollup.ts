@@ -1,8 +1,9 @@
 /**
- * Keeps lead_stats_daily: each past business day's leads per provider, mode and sub_id, so stats
- * over long ranges read a few rows per day instead of every lead. Stats read the rollup up to the
- * day it has reached and the leads themselves after it, so they are exact whether or not the job
- * has run; the job only makes them fast.
+ * Keeps lead_stats_daily: each past business day's leads per provider, mode and sub_id (counts,
+ * and histograms of the hours to QUOTE and to ORDER), so stats over long ranges read a few rows
+ * per day instead of every lead. Stats read the rollup up to the day it has reached and the leads
+ * themselves after it, bucketing their hours the same way, so they answer the same whether or not
+ * the job has run; the job only makes them fast.
  *
  * Every `intervalMs` (and 5 s after start): roll up whole days from the day after the watermark
  * to yesterday (at most 31 per run, the first run starting at the first lead's day), then roll up

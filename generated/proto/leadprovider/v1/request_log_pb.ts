@@ -403,14 +403,15 @@ export type StatsOutcomes = Message<"leadprovider.v1.StatsOutcomes"> & {
   orderRate?: number | undefined;
 
   /**
-   * Median hours from creation to QUOTE; absent when none.
+   * Median hours from creation to QUOTE, within 1 % (18 s below 36 s: read from per-day
+   * histograms); absent when none.
    *
    * @generated from field: optional double median_hours_to_quote = 9;
    */
   medianHoursToQuote?: number | undefined;
 
   /**
-   * Median hours from QUOTE to ORDER; absent when none.
+   * Median hours from QUOTE to ORDER, within 1 % (18 s below 36 s); absent when none.
    *
    * @generated from field: optional double median_hours_to_order = 10;
    */

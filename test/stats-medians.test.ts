@@ -1,0 +1,130 @@
+/**
+ * Issue 25: the stats' median hours come from per-day histograms (migration 0013), not from every
+ * lead's hours. A median must stay within 1 % of the exact one (percentile_cont over the leads), be
+ * the same from the rollup as from the leads, and merge days correctly (odd and even counts).
+ */
+import fc from "fast-check";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { businessToday } from "../src/intake/business-time.ts";
+import { createLogger } from "../src/logger.ts";
+import { bucketHours } from "../src/stats/hours-histogram.ts";
+import { createStatsRollup } from "../src/stats/stats.rollup.ts";
+import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { BACKENDS } from "./helpers/database.ts";
+
+const ZONE = "America/New_York";
+const j = async (r: Response | Promise<Response>): Promise<Json> => (await (await r).json()) as Json;
+
+/** Yesterday's leads: hours to QUOTE (an even count), and hours from QUOTE to ORDER for some. */
+const YESTERDAY_QUOTE = [0.2, 0.75, 1.5, 3, 4.2, 7, 12, 26, 48, 100];
+const YESTERDAY_ORDER = [0.5, 2, 9, 30, 70];
+/** One of today's leads, quoted after this long (making the range's count odd). */
+const TODAY_QUOTE = 5.5;
+
+/** percentile_cont(0.5): the mean of the two middle values. */
+function exactMedian(values: readonly number[]): number {
+  const s = [...values].sort((x, y) => x - y);
+  return ((s[Math.floor((s.length - 1) / 2)] as number) + (s[Math.floor(s.length / 2)] as number)) / 2;
+}
+
+/** Within 1 %, and the API's 0.01 h rounding. */
+function expectNear(actual: number | null, exact: number) {
+  expect(actual).not.toBeNull();
+  expect(Math.abs((actual as number) - exact)).toBeLessThanOrEqual(exact * 0.01 + 0.005);
+}
+
+describe.each(BACKENDS)("median hours from histograms ($name)", (backend) => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, { BUSINESS_TIMEZONE: ZONE });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("puts every duration in a bucket whose hours are within 1 % of it (18 s below 36 s)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(fc.double({ min: 0, max: 0.02, noNaN: true }), fc.double({ min: 0, max: 20_000, noNaN: true })),
+          {
+            minLength: 1,
+            maxLength: 200,
+          },
+        ),
+        async (hours) => {
+          const { rows } = await sql<{ h: number; k: number }>`
+            select h, hours_bucket(h) as k from unnest(${hours}::float8[]) as h`.execute(t.app.database.db);
+          for (const { h, k } of rows) {
+            const stands = bucketHours(Number(k));
+            if (h <= 0.01) expect(Math.abs(stands - h)).toBeLessThanOrEqual(0.005 + 1e-12);
+            else expect(Math.abs(stands - h) / h).toBeLessThan(0.01);
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it("answers medians within 1 % of the exact ones, the same from the rollup as from the leads", async () => {
+    const p = await t.provider();
+    const admin = await t.token();
+    const today = businessToday(new Date(), ZONE);
+    const yesterday = new Date(Date.parse(`${today}T12:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    const ids: number[] = [];
+    for (let i = 0; i < YESTERDAY_QUOTE.length + 2; i += 1) {
+      const r = await t.call("POST", "/api/v1/public/leads/", {
+        auth: p.key,
+        body: leadBody({ email: `median.${Date.now()}.${i}@example.com` }),
+      });
+      expect(r.status).toBe(201);
+      ids.push((await j(r)).id);
+    }
+    const db = t.app.database.db;
+    // Yesterday noon (business time) for all but the last two; quoted and ordered after the hours above.
+    const noon = sql`((${yesterday}::date + time '12:00')::timestamp at time zone ${ZONE})`;
+    for (const [i, h] of YESTERDAY_QUOTE.entries()) {
+      const toOrder = YESTERDAY_ORDER[i];
+      await sql`
+        update leads set created_at = ${noon}, quoted_at = ${noon} + make_interval(secs => ${h * 3600}::float8),
+               ordered_at = case when ${toOrder ?? null}::float8 is null then null
+                                 else ${noon} + make_interval(secs => ${(h + (toOrder ?? 0)) * 3600}::float8) end
+        where id = ${ids[i]}`.execute(db);
+    }
+    // One of today's leads quoted after TODAY_QUOTE hours; the other never quoted.
+    await sql`update leads set quoted_at = created_at + make_interval(secs => ${TODAY_QUOTE * 3600}::float8) where id = ${ids.at(-1)}`.execute(
+      db,
+    );
+
+    const path = `/api/v1/public/stats/?from=${yesterday}&to=${today}`;
+    const all = `/api/v1/admin/stats/?from=${yesterday}&to=${today}&provider_id=${p.id}`;
+    const expectMedians = (stats: Json) => {
+      const day = stats.periods.find((r: Json) => r.period === yesterday);
+      expectNear(day.median_hours_to_quote, exactMedian(YESTERDAY_QUOTE));
+      expectNear(day.median_hours_to_order, exactMedian(YESTERDAY_ORDER));
+      const now = stats.periods.find((r: Json) => r.period === today);
+      expectNear(now.median_hours_to_quote, TODAY_QUOTE);
+      expect(now.median_hours_to_order).toBeNull();
+      expectNear(stats.totals.median_hours_to_quote, exactMedian([...YESTERDAY_QUOTE, TODAY_QUOTE]));
+      expectNear(stats.totals.median_hours_to_order, exactMedian(YESTERDAY_ORDER));
+    };
+
+    // From the leads: as on a database the rollup has not reached.
+    await sql`update lead_stats_rollup set rolled_through = null, history_id = 0`.execute(db);
+    await sql`delete from lead_stats_daily`.execute(db);
+    const live = await j(t.call("GET", path, { auth: p.key }));
+    expectMedians(live);
+    expectMedians(await j(t.call("GET", all, { auth: admin })));
+
+    // From the rollup (yesterday) and the leads (today): the same answer.
+    await createStatsRollup({ db, zone: ZONE, logger: createLogger("silent"), lagSeconds: 0 }).runOnce();
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from lead_stats_daily where provider_id = ${p.id} and day = ${yesterday}::date
+        and cardinality(quote_keys) > 0`.execute(db);
+    expect(rows[0]?.n).toBe(1);
+    expect(await j(t.call("GET", path, { auth: p.key }))).toEqual(live);
+    expectMedians(await j(t.call("GET", all, { auth: admin })));
+  });
+});
