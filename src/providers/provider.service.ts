@@ -1,5 +1,6 @@
 /** Provider management use cases: list, create, read (with the key), update, issue keys. Audited. */
 import type { Kysely } from "kysely";
+import { DateTime } from "luxon";
 import * as keys from "../api-keys/api-key.repository.ts";
 import { generateKey, KEY_MODES, type KeyCrypto, type KeyMode, maskKey } from "../api-keys/api-key.ts";
 import { recordAudit } from "../audit/audit.repository.ts";
@@ -7,6 +8,7 @@ import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { capWindow, DEFAULT_BUSINESS_TIMEZONE } from "../intake/business-time.ts";
+import { rolledThrough } from "../stats/stats.repository.ts";
 import { enableEndpoint, ensureEndpoint } from "../webhooks/webhook.repository.ts";
 import { generateSecret } from "../webhooks/webhook.ts";
 import * as repo from "./provider.repository.ts";
@@ -129,11 +131,18 @@ export function createProviderService(deps: ProviderServiceDeps) {
         isActive: q.isActive,
         ids,
       });
-      const week = capWindow("week", now(), deps.businessTimezone ?? DEFAULT_BUSINESS_TIMEZONE).start;
+      const zone = deps.businessTimezone ?? DEFAULT_BUSINESS_TIMEZONE;
+      const week = capWindow("week", now(), zone).start;
+      const weekDay = DateTime.fromJSDate(week, { zone }).toISODate() as string;
+      // Past days of the week from the stats rollup, as far as it has reached; the rest live.
+      const rolled = await rolledThrough(db);
+      const rolledDay = rolled !== null && rolled >= weekDay ? rolled : null;
+      const liveFrom =
+        rolledDay === null ? week : DateTime.fromISO(rolledDay, { zone }).plus({ days: 1 }).startOf("day").toJSDate();
       const activity = await repo.activityOf(
         db,
         providers.map((p) => p.id),
-        week,
+        { weekDay, rolledDay, liveFrom },
       );
       return { count, providers, activity, page, pageSize, hasNext: page * pageSize < count };
     },

@@ -1,10 +1,13 @@
 /**
- * Issue 25: the stats' median hours come from per-day histograms (migration 0013), not from every
- * lead's hours. A median must stay within 1 % of the exact one (percentile_cont over the leads), be
- * the same from the rollup as from the leads, and merge days correctly (odd and even counts).
+ * Issue 25: what reads the stats rollup (lead_stats_daily) instead of every lead. The stats'
+ * median hours come from per-day histograms (migration 0013): within 1 % of the exact one
+ * (percentile_cont over the leads), the same from the rollup as from the leads, days merged
+ * correctly (odd and even counts). The provider list's leads this week: the week's past days from
+ * the rollup, the rest from the leads, the same count either way.
  */
 import fc from "fast-check";
 import { sql } from "kysely";
+import { DateTime } from "luxon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { businessToday } from "../src/intake/business-time.ts";
 import { createLogger } from "../src/logger.ts";
@@ -126,5 +129,72 @@ describe.each(BACKENDS)("median hours from histograms ($name)", (backend) => {
     expect(rows[0]?.n).toBe(1);
     expect(await j(t.call("GET", path, { auth: p.key }))).toEqual(live);
     expectMedians(await j(t.call("GET", all, { auth: admin })));
+  });
+});
+
+describe.each(BACKENDS)("this week's leads in the provider list ($name)", (backend) => {
+  let t: TestApp;
+  // The app's clock reads a Thursday, 12:00 business time (the next one from now), so the week
+  // has past days to roll up whatever day the test runs.
+  const real = DateTime.now().setZone(ZONE);
+  const thursday = real.plus({ days: (4 - real.weekday + 7) % 7 || 7 }).set({ hour: 12, minute: 0, second: 0 });
+  const offsetMs = thursday.toMillis() - real.toMillis();
+  const now = () => new Date(Date.now() + offsetMs);
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, { BUSINESS_TIMEZONE: ZONE }, { now });
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("counts the week's past days from the rollup and today from the leads, the same either way", async () => {
+    const p = await t.provider();
+    const admin = await t.token();
+    const issued = await t.call("POST", `/api/v1/lead_providers/${p.id}/generate_api_key/`, {
+      auth: admin,
+      body: { mode: "test" },
+    });
+    const testKey = (await j(issued)).api_key as string;
+    const monday = thursday.startOf("week");
+    // Monday 00:00, Tuesday, Wednesday 23:59 and today count; last Sunday 23:59 and a test lead do not.
+    const at = [
+      monday,
+      monday.plus({ days: 1, hours: 10 }),
+      monday.plus({ days: 3 }).minus({ minutes: 1 }),
+      thursday.minus({ hours: 3 }),
+      monday.minus({ minutes: 1 }),
+    ];
+    const ids: number[] = [];
+    for (const [i] of [...at, "test"].entries()) {
+      const r = await t.call("POST", "/api/v1/public/leads/", {
+        auth: i < at.length ? p.key : testKey,
+        body: leadBody({ email: `week.${Date.now()}.${i}@example.com` }),
+      });
+      expect(r.status).toBe(201);
+      ids.push((await j(r)).id);
+    }
+    const db = t.app.database.db;
+    for (const [i, when] of at.entries()) {
+      await sql`update leads set created_at = ${when.toJSDate()} where id = ${ids[i]}`.execute(db);
+    }
+    await sql`update leads set created_at = ${monday.plus({ hours: 9 }).toJSDate()} where id = ${ids.at(-1)}`.execute(
+      db,
+    );
+    const thisWeek = async () => {
+      const listed = await j(t.call("GET", `/api/v1/lead_providers/?id=${p.id}`, { auth: admin }));
+      return listed.results[0].activity.leads_this_week;
+    };
+
+    await sql`update lead_stats_rollup set rolled_through = null, history_id = 0`.execute(db);
+    await sql`delete from lead_stats_daily`.execute(db);
+    expect(await thisWeek()).toBe(4);
+
+    await createStatsRollup({ db, zone: ZONE, logger: createLogger("silent"), now }).runOnce();
+    const { rows } = await sql<{ days: string[] }>`
+      select array_agg(day::text order by day) as days from lead_stats_daily
+      where provider_id = ${p.id} and livemode and day >= ${monday.toISODate()}::date`.execute(db);
+    expect(rows[0]?.days).toEqual([0, 1, 2].map((d) => monday.plus({ days: d }).toISODate()));
+    expect(await thisWeek()).toBe(4);
   });
 });
