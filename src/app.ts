@@ -132,10 +132,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     Promise.resolve().then(loadZipDirectory),
     Promise.resolve().then(loadSpec),
   ]);
-  const applied = await migrateToLatest(database.db);
+  // On a connection without the requests' time-out: on a big database they take minutes.
+  const applied = await database.maintenance((db) => migrateToLatest(db));
   if (applied.length > 0) logger.info({ migrations: applied }, "migrations applied");
   // Outside the migrations' transaction: concurrently with writes on Postgres (db/indexes.ts).
-  const built = await buildBigTableIndexes(database.db, database.kind);
+  const built = await database.maintenance((db) => buildBigTableIndexes(db, database.kind));
   if (built.length > 0) logger.info({ indexes: built }, "indexes built");
   const { db } = database;
 

@@ -113,6 +113,23 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
     }
   });
 
+  it("runs migrations and index builds without the requests' time-out, which a big table outlasts", async () => {
+    const target = await createTestDatabase(backend);
+    // Requests give up after 100 ms (+1 s on the client); maintenance work may take longer.
+    const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 100 });
+    try {
+      const slow = (db: Kysely<Database>) => sql`select pg_sleep(1.5)`.execute(db);
+      if (backend.name === "postgres") await expect(slow(handle.db)).rejects.toThrow(/timeout/i);
+      await handle.maintenance(slow);
+      expect(await handle.maintenance((db) => migrateToLatest(db))).toEqual(MIGRATION_NAMES);
+      // The requests' pool still works (a timed-out query discards only its own connection).
+      expect((await sql<{ one: number }>`select 1 as one`.execute(handle.db)).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await handle.close();
+      await target.drop();
+    }
+  });
+
   it("builds the big tables' indexes after the migrations, once, and rebuilds one left invalid", async () => {
     const target = await createTestDatabase(backend);
     const handles = await Promise.all(

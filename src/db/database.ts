@@ -20,6 +20,13 @@ export interface DatabaseHandle {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   /** Pool figures for metrics (PGlite: a single connection). */
   poolStats(): { total: number; idle: number; waiting: number };
+  /**
+   * Runs `work` (migrations, index builds) on a connection of its own without the requests'
+   * query time-out, which a migration or index build on a big table outlasts: pg gives up on
+   * the query client-side after DATABASE_TIMEOUT_MS and discards the connection, while the
+   * server goes on. PGlite: the one connection, which has no time-out.
+   */
+  maintenance<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -115,6 +122,18 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       };
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    async maintenance(work) {
+      const own = new Kysely<Database>({
+        dialect: new PostgresDialect({
+          pool: new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: options.timeoutMs, types }),
+        }),
+      });
+      try {
+        return await work(own);
+      } finally {
+        await own.destroy();
+      }
+    },
     close: () => db.destroy(),
   };
 }
@@ -189,6 +208,7 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
       return () => db.connection().execute(() => unsubscribe());
     },
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    maintenance: (work) => work(db),
     async close() {
       try {
         await db.destroy();
