@@ -19,8 +19,36 @@ export function bucketHours(key: number): number {
   return (2 * FLOOR_HOURS * GROWTH ** key) / (1 + GROWTH);
 }
 
-/** The median of a histogram whose two middle values fall in buckets `lo` and `hi` (null: none). */
-export function medianHours(lo: number | null, hi: number | null): number | null {
-  if (lo === null || hi === null) return null;
-  return (bucketHours(lo) + bucketHours(hi)) / 2;
+/** Counts per bucket, merged from rollup rows and today's leads. */
+export class Histogram {
+  readonly #counts = new Map<number, number>();
+  #n = 0;
+
+  /** Adds `counts[i]` values in bucket `keys[i]`. */
+  add(keys: readonly number[], counts: readonly number[]): void {
+    for (let i = 0; i < keys.length; i += 1) {
+      const k = Number(keys[i]);
+      const c = Number(counts[i]);
+      this.#counts.set(k, (this.#counts.get(k) ?? 0) + c);
+      this.#n += c;
+    }
+  }
+
+  /**
+   * The median in hours, as percentile_cont(0.5) reads sorted values: the mean of ranks
+   * floor((n−1)/2) and floor(n/2) (0-based), each the hours its bucket stands for; null when empty.
+   */
+  median(): number | null {
+    if (this.#n === 0) return null;
+    const lo = Math.floor((this.#n - 1) / 2);
+    const hi = Math.floor(this.#n / 2);
+    let below = 0;
+    let loKey: number | undefined;
+    for (const k of [...this.#counts.keys()].sort((a, b) => a - b)) {
+      below += this.#counts.get(k) as number;
+      if (loKey === undefined && below > lo) loKey = k;
+      if (below > hi) return (bucketHours(loKey as number) + bucketHours(k)) / 2;
+    }
+    return null; // unreachable: the counts add up to n
+  }
 }

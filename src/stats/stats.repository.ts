@@ -6,7 +6,7 @@
  */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { medianHours } from "./hours-histogram.ts";
+import { Histogram } from "./hours-histogram.ts";
 
 type Db = Kysely<Database>;
 
@@ -71,26 +71,6 @@ function groupColumn(groupBy: GroupBy | undefined) {
 const QUOTE_HOURS = sql`extract(epoch from quoted_at - created_at)::float8 / 3600`;
 const ORDER_HOURS = sql`extract(epoch from ordered_at - quoted_at)::float8 / 3600`;
 
-/**
- * Per period and group of `per_day` (and for the totals), the buckets holding the two middle
- * values of the merged histograms (`keys`, `counts`): of N values ranked 0..N−1, ranks
- * floor((N−1)/2) and floor(N/2), as percentile_cont(0.5) averages them.
- */
-function middleBuckets(keys: ReturnType<typeof sql>, counts: ReturnType<typeof sql>) {
-  return sql`
-      select period, grp, total, min(k) filter (where below > (n - 1) / 2) as lo, min(k) filter (where below > n / 2) as hi
-      from (
-        select period, grp, total, k, (sum(c) over (partition by period, grp, total order by k))::bigint as below,
-               (sum(c) over (partition by period, grp, total))::bigint as n
-        from (
-          select period, grp, k, sum(c) as c, grouping(period) as total
-          from per_day cross join lateral unnest(${keys}, ${counts}) as u(k, c)
-          group by grouping sets ((period, grp, k), (k))
-        ) merged
-      ) ranked
-      group by period, grp, total`;
-}
-
 export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const unit = UNITS[s.granularity];
   const rolled = await rolledThrough(db);
@@ -110,65 +90,113 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     s.groupBy === "sub_id" ? sql`sub_id` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
   const groupLive =
     s.groupBy === "sub_id" ? sql`coalesce(sub_id, '')` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
-  const rolledPart =
-    rolled !== null && rolled >= s.from
-      ? sql`
-        select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${groupRolled} as grp, accepted, duplicates,
-               quoted, ordered, last_lead_at, quote_keys as qk, quote_counts as qn, order_keys as ok, order_counts as on_
-        from lead_stats_daily
-        where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and day <= least(${s.to}::date, ${rolled}::date)
-        union all`
-      : sql``;
+  const hasRolled = rolled !== null && rolled >= s.from;
+  // One row per day and group from the rollup, one per period and group of the later days' leads
+  // (today, as a rule: summed here per bucket); totals and medians are merged from them below.
+  const rolledPart = hasRolled
+    ? sql`
+      select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${groupRolled} as grp, accepted, duplicates,
+             quoted, ordered, last_lead_at, quote_keys, quote_counts, order_keys, order_counts
+      from lead_stats_daily
+      where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and day <= least(${s.to}::date, ${rolled}::date)
+      union all`
+    : sql``;
+  const liveHistogram = (bucket: ReturnType<typeof sql>) => sql`
+      select period, grp, array_agg(k order by k) as keys, array_agg(c order by k) as counts
+      from (select period, grp, ${bucket} as k, count(*)::int as c from live where ${bucket} is not null group by 1, 2, 3) b
+      group by 1, 2`;
   const { rows } = await sql<{
-    period: string | null;
-    grp: string | null;
+    period: string;
+    grp: string;
     accepted: string | number;
     duplicates: string | number;
     quoted: string | number;
     ordered: string | number;
-    quote_lo: number | null;
-    quote_hi: number | null;
-    order_lo: number | null;
-    order_hi: number | null;
     last_lead_at: Date | null;
+    quote_keys: number[];
+    quote_counts: number[];
+    order_keys: number[];
+    order_counts: number[];
   }>`
-    with per_day as (
-      ${rolledPart}
+    with live as (
       select to_char(date_trunc(${unit}, created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period, ${groupLive} as grp,
-             1 as accepted, (duplicate is not null)::int as duplicates,
-             (quoted_at is not null)::int as quoted, (ordered_at is not null)::int as ordered, created_at as last_lead_at,
-             case when quoted_at is null then '{}'::smallint[] else array[hours_bucket(${QUOTE_HOURS})] end as qk,
-             case when quoted_at is null then '{}'::int[] else '{1}'::int[] end as qn,
-             case when ordered_at is null or quoted_at is null then '{}'::smallint[] else array[hours_bucket(${ORDER_HOURS})] end as ok,
-             case when ordered_at is null or quoted_at is null then '{}'::int[] else '{1}'::int[] end as on_
+             created_at, duplicate, quoted_at, ordered_at,
+             hours_bucket(${QUOTE_HOURS}) as qk, hours_bucket(${ORDER_HOURS}) as ok
       from leads
       where livemode = ${s.livemode} ${providerLive} and created_at >= ${liveStart} and created_at < ${end}
     ),
-    counts as (
-      select period, grp, sum(accepted) as accepted, sum(duplicates) as duplicates, sum(quoted) as quoted,
-             sum(ordered) as ordered, max(last_lead_at) as last_lead_at, grouping(period) as total
-      from per_day group by grouping sets ((period, grp), ())
+    live_counts as (
+      select period, grp, count(*)::int as accepted, (count(*) filter (where duplicate is not null))::int as duplicates,
+             count(quoted_at)::int as quoted, count(ordered_at)::int as ordered, max(created_at) as last_lead_at
+      from live group by 1, 2
     ),
-    to_quote as (${middleBuckets(sql`qk`, sql`qn`)}),
-    to_order as (${middleBuckets(sql`ok`, sql`on_`)})
+    live_quote as (${liveHistogram(sql`qk`)}),
+    live_order as (${liveHistogram(sql`ok`)})
+    ${rolledPart}
     select c.period, c.grp, c.accepted, c.duplicates, c.quoted, c.ordered, c.last_lead_at,
-           q.lo as quote_lo, q.hi as quote_hi, o.lo as order_lo, o.hi as order_hi
-    from counts c
-    left join to_quote q on q.total = c.total and q.period is not distinct from c.period and q.grp is not distinct from c.grp
-    left join to_order o on o.total = c.total and o.period is not distinct from c.period and o.grp is not distinct from c.grp`.execute(
+           coalesce(q.keys, '{}') as quote_keys, coalesce(q.counts, '{}') as quote_counts,
+           coalesce(o.keys, '{}') as order_keys, coalesce(o.counts, '{}') as order_counts
+    from live_counts c left join live_quote q using (period, grp) left join live_order o using (period, grp)`.execute(
     db,
   );
-  return rows.map((r) => ({
-    period: r.period,
-    group: r.period === null ? null : r.grp,
-    accepted: Number(r.accepted),
-    duplicates: Number(r.duplicates),
-    quoted: Number(r.quoted),
-    ordered: Number(r.ordered),
-    hoursToQuote: medianHours(r.quote_lo, r.quote_hi),
-    hoursToOrder: medianHours(r.order_lo, r.order_hi),
-    lastLeadAt: r.last_lead_at === null ? null : new Date(r.last_lead_at),
+
+  // Summed per period and group, and over everything (the totals: period and group null).
+  const cells = new Map<string, Cell>();
+  const cellOf = (period: string | null, group: string | null) => {
+    const key = period === null ? "" : `${period}\u0000${group}`;
+    let cell = cells.get(key);
+    if (cell === undefined) {
+      cell = {
+        period,
+        group,
+        accepted: 0,
+        duplicates: 0,
+        quoted: 0,
+        ordered: 0,
+        lastLeadAt: null,
+        toQuote: new Histogram(),
+        toOrder: new Histogram(),
+      };
+      cells.set(key, cell);
+    }
+    return cell;
+  };
+  const total = cellOf(null, null);
+  for (const r of rows) {
+    for (const cell of [cellOf(r.period, r.grp), total]) {
+      cell.accepted += Number(r.accepted);
+      cell.duplicates += Number(r.duplicates);
+      cell.quoted += Number(r.quoted);
+      cell.ordered += Number(r.ordered);
+      const last = r.last_lead_at === null ? null : new Date(r.last_lead_at);
+      if (last !== null && (cell.lastLeadAt === null || last > cell.lastLeadAt)) cell.lastLeadAt = last;
+      cell.toQuote.add(r.quote_keys, r.quote_counts);
+      cell.toOrder.add(r.order_keys, r.order_counts);
+    }
+  }
+  return [...cells.values()].map((c) => ({
+    period: c.period,
+    group: c.group,
+    accepted: c.accepted,
+    duplicates: c.duplicates,
+    quoted: c.quoted,
+    ordered: c.ordered,
+    hoursToQuote: c.toQuote.median(),
+    hoursToOrder: c.toOrder.median(),
+    lastLeadAt: c.lastLeadAt,
   }));
+}
+
+interface Cell {
+  readonly period: string | null;
+  readonly group: string | null;
+  accepted: number;
+  duplicates: number;
+  quoted: number;
+  ordered: number;
+  lastLeadAt: Date | null;
+  readonly toQuote: Histogram;
+  readonly toOrder: Histogram;
 }
 
 export async function refusalCounts(db: Db, s: StatsScope): Promise<RefusalCount[]> {
