@@ -79,6 +79,47 @@ describe.each(BACKENDS)("lead search pages ($name)", (backend) => {
     expect((await ids(digits.slice(2))).length).toBe(2);
   });
 
+  it("finds a run of digits in any field through the digit index, exactly, page after page", async () => {
+    const p = await t.provider();
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    // Seven digits nobody else here has, and five shared by ten leads.
+    const seven = `9${String(Math.floor(Math.random() * 1e6)).padStart(6, "0")}`;
+    const five = seven.slice(1, 6);
+    const create = async (body: Json) => {
+      const r = await t.call("POST", "/api/v1/public/leads/", { auth: p.key, body: leadBody(body) });
+      expect(r.status, await r.clone().text()).toBe(201);
+      return (await r.json()) as Json;
+    };
+    const inEmail = await create({ external_id: `e-${tag}`, email: `z.${seven}@example.com` });
+    const inId = await create({ external_id: `crm-${seven}-${tag}` });
+    // All of the seven digits' 5-grams, but in two runs: not the term.
+    const split = await create({ external_id: `${seven.slice(0, 6)}-${seven.slice(1)}-${tag}` });
+    const shared: number[] = [];
+    for (let i = 0; i < 10; i++) shared.push((await create({ external_id: `s${i}x${five}-${tag}` })).id);
+    const db = t.app.database.db;
+    const ids = async (q: string, window?: number, beforeId?: number) =>
+      (await searchLeads(db, { q, providerId: p.id, beforeId }, 4, window)).map((l) => l.id);
+    expect(await ids(seven)).toEqual([inId.id, inEmail.id]);
+    expect(await ids(`Z.${seven}@EXAMPLE`)).toEqual([inEmail.id]);
+    expect(await ids(`crm-${seven}`)).toEqual([inId.id]);
+    // A split run's second run is found, the whole seven digits are not.
+    expect(await ids(seven.slice(2))).toContain(split.id);
+    expect(await ids(seven)).not.toContain(split.id);
+    // Five digits: the newest leads first, the digit index for the rest; every page in order.
+    const expected = [...shared].reverse().concat([split.id, inId.id, inEmail.id]);
+    for (const window of [2, 6, 1000]) {
+      const seen: number[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const page = await ids(five, window, before);
+        seen.push(...page);
+        if (page.length < 4) break;
+        before = page.at(-1);
+      }
+      expect(seen, `window ${window}`).toEqual(expected);
+    }
+  });
+
   it("still finds an external id that reads as a phone or an email, and a partial email that reads as whole", async () => {
     const p = await t.provider();
     const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;

@@ -187,6 +187,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
     ["the back office's search for a surname (1 lead in 60)", () => searchLeads(db, { q: "kowalski" }, 26)],
     ["the back office's search for a whole phone number", () => searchLeads(db, { q: "(310) 247-0142" }, 26)],
     ["the back office's search for part of a phone number", () => searchLeads(db, { q: "247-0142" }, 26)],
+    ["the back office's search for five digits", () => searchLeads(db, { q: "70142" }, 26)],
     [
       "the back office's search for a whole email address",
       () => searchLeads(db, { q: "James.Garcia1234@gmail.com" }, 26),

@@ -73,6 +73,15 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     definition: "((details->>'provider_id'), id desc) where target_type = 'lead'",
     serves: "the back office's audit log of one provider: the entries about its leads",
   },
+  {
+    name: "leads_search_digits_idx",
+    table: "leads",
+    // The back office's search text (leads/lead.repository.ts LEAD_SEARCH_TEXT), as written there.
+    definition:
+      "using gin (lead_search_digit_grams(lower(first_name || ' ' || last_name || ' ' || email || ' ' || external_id || ' ' || order_number || ' ' || coalesce(phone_e164, ''))))",
+    serves:
+      "the back office's search for a term with 5 or more digits in a row (migration 0014): the leads holding all its digit 5-grams",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

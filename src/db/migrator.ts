@@ -18,6 +18,7 @@ import * as m0010 from "./migrations/0010-foreign-key-indexes.ts";
 import * as m0011 from "./migrations/0011-portal.ts";
 import * as m0012 from "./migrations/0012-vacuum-leads.ts";
 import * as m0013 from "./migrations/0013-stats-histograms.ts";
+import * as m0014 from "./migrations/0014-search-digits.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0011-portal": m0011,
   "0012-vacuum-leads": m0012,
   "0013-stats-histograms": m0013,
+  "0014-search-digits": m0014,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {
