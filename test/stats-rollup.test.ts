@@ -122,13 +122,34 @@ describe.each(BACKENDS)("median hours from histograms ($name)", (backend) => {
     expectMedians(await j(t.call("GET", all, { auth: admin })));
 
     // From the rollup (yesterday) and the leads (today): the same answer.
-    await createStatsRollup({ db, zone: ZONE, logger: createLogger("silent"), lagSeconds: 0 }).runOnce();
-    const { rows } = await sql<{ n: number }>`
-      select count(*)::int as n from lead_stats_daily where provider_id = ${p.id} and day = ${yesterday}::date
-        and cardinality(quote_keys) > 0`.execute(db);
-    expect(rows[0]?.n).toBe(1);
+    const rollup = createStatsRollup({ db, zone: ZONE, logger: createLogger("silent"), lagSeconds: 0 });
+    await rollup.runOnce();
+    // Yesterday whole, and today so far (its two leads, one quoted).
+    const { rows } = await sql<{ day: string; accepted: number; quoted: number }>`
+      select day::text as day, accepted, quoted from lead_stats_daily where provider_id = ${p.id} order by day`.execute(
+      db,
+    );
+    expect(rows).toEqual([
+      { day: yesterday, accepted: YESTERDAY_QUOTE.length, quoted: YESTERDAY_QUOTE.length },
+      { day: today, accepted: 2, quoted: 1 },
+    ]);
     expect(await j(t.call("GET", path, { auth: p.key }))).toEqual(live);
     expectMedians(await j(t.call("GET", all, { auth: admin })));
+
+    // A lead created after that run is read from the leads; today's rolled-up lead quoted since
+    // is counted at the next run, which rolls today up again.
+    const later = await t.call("POST", "/api/v1/public/leads/", {
+      auth: p.key,
+      body: leadBody({ email: `median.later.${Date.now()}@example.com` }),
+    });
+    expect(later.status).toBe(201);
+    const todayOf = async () =>
+      (await j(t.call("GET", path, { auth: p.key }))).periods.find((r: Json) => r.period === today);
+    expect(await todayOf()).toMatchObject({ accepted: 3, quoted: 1 });
+    await sql`update leads set quoted_at = now() where id = ${ids.at(-2)}`.execute(db);
+    expect(await todayOf()).toMatchObject({ accepted: 3, quoted: 1 }); // read from today's rows until then
+    await rollup.runOnce();
+    expect(await todayOf()).toMatchObject({ accepted: 3, quoted: 2 });
   });
 });
 
@@ -194,7 +215,14 @@ describe.each(BACKENDS)("this week's leads in the provider list ($name)", (backe
     const { rows } = await sql<{ days: string[] }>`
       select array_agg(day::text order by day) as days from lead_stats_daily
       where provider_id = ${p.id} and livemode and day >= ${monday.toISODate()}::date`.execute(db);
-    expect(rows[0]?.days).toEqual([0, 1, 2].map((d) => monday.plus({ days: d }).toISODate()));
+    // Monday to Wednesday whole, and Thursday (today) so far.
+    expect(rows[0]?.days).toEqual([0, 1, 2, 3].map((d) => monday.plus({ days: d }).toISODate()));
     expect(await thisWeek()).toBe(4);
+    // A lead created after that run counts at once.
+    await sql`update leads set created_at = ${thursday.plus({ minutes: 5 }).toJSDate()} where id = ${ids.at(-1)}`.execute(
+      db,
+    );
+    await sql`update leads set livemode = true where id = ${ids.at(-1)}`.execute(db);
+    expect(await thisWeek()).toBe(5);
   });
 });

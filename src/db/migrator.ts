@@ -19,6 +19,7 @@ import * as m0011 from "./migrations/0011-portal.ts";
 import * as m0012 from "./migrations/0012-vacuum-leads.ts";
 import * as m0013 from "./migrations/0013-stats-histograms.ts";
 import * as m0014 from "./migrations/0014-search-digits.ts";
+import * as m0015 from "./migrations/0015-stats-today.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0012-vacuum-leads": m0012,
   "0013-stats-histograms": m0013,
   "0014-search-digits": m0014,
+  "0015-stats-today": m0015,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -108,14 +108,15 @@ export interface ProviderActivity {
 }
 
 /**
- * Where this week's live leads are counted: the business days from `weekDay` to `rolledDay` from
- * the stats rollup (lead_stats_daily, one row per day and sub_id), the leads created from
- * `liveFrom` on from the leads themselves. With nothing rolled up this week, `rolledDay` is null
- * and `liveFrom` is the week's start.
+ * Where this week's live leads are counted: from the stats rollup (lead_stats_daily, one row per
+ * day and sub_id), the business days from `weekDay` to `rolledDay` and `todayDay` (today's leads
+ * the rollup has reached); from the leads themselves, those created from `liveFrom` on. With
+ * nothing rolled up this week, both days are null and `liveFrom` is the week's start.
  */
 export interface WeekSplit {
   readonly weekDay: string;
   readonly rolledDay: string | null;
+  readonly todayDay: string | null;
   readonly liveFrom: Date;
 }
 
@@ -144,7 +145,7 @@ export async function activityOf(
         where l.provider_id = p.id and l.livemode and l.created_at >= ${week.liveFrom}::timestamptz)::int
       + coalesce((select sum(s.accepted) from lead_stats_daily s
         where s.provider_id = p.id and s.livemode and s.day >= ${week.weekDay}::date
-          and s.day <= ${week.rolledDay}::date), 0)::int as leads_this_week,
+          and (s.day <= ${week.rolledDay}::date or s.day = ${week.todayDay}::date)), 0)::int as leads_this_week,
       (select max(l.created_at) from leads l where l.provider_id = p.id and l.livemode) as last_lead_at,
       case when p.webhook_url is null then null else coalesce(e.enabled, true) end as webhook_enabled,
       (select count(*) from webhook_deliveries d where d.provider_id = p.id and d.state = 'failed')::int as failed_deliveries,

@@ -8,7 +8,7 @@ import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { capWindow, DEFAULT_BUSINESS_TIMEZONE } from "../intake/business-time.ts";
-import { rolledThrough } from "../stats/stats.repository.ts";
+import { rollupCoverage } from "../stats/stats.repository.ts";
 import { enableEndpoint, ensureEndpoint } from "../webhooks/webhook.repository.ts";
 import { generateSecret } from "../webhooks/webhook.ts";
 import * as repo from "./provider.repository.ts";
@@ -134,15 +134,21 @@ export function createProviderService(deps: ProviderServiceDeps) {
       const zone = deps.businessTimezone ?? DEFAULT_BUSINESS_TIMEZONE;
       const week = capWindow("week", now(), zone).start;
       const weekDay = DateTime.fromJSDate(week, { zone }).toISODate() as string;
-      // Past days of the week from the stats rollup, as far as it has reached; the rest live.
-      const rolled = await rolledThrough(db);
+      // The week's days from the stats rollup, as far as it has reached (today's too); the rest live.
+      const { rolledThrough: rolled, partial } = await rollupCoverage(db);
       const rolledDay = rolled !== null && rolled >= weekDay ? rolled : null;
+      const today = partial !== null && partial.day >= weekDay ? partial : null;
+      const startOf = (day: string) => DateTime.fromISO(day, { zone }).startOf("day").toJSDate();
       const liveFrom =
-        rolledDay === null ? week : DateTime.fromISO(rolledDay, { zone }).plus({ days: 1 }).startOf("day").toJSDate();
+        today !== null
+          ? new Date(Math.max(today.through.getTime(), startOf(today.day).getTime()))
+          : rolledDay !== null
+            ? DateTime.fromISO(rolledDay, { zone }).plus({ days: 1 }).startOf("day").toJSDate()
+            : week;
       const activity = await repo.activityOf(
         db,
         providers.map((p) => p.id),
-        { weekDay, rolledDay, liveFrom },
+        { weekDay, rolledDay, todayDay: today?.day ?? null, liveFrom },
       );
       return { count, providers, activity, page, pageSize, hasNext: page * pageSize < count };
     },

@@ -54,6 +54,29 @@ function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
+/**
+ * What the rollup holds: whole business days through `rolledThrough`, and the next day (today,
+ * as a rule) for the leads created before `partial.through`; null where it holds nothing.
+ */
+export interface RollupCoverage {
+  readonly rolledThrough: string | null;
+  readonly partial: { readonly day: string; readonly through: Date } | null;
+}
+
+export async function rollupCoverage(db: Db): Promise<RollupCoverage> {
+  const { rows } = await sql<{ rolled: string | null; today: string | null; through: Date | null }>`
+    select rolled_through::text as rolled, today::text as today, today_through as through
+    from lead_stats_rollup where id = 1`.execute(db);
+  const r = rows[0];
+  const rolled = r?.rolled ?? null;
+  // Rows of a day the job has since rolled up whole, or not yet reached, are not today's.
+  const partial =
+    rolled !== null && r?.today === nextDay(rolled) && r.through !== null
+      ? { day: r.today, through: new Date(r.through) }
+      : null;
+  return { rolledThrough: rolled, partial };
+}
+
 /** The last business day the rollup holds (null before its first run). */
 export async function rolledThrough(db: Db): Promise<string | null> {
   const { rows } = await sql<{ day: string | null }>`
@@ -73,11 +96,17 @@ const ORDER_HOURS = sql`extract(epoch from ordered_at - quoted_at)::float8 / 360
 
 export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const unit = UNITS[s.granularity];
-  const rolled = await rolledThrough(db);
-  // Past days come from the rollup up to the day it has reached; later days from the leads.
+  const { rolledThrough: rolled, partial } = await rollupCoverage(db);
+  // Past days come from the rollup up to the day it has reached, today's leads up to its partial
+  // watermark too; the rest from the leads.
+  const hasRolled = rolled !== null && rolled >= s.from;
+  const today = partial !== null && partial.day >= s.from && partial.day <= s.to ? partial : null;
   const liveFrom = rolled !== null && rolled >= s.from ? nextDay(rolled) : s.from;
   const end = sql`((${s.to}::date + 1)::timestamp at time zone ${s.zone})`;
-  const liveStart = sql`(${liveFrom}::date::timestamp at time zone ${s.zone})`;
+  const liveStart =
+    today !== null
+      ? sql`greatest(${today.through}::timestamptz, ${today.day}::date::timestamp at time zone ${s.zone})`
+      : sql`(${liveFrom}::date::timestamp at time zone ${s.zone})`;
   // Provider 0 holds every provider's leads of a day together (the rollup's all-providers level).
   const providerRolled =
     s.providerId !== undefined
@@ -90,17 +119,21 @@ export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     s.groupBy === "sub_id" ? sql`sub_id` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
   const groupLive =
     s.groupBy === "sub_id" ? sql`coalesce(sub_id, '')` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
-  const hasRolled = rolled !== null && rolled >= s.from;
+  const rolledDays = [
+    ...(hasRolled ? [sql`day <= least(${s.to}::date, ${rolled}::date)`] : []),
+    ...(today !== null ? [sql`day = ${today.day}::date`] : []),
+  ];
   // One row per day and group from the rollup, one per period and group of the later days' leads
   // (today, as a rule: summed here per bucket); totals and medians are merged from them below.
-  const rolledPart = hasRolled
-    ? sql`
+  const rolledPart =
+    rolledDays.length > 0
+      ? sql`
       select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${groupRolled} as grp, accepted, duplicates,
              quoted, ordered, last_lead_at, quote_keys, quote_counts, order_keys, order_counts
       from lead_stats_daily
-      where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and day <= least(${s.to}::date, ${rolled}::date)
+      where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and (${sql.join(rolledDays, sql` or `)})
       union all`
-    : sql``;
+      : sql``;
   const liveHistogram = (bucket: ReturnType<typeof sql>) => sql`
       select period, grp, array_agg(k order by k) as keys, array_agg(c order by k) as counts
       from (select period, grp, ${bucket} as k, count(*)::int as c from live where ${bucket} is not null group by 1, 2, 3) b
@@ -277,6 +310,26 @@ export async function rollUpDay(db: Db, zone: string, day: string): Promise<bool
     await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, sql``)}`.execute(trx);
     await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, sql``, true)}`.execute(trx);
     await sql`update lead_stats_rollup set rolled_through = ${day}::date, updated_at = now() where id = 1`.execute(trx);
+    return true;
+  });
+}
+
+/**
+ * Rolls up the leads of `day` (today) created before `through`, replacing its rows of an earlier
+ * run, and records how far; false when another instance holds the rollup's lock. Only for the
+ * day after the last whole day rolled up (stats.rollup.ts).
+ */
+export async function rollUpToday(db: Db, zone: string, day: string, through: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok`.execute(trx);
+    if (!rows[0]?.ok) return false;
+    const before = sql`and created_at < ${through}::timestamptz`;
+    await sql`delete from lead_stats_daily where day = ${day}::date`.execute(trx);
+    await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, before)}`.execute(trx);
+    await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, before, true)}`.execute(trx);
+    await sql`update lead_stats_rollup set today = ${day}::date, today_through = ${through}::timestamptz, updated_at = now() where id = 1`.execute(
+      trx,
+    );
     return true;
   });
 }

@@ -8,14 +8,16 @@
  * Every `intervalMs` (and 5 s after start): roll up whole days from the day after the watermark
  * to yesterday (at most 31 per run, the first run starting at the first lead's day), then roll up
  * again the past days whose leads moved since the last run (from lead_state_history; a move is
- * picked up once it is `lagSeconds` old). One instance works at a time (an advisory lock).
+ * picked up once it is `lagSeconds` old), then today's leads created more than `lagSeconds` ago
+ * (replacing the previous run's; stats read the leads created since from the leads). One
+ * instance works at a time (an advisory lock).
  * Test data deleted by the sandbox's retention stays counted in its day (see docs/decisions.md).
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { businessToday } from "../intake/business-time.ts";
 import { errorForLog, type Logger } from "../logger.ts";
-import { movedDays, rollUpAgain, rollUpDay, rollupState } from "./stats.repository.ts";
+import { movedDays, rollUpAgain, rollUpDay, rollUpToday, rollupState } from "./stats.repository.ts";
 
 export interface StatsRollupOptions {
   readonly db: Kysely<Database>;
@@ -57,14 +59,14 @@ export function createStatsRollup(options: StatsRollupOptions) {
     }
     if (rolled === null) return;
     const moved = await movedDays(db, zone, state.historyId, 5000, lagSeconds);
-    if (moved.lastId === state.historyId) return;
-    const through = rolled;
-    await rollUpAgain(
-      db,
-      zone,
-      moved.keys.filter((k) => k.day <= through),
-      moved.lastId,
-    );
+    if (moved.lastId !== state.historyId) {
+      const through = rolled;
+      const again = moved.keys.filter((k) => k.day <= through);
+      if (!(await rollUpAgain(db, zone, again, moved.lastId))) return;
+    }
+    // Today so far, once every whole day is: its leads created before the lag, moves included.
+    if (rolled === yesterday)
+      await rollUpToday(db, zone, shiftDay(yesterday, 1), new Date(now().getTime() - lagSeconds * 1000));
   }
 
   const tick = () => {
