@@ -123,11 +123,9 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async maintenance(work) {
-      const own = new Kysely<Database>({
-        dialect: new PostgresDialect({
-          pool: new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: options.timeoutMs, types }),
-        }),
-      });
+      const ownPool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: options.timeoutMs, types });
+      ownPool.on("error", (err) => options.onPoolError?.(err));
+      const own = new Kysely<Database>({ dialect: new PostgresDialect({ pool: ownPool }) });
       try {
         return await work(own);
       } finally {

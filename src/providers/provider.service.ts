@@ -134,22 +134,29 @@ export function createProviderService(deps: ProviderServiceDeps) {
       const zone = deps.businessTimezone ?? DEFAULT_BUSINESS_TIMEZONE;
       const week = capWindow("week", now(), zone).start;
       const weekDay = DateTime.fromJSDate(week, { zone }).toISODate() as string;
-      // The week's days from the stats rollup, as far as it has reached (today's too); the rest live.
-      const { rolledThrough: rolled, partial } = await rollupCoverage(db);
-      const rolledDay = rolled !== null && rolled >= weekDay ? rolled : null;
-      const today = partial !== null && partial.day >= weekDay ? partial : null;
-      const startOf = (day: string) => DateTime.fromISO(day, { zone }).startOf("day").toJSDate();
-      const liveFrom =
-        today !== null
-          ? new Date(Math.max(today.through.getTime(), startOf(today.day).getTime()))
-          : rolledDay !== null
-            ? DateTime.fromISO(rolledDay, { zone }).plus({ days: 1 }).startOf("day").toJSDate()
-            : week;
-      const activity = await repo.activityOf(
-        db,
-        providers.map((p) => p.id),
-        { weekDay, rolledDay, todayDay: today?.day ?? null, liveFrom },
-      );
+      // The week's days from the stats rollup, as far as it has reached (today's too); the rest
+      // live. One snapshot, so a roll-up committing between the two reads counts nothing twice.
+      const activity = await db
+        .transaction()
+        .setIsolationLevel("repeatable read")
+        .setAccessMode("read only")
+        .execute(async (trx) => {
+          const { rolledThrough: rolled, partial } = await rollupCoverage(trx);
+          const rolledDay = rolled !== null && rolled >= weekDay ? rolled : null;
+          const today = partial !== null && partial.day >= weekDay ? partial : null;
+          const startOf = (day: string) => DateTime.fromISO(day, { zone }).startOf("day").toJSDate();
+          const liveFrom =
+            today !== null
+              ? new Date(Math.max(today.through.getTime(), startOf(today.day).getTime()))
+              : rolledDay !== null
+                ? DateTime.fromISO(rolledDay, { zone }).plus({ days: 1 }).startOf("day").toJSDate()
+                : week;
+          return repo.activityOf(
+            trx,
+            providers.map((p) => p.id),
+            { weekDay, rolledDay, todayDay: today?.day ?? null, liveFrom },
+          );
+        });
       return { count, providers, activity, page, pageSize, hasNext: page * pageSize < count };
     },
 

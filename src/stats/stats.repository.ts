@@ -1,8 +1,10 @@
 /**
- * The SQL of outcome analytics. Lead counts come from the leads themselves (by creation time in
- * the business time zone: accepted, flagged duplicates, quoted, ordered and the median hours
- * between), read through (provider_id, livemode, created_at) or (livemode, created_at); refusals
- * come from the daily counts the request log keeps (request_outcomes_daily), never from the log.
+ * The SQL of outcome analytics. Lead counts (by creation time in the business time zone:
+ * accepted, flagged duplicates, quoted, ordered and histograms of the hours between) come from
+ * the daily rollup (lead_stats_daily: whole past days, and today so far) and, after what it
+ * holds, from the leads themselves through (provider_id, livemode, created_at) or (livemode,
+ * created_at); refusals come from the daily counts the request log keeps
+ * (request_outcomes_daily), never from the log.
  */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
@@ -94,7 +96,20 @@ function groupColumn(groupBy: GroupBy | undefined) {
 const QUOTE_HOURS = sql`extract(epoch from quoted_at - created_at)::float8 / 3600`;
 const ORDER_HOURS = sql`extract(epoch from ordered_at - quoted_at)::float8 / 3600`;
 
-export async function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
+/**
+ * The lead counts and medians of the scope, per period and group and in total. The rollup's
+ * coverage and the rows are read in one snapshot (repeatable read), so a roll-up committing
+ * between the two reads cannot count a lead twice or not at all.
+ */
+export function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
+  return db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .setAccessMode("read only")
+    .execute((trx) => leadCountsIn(trx, s));
+}
+
+async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const unit = UNITS[s.granularity];
   const { rolledThrough: rolled, partial } = await rollupCoverage(db);
   // Past days come from the rollup up to the day it has reached, today's leads up to its partial
@@ -315,14 +330,20 @@ export async function rollUpDay(db: Db, zone: string, day: string): Promise<bool
 }
 
 /**
- * Rolls up the leads of `day` (today) created before `through`, replacing its rows of an earlier
- * run, and records how far; false when another instance holds the rollup's lock. Only for the
- * day after the last whole day rolled up (stats.rollup.ts).
+ * Rolls up the leads of `day` (today) created more than `lagSeconds` ago by the database's clock
+ * (the clock of created_at; at most to the day's end), replacing its rows of an earlier run, and
+ * records how far; false when another instance holds the rollup's lock, or `day` no longer
+ * follows the last whole day rolled up (another instance rolled it up whole meanwhile).
  */
-export async function rollUpToday(db: Db, zone: string, day: string, through: Date): Promise<boolean> {
+export async function rollUpToday(db: Db, zone: string, day: string, lagSeconds: number): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok`.execute(trx);
-    if (!rows[0]?.ok) return false;
+    const { rows } = await sql<{ ok: boolean; through: Date | null }>`
+      select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok,
+             least(now() - make_interval(secs => ${lagSeconds}), (${day}::date + 1)::timestamp at time zone ${zone}) as through
+      from lead_stats_rollup where id = 1 and rolled_through = ${day}::date - 1`.execute(trx);
+    const found = rows[0];
+    if (!found?.ok || found.through === null) return false;
+    const through = new Date(found.through);
     const before = sql`and created_at < ${through}::timestamptz`;
     await sql`delete from lead_stats_daily where day = ${day}::date`.execute(trx);
     await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, day, before)}`.execute(trx);

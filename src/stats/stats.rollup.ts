@@ -44,7 +44,9 @@ export function createStatsRollup(options: StatsRollupOptions) {
 
   async function runOnce(): Promise<void> {
     const state = await rollupState(db, zone);
-    const yesterday = shiftDay(businessToday(now(), zone), -1);
+    // A day is whole once `lagSeconds` have passed its end, so a lead inserted just before
+    // midnight whose transaction commits after it is in the day's roll-up.
+    const yesterday = shiftDay(businessToday(new Date(now().getTime() - lagSeconds * 1000), zone), -1);
     let day =
       state.rolledThrough === null
         ? state.firstDay !== null && state.firstDay < yesterday
@@ -65,8 +67,7 @@ export function createStatsRollup(options: StatsRollupOptions) {
       if (!(await rollUpAgain(db, zone, again, moved.lastId))) return;
     }
     // Today so far, once every whole day is: its leads created before the lag, moves included.
-    if (rolled === yesterday)
-      await rollUpToday(db, zone, shiftDay(yesterday, 1), new Date(now().getTime() - lagSeconds * 1000));
+    if (rolled === yesterday) await rollUpToday(db, zone, shiftDay(yesterday, 1), lagSeconds);
   }
 
   const tick = () => {
