@@ -260,7 +260,8 @@ export interface paths {
      *     `submitted` (create requests: accepted plus refused), `accepted` (leads stored, flagged
      *     duplicates included), `rejected` by problem code (`outside_criteria`, `duplicate_lead`,
      *     `validation_error`, `rate_limited`, …), `duplicates` (flagged), `quoted` and `ordered`
-     *     (of the leads accepted in the period, those that have reached QUOTE and ORDER so far),
+     *     (of the leads accepted in the period, those that have reached QUOTE and ORDER so far; a
+     *     move shows within about a minute and a half, new leads at once),
      *     `quote_rate` and `order_rate` (of accepted), and the median hours from creation to QUOTE
      *     and from QUOTE to ORDER. `totals` covers the whole range. Without `group_by` every period
      *     of the range has a row; with `group_by=sub_id` one row per period and sub-source that
