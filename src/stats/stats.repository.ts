@@ -293,7 +293,10 @@ function rollupSelect(zone: string, day: string, where: ReturnType<typeof sql>, 
       select ${provider} as provider_id, livemode, coalesce(sub_id, '') as sub_id, created_at, duplicate, quoted_at, ordered_at,
              hours_bucket(${QUOTE_HOURS}) as quote_key, hours_bucket(${ORDER_HOURS}) as order_key
       from leads
-      where created_at >= (${day}::date::timestamp at time zone ${zone})
+      -- Both modes named, so the day is two ranges of leads_mode_created_idx (livemode, created_at);
+      -- without it the scan read the whole index for one day (325 ms against 34 at 5M leads).
+      where livemode in (true, false)
+        and created_at >= (${day}::date::timestamp at time zone ${zone})
         and created_at < ((${day}::date + 1)::timestamp at time zone ${zone}) ${where}
     ),
     counts as (
