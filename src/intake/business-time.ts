@@ -17,18 +17,29 @@ function local(now: Date, zone: string): DateTime {
   return DateTime.fromJSDate(now, { zone });
 }
 
-// Every lead asks what day it is: an Intl formatter per zone answers in a few microseconds, where
-// a Luxon DateTime in a zone costs tens (the calendar arithmetic below stays Luxon's).
+// Every lead and every request-log entry asks what day it is (issue 25). An Intl formatter per
+// zone answers in a few microseconds (a Luxon DateTime in a zone costs tens); the last answer per
+// zone is kept for its quarter hour of UTC: every zone's offset since 1972 is a whole number of
+// quarter hours and its clocks change on one, so its date can only change on a quarter hour.
+// (Luxon's start of a day is not used for this: where clocks change at midnight, or go back from
+// midnight to the day before, the date is not one interval of time.)
+const QUARTER_HOUR_MS = 15 * 60_000;
 const DAY_FORMATS = new Map<string, Intl.DateTimeFormat>();
+const LAST_DAY = new Map<string, { readonly quarter: number; readonly day: string }>();
 
 /** Today's date (YYYY-MM-DD) in `zone`. */
 export function businessToday(now: Date, zone: string): string {
+  const quarter = Math.floor(now.getTime() / QUARTER_HOUR_MS);
+  const last = LAST_DAY.get(zone);
+  if (last !== undefined && last.quarter === quarter) return last.day;
   let format = DAY_FORMATS.get(zone);
   if (!format) {
     format = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" });
     DAY_FORMATS.set(zone, format);
   }
-  return format.format(now);
+  const day = format.format(now);
+  LAST_DAY.set(zone, { quarter, day });
+  return day;
 }
 
 /** Whole days from today (in `zone`) to `date` (YYYY-MM-DD); negative for the past. */

@@ -4,6 +4,7 @@
  * bounds, the broker's calendar, and the duplicate check's SQL half (intake_guard) on a real
  * in-memory PGlite.
  */
+import fc from "fast-check";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
@@ -456,6 +457,53 @@ describe("the broker's calendar (America/New_York)", () => {
     expect(daysUntil("2026-11-24", evening, NY)).toBe(-1);
     expect(daysUntil("2026-11-25", evening, NY)).toBe(0);
     expect(daysUntil("2026-12-25", evening, NY)).toBe(30);
+  });
+
+  it("names the day of any instant in any zone as Intl does, at a day's first and last millisecond too", () => {
+    // The day is remembered per zone (src/intake/business-time.ts): instants in any order, around
+    // midnight, across daylight-saving changes (New York, Lord Howe's half hour, Havana's and
+    // Santiago's at midnight, Nepal's quarter hour) must still get their own day.
+    const zones = [NY, "UTC", "Australia/Lord_Howe", "America/Havana", "America/Santiago", "Asia/Kathmandu"];
+    const formats = new Map(
+      zones.map((z) => [
+        z,
+        new Intl.DateTimeFormat("en-CA", { timeZone: z, year: "numeric", month: "2-digit", day: "2-digit" }),
+      ]),
+    );
+    const instant = fc.oneof(
+      fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2060, 0, 1) }),
+      // Around a day's edge in UTC-4/-5 (New York) and the others': whole hours ± 1 ms.
+      fc
+        .tuple(fc.integer({ min: 0, max: 30 * 24 }), fc.constantFrom(-1, 0, 1))
+        .map(([h, d]) => Date.UTC(2026, 2, 1) + h * 3_600_000 + d),
+    );
+    const dayOf = (zone: string, t: number) => formats.get(zone)?.format(t);
+    // Time going forward in 15-minute steps (every zone's midnight falls on one), each step's
+    // instant and the millisecond before it, through the spring and autumn changes of both
+    // hemispheres.
+    for (const zone of zones) {
+      for (const [from, to] of [
+        [Date.UTC(2026, 2, 1), Date.UTC(2026, 3, 15)],
+        [Date.UTC(2026, 8, 1), Date.UTC(2026, 10, 10)],
+      ] as const) {
+        for (let t = from; t < to; t += 15 * 60_000) {
+          for (const at of [t - 1, t]) {
+            if (businessToday(new Date(at), zone) !== dayOf(zone, at)) {
+              expect(businessToday(new Date(at), zone), `${zone} ${new Date(at).toISOString()}`).toBe(dayOf(zone, at));
+            }
+          }
+        }
+      }
+    }
+    // And instants in any order.
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...zones), instant), { minLength: 1, maxLength: 50 }), (calls) => {
+        for (const [zone, t] of calls) {
+          expect(businessToday(new Date(t), zone)).toBe(dayOf(zone, t));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("starts and resets the cap windows at midnight, on Monday and on the 1st", () => {
