@@ -61,17 +61,28 @@ export function procMemory(pid: number): { rssMb: number; peakMb: number } {
 }
 
 /**
- * How production starts the service: package.json's `start` script (`node <flags> <entry>`, the
- * entry src/start.mjs, or src/main.ts in older checkouts), the one place it is written.
+ * How production starts the service: package.json's `start` script (`NAME=value… node <flags>
+ * <entry>`, the entry src/start.mjs, or src/main.ts in older checkouts), the one place it is
+ * written: the environment it sets, node's flags and the entry.
  */
-export function productionCommand(root = ROOT): { flags: string[]; entry: string } {
+export function productionCommand(root = ROOT): { env: Record<string, string>; flags: string[]; entry: string } {
   const start = (JSON.parse(readFileSync(`${root}/package.json`, "utf8")) as { scripts?: { start?: string } }).scripts
     ?.start;
   const words = (start ?? "").split(/\s+/);
   const node = words.indexOf("node");
   const entry = words.findIndex((w, i) => i > node && !w.startsWith("-"));
-  if (node === -1 || entry === -1) return { flags: [], entry: "src/main.ts" };
-  return { flags: words.slice(node + 1, entry), entry: words[entry] as string };
+  if (node === -1 || entry === -1) return { env: {}, flags: [], entry: "src/main.ts" };
+  const env: Record<string, string> = {};
+  for (const word of words.slice(0, node)) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word);
+    if (m) env[m[1] as string] = m[2] as string;
+  }
+  return { env, flags: words.slice(node + 1, entry), entry: words[entry] as string };
+}
+
+/** The environment production's start command sets (e.g. MALLOC_ARENA_MAX). */
+export function productionEnv(root = ROOT): Record<string, string> {
+  return productionCommand(root).env;
 }
 
 /** The node flags of production's start command. */
@@ -113,6 +124,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         LOG_LEVEL: "warn",
         HOST: "127.0.0.1",
         PORT: String(port),
+        ...(options.script ? {} : productionEnv(options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT)),
         ...options.env,
       },
     },

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:net";
-import { productionNodeFlags } from "../../bench/lib/service.ts";
+import { productionEnv, productionNodeFlags } from "../../bench/lib/service.ts";
 import { type ServiceClient, serviceClient } from "./app.ts";
 import { createTestDatabase } from "./database.ts";
 
@@ -39,6 +39,7 @@ export async function startServiceProcess(
   const child = spawn(process.execPath, [...productionNodeFlags(), "src/main.ts"], {
     env: {
       PATH: process.env.PATH ?? "",
+      ...productionEnv(),
       NODE_ENV: "production",
       LOG_LEVEL: "info",
       HOST: "127.0.0.1",
