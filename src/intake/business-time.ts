@@ -19,26 +19,27 @@ function local(now: Date, zone: string): DateTime {
 
 // Every lead and every request-log entry asks what day it is (issue 25). An Intl formatter per
 // zone answers in a few microseconds (a Luxon DateTime in a zone costs tens); the last answer per
-// zone is kept for its quarter hour of UTC: every zone's offset since 1972 is a whole number of
-// quarter hours and its clocks change on one, so its date can only change on a quarter hour.
+// zone is kept for its minute of UTC: since 1972 every zone's offset is a whole number of minutes
+// and its clocks change on a whole minute (some at 00:01 local time until 2011, so not always on
+// a quarter hour), so its date can only change on a minute.
 // (Luxon's start of a day is not used for this: where clocks change at midnight, or go back from
 // midnight to the day before, the date is not one interval of time.)
-const QUARTER_HOUR_MS = 15 * 60_000;
+const MINUTE_MS = 60_000;
 const DAY_FORMATS = new Map<string, Intl.DateTimeFormat>();
-const LAST_DAY = new Map<string, { readonly quarter: number; readonly day: string }>();
+const LAST_DAY = new Map<string, { readonly minute: number; readonly day: string }>();
 
 /** Today's date (YYYY-MM-DD) in `zone`. */
 export function businessToday(now: Date, zone: string): string {
-  const quarter = Math.floor(now.getTime() / QUARTER_HOUR_MS);
+  const minute = Math.floor(now.getTime() / MINUTE_MS);
   const last = LAST_DAY.get(zone);
-  if (last !== undefined && last.quarter === quarter) return last.day;
+  if (last !== undefined && last.minute === minute) return last.day;
   let format = DAY_FORMATS.get(zone);
   if (!format) {
     format = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" });
     DAY_FORMATS.set(zone, format);
   }
   const day = format.format(now);
-  LAST_DAY.set(zone, { quarter, day });
+  LAST_DAY.set(zone, { minute, day });
   return day;
 }
 

@@ -463,7 +463,15 @@ describe("the broker's calendar (America/New_York)", () => {
     // The day is remembered per zone (src/intake/business-time.ts): instants in any order, around
     // midnight, across daylight-saving changes (New York, Lord Howe's half hour, Havana's and
     // Santiago's at midnight, Nepal's quarter hour) must still get their own day.
-    const zones = [NY, "UTC", "Australia/Lord_Howe", "America/Havana", "America/Santiago", "Asia/Kathmandu"];
+    const zones = [
+      NY,
+      "UTC",
+      "Australia/Lord_Howe",
+      "America/Havana",
+      "America/Santiago",
+      "Asia/Kathmandu",
+      "America/St_Johns",
+    ];
     const formats = new Map(
       zones.map((z) => [
         z,
@@ -478,15 +486,19 @@ describe("the broker's calendar (America/New_York)", () => {
         .map(([h, d]) => Date.UTC(2026, 2, 1) + h * 3_600_000 + d),
     );
     const dayOf = (zone: string, t: number) => formats.get(zone)?.format(t);
-    // Time going forward in 15-minute steps (every zone's midnight falls on one), each step's
-    // instant and the millisecond before it, through the spring and autumn changes of both
-    // hemispheres.
+    // Time going forward a minute at a time (every zone's date changes on one), each minute and
+    // the millisecond before it, through the spring and autumn changes of both hemispheres, and
+    // St John's autumn of 2010, when its clocks went back at 00:01 (02:31 UTC, not a quarter hour).
     for (const zone of zones) {
       for (const [from, to] of [
-        [Date.UTC(2026, 2, 1), Date.UTC(2026, 3, 15)],
-        [Date.UTC(2026, 8, 1), Date.UTC(2026, 10, 10)],
+        [Date.UTC(2026, 2, 6), Date.UTC(2026, 2, 10)],
+        [Date.UTC(2026, 3, 2), Date.UTC(2026, 3, 7)],
+        [Date.UTC(2026, 8, 4), Date.UTC(2026, 8, 8)],
+        [Date.UTC(2026, 9, 1), Date.UTC(2026, 9, 6)],
+        [Date.UTC(2026, 10, 1), Date.UTC(2026, 10, 3)],
+        [Date.UTC(2010, 10, 6), Date.UTC(2010, 10, 8)],
       ] as const) {
-        for (let t = from; t < to; t += 15 * 60_000) {
+        for (let t = from; t < to; t += 60_000) {
           for (const at of [t - 1, t]) {
             if (businessToday(new Date(at), zone) !== dayOf(zone, at)) {
               expect(businessToday(new Date(at), zone), `${zone} ${new Date(at).toISOString()}`).toBe(dayOf(zone, at));
