@@ -587,6 +587,20 @@ describe("the request log, attacked (pglite)", () => {
     expect((await entryOf((await j(plain)).request_id, p.key)).status).toBe(404);
   });
 
+  it("records a body holding NUL characters, with each one as U+FFFD", async () => {
+    // Postgres's text holds no NUL: the entry keeps the rest, with U+FFFD in its place. (A
+    // provider of its own: polling for the entry counts against the log's read limit.)
+    const own = await t.provider(`NUL ${Date.now()}`);
+    const r = await t.call("POST", LEADS, {
+      auth: own.key,
+      body: { ["k\u0000"]: "a\u0000b", external_id: "x\u0000y" },
+    });
+    expect(r.status).toBe(400);
+    const entry = await entryOf((await j(r)).request_id, own.key);
+    expect(entry.request_body).toMatchObject({ "k\ufffd": "a\ufffdb", external_id: "x\ufffdy" });
+    expect(entry.external_id).toBe("x\ufffdy");
+  });
+
   it("masks personal data wherever it sits: arrays, nesting, other cases of the key", async () => {
     const body = [
       {

@@ -1,6 +1,7 @@
 /**
- * Writes request-log entries off the request path. `record` only appends to a bounded in-memory
- * queue; a timer flushes it in batches (every `flushMs`, at most a second) with one multi-row
+ * Writes request-log entries off the request path. `record`, called once an answer has been sent,
+ * masks the entry's body, turns the entry into its row (one string) and appends that to a bounded
+ * in-memory queue; a timer flushes it in batches (every `flushMs`, at most a second) with one multi-row
  * insert and the day's outcome counts in the same transaction. When the queue is full the oldest
  * entries are dropped and counted (metric, and one log line a minute). A batch the database
  * refuses goes back to the queue for the next flush (still bounded).
@@ -16,7 +17,7 @@ import { type BatchRun, runInBatches } from "../batches.ts";
 import type { Database } from "../db/schema.ts";
 import { businessToday } from "../intake/business-time.ts";
 import { errorForLog, type Logger } from "../logger.ts";
-import { deleteEntriesBefore, insertEntries, type OutcomeCount } from "./request-log.repository.ts";
+import { deleteEntriesBefore, entryRow, insertEntries, type OutcomeCount } from "./request-log.repository.ts";
 import { CREATE_OPERATIONS, maskBody, type RequestLogEntry, subIdOf } from "./request-log.ts";
 
 export interface RequestLogWriterOptions {
@@ -42,14 +43,48 @@ const PURGE_BATCH = 1000;
 const PURGE_RUN_MS = 2000;
 const PURGE_EVERY_MS = 10 * 60_000;
 
+/** What a create-lead request adds to the daily outcome counts (providers known only). */
+interface Counted {
+  readonly providerId: number;
+  readonly livemode: boolean;
+  readonly createdAt: Date;
+  readonly subId: string;
+  /** '' for accepted. */
+  readonly code: string;
+}
+
+/**
+ * A recorded entry as the queue holds it until its batch is written: its row, one string with
+ * the body masked (the raw body is never stored), and what it counts for.
+ */
+interface Queued {
+  readonly row: string;
+  readonly requestId: string;
+  readonly counted: Counted | undefined;
+}
+
+function queued(e: RequestLogEntry): Queued {
+  const counted =
+    e.providerId !== null && e.livemode !== null && CREATE_OPERATIONS.has(e.operation)
+      ? {
+          providerId: e.providerId,
+          livemode: e.livemode,
+          createdAt: e.createdAt,
+          subId: subIdOf(e.requestBody),
+          code: e.outcome === "accepted" ? "" : (e.code ?? e.outcome),
+        }
+      : undefined;
+  const body = e.requestBody ?? null;
+  return { row: entryRow(e, body === null ? null : maskBody(body)), requestId: e.requestId, counted };
+}
+
 /** The daily outcome counts of a batch's create-lead requests (providers known only), sorted by key. */
-export function outcomeCounts(entries: readonly RequestLogEntry[], zone: string): OutcomeCount[] {
+function outcomeCounts(entries: readonly Queued[], zone: string): OutcomeCount[] {
   const counts = new Map<string, OutcomeCount>();
-  for (const e of entries) {
-    if (e.providerId === null || e.livemode === null || !CREATE_OPERATIONS.has(e.operation)) continue;
+  for (const { counted: e } of entries) {
+    if (e === undefined) continue;
     const day = businessToday(e.createdAt, zone);
-    const subId = subIdOf(e.requestBody);
-    const code = e.outcome === "accepted" ? "" : (e.code ?? e.outcome);
+    const { subId, code } = e;
     const key = JSON.stringify([e.providerId, e.livemode, day, subId, code]);
     const c = counts.get(key);
     counts.set(
@@ -68,7 +103,7 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   const flushMs = Math.min(options.flushMs ?? 500, 1000);
   const maxQueue = options.maxQueue ?? 20_000;
   const batchSize = options.batchSize ?? 500;
-  let queue: RequestLogEntry[] = [];
+  let queue: Queued[] = [];
   let dropped = 0;
   let droppedSinceReport = 0;
   let lastReport = 0;
@@ -102,10 +137,9 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   async function flushOnce(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.splice(0, batchSize);
-      // Masked here, off the request path; the raw body is never stored.
-      const masked = batch.map((e) => ({ ...e, requestBody: maskBody(e.requestBody) }));
+      const rows = batch.map((e) => e.row);
       try {
-        await insertEntries(db, masked, outcomeCounts(batch, options.zone));
+        await insertEntries(db, rows, outcomeCounts(batch, options.zone));
       } catch (err) {
         if (!isDataError(err)) {
           logger.warn(
@@ -118,12 +152,13 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
         }
         // The database refused a value of the batch (not the connection): one entry at a time,
         // so one entry it cannot store is dropped (and counted) instead of halting the log.
-        for (const [i, entry] of masked.entries()) {
+        for (const [i, row] of rows.entries()) {
           try {
-            await insertEntries(db, [entry], outcomeCounts([batch[i] as RequestLogEntry], options.zone));
+            await insertEntries(db, [row], outcomeCounts([batch[i] as Queued], options.zone));
           } catch (one) {
             if (!isDataError(one)) throw one;
-            logger.warn({ err: errorForLog(one), request_id: entry.requestId }, "request log entry refused; dropped");
+            const requestId = (batch[i] as Queued).requestId;
+            logger.warn({ err: errorForLog(one), request_id: requestId }, "request log entry refused; dropped");
             drop(1);
           }
         }
@@ -132,9 +167,20 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   }
 
   return {
-    /** Appends an entry (never waits, never throws). */
+    /**
+     * Appends an entry (never waits, never throws), its body masked: called once the answer has
+     * been sent (observe.ts, on `finish`), so the masking holds up no answer.
+     */
     record(entry: RequestLogEntry): void {
-      queue.push(entry);
+      let q: Queued;
+      try {
+        q = queued(entry);
+      } catch (err) {
+        logger.warn({ err: errorForLog(err), request_id: entry.requestId }, "request log entry unwritable; dropped");
+        drop(1);
+        return;
+      }
+      queue.push(q);
       if (queue.length > maxQueue) {
         queue.shift();
         drop(1);
