@@ -555,6 +555,65 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
     );
     await writer.stop();
   });
+  it("writes the rest of a batch whose one value the database refuses, and counts exactly what it wrote", async () => {
+    const { createRequestLogWriter } = await import("../src/request-log/request-log.writer.ts");
+    const p = await t.provider();
+    const dropped: number[] = [];
+    const writer = createRequestLogWriter({
+      db: t.app.database.db,
+      logger: createLogger("silent"),
+      zone: ZONE,
+      retentionDays: 30,
+      onDropped: (n) => dropped.push(n),
+    });
+    const subId = `fallback-${process.pid}`;
+    const id = (n: number) => `fallback-${process.pid}-${n}`;
+    const entry = (n: number, status: number) => ({
+      requestId: id(n),
+      createdAt: new Date(),
+      providerId: p.id,
+      livemode: true,
+      operation: "POST /api/v1/public/leads/",
+      protocol: "rest",
+      status,
+      rpcCode: null,
+      outcome: "accepted" as const,
+      code: null,
+      detail: null,
+      errors: [],
+      externalId: `fb-${n}`,
+      leadId: null,
+      durationMs: n === 3 ? Number.NaN : 2.5,
+      clientIp: "192.0.2.9",
+      keyHint: null,
+      userAgent: null,
+      requestBody: { sub_id: subId, first_name: "Bartholomew" },
+    });
+    // A status no smallint holds: the batch is refused, then written one entry at a time.
+    writer.record(entry(1, 201));
+    writer.record(entry(2, 70_000));
+    writer.record(entry(3, 201));
+    await writer.flush();
+    const db = t.app.database.db;
+    const rows = await db
+      .selectFrom("request_log")
+      .select(["request_id", "duration_ms", "request_body"])
+      .where("request_id", "in", [id(1), id(2), id(3)])
+      .orderBy("request_id")
+      .execute();
+    expect(rows.map((r) => r.request_id)).toEqual([id(1), id(3)]);
+    expect(rows[1]?.duration_ms).toBeNaN();
+    expect(rows[0]?.request_body).toEqual({ sub_id: subId, first_name: "B…" });
+    expect(dropped).toEqual([1]);
+    const counts = await db
+      .selectFrom("request_outcomes_daily")
+      .select(["code", "requests"])
+      .where("provider_id", "=", p.id)
+      .where("sub_id", "=", subId)
+      .execute();
+    expect(counts).toEqual([{ code: "", requests: 2 }]);
+    await writer.stop();
+  });
 });
 
 describe("the request log, attacked (pglite)", () => {

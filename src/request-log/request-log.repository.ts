@@ -38,7 +38,7 @@ function wellFormed(v: unknown): unknown {
 }
 
 /** A text field, cleaned (clean). */
-const text = (v: string | null): string | null => (typeof v === "string" ? clean(v) : null);
+export const text = (v: string | null): string | null => (typeof v === "string" ? clean(v) : null);
 
 /**
  * An entry as one JSON object of request_log's columns, its request body masked by the caller.
@@ -62,7 +62,8 @@ export function entryRow(e: RequestLogEntry, maskedBody: unknown): string {
     errors: e.errors.length > 0 ? wellFormed(e.errors) : null,
     external_id: text(e.externalId),
     lead_id: e.leadId,
-    duration_ms: e.durationMs,
+    // JSON has no NaN or Infinity (stringify writes null); Postgres's real takes them as text.
+    duration_ms: Number.isFinite(e.durationMs) ? e.durationMs : String(e.durationMs),
     client_ip: text(e.clientIp),
     key_hint: text(e.keyHint),
     user_agent: text(e.userAgent),

@@ -3,8 +3,10 @@
  * masks the entry's body, turns the entry into its row (one string) and appends that to a bounded
  * in-memory queue; a timer flushes it in batches (every `flushMs`, at most a second) with one multi-row
  * insert and the day's outcome counts in the same transaction. When the queue is full the oldest
- * entries are dropped and counted (metric, and one log line a minute). A batch the database
- * refuses goes back to the queue for the next flush (still bounded).
+ * entries are dropped and counted (metric, and one log line a minute). A batch that cannot be
+ * written (the database unreachable) goes back to the queue for the next flush (still bounded); a
+ * batch the database refuses a value of is written one entry at a time, and the refused entry is
+ * dropped and counted.
  *
  * The promise (README, docs/decisions.md): an entry is queryable within about `flushMs` of the
  * answer; a process killed with SIGKILL loses at most the entries of its last `flushMs`; a clean
@@ -17,7 +19,7 @@ import { type BatchRun, runInBatches } from "../batches.ts";
 import type { Database } from "../db/schema.ts";
 import { businessToday } from "../intake/business-time.ts";
 import { errorForLog, type Logger } from "../logger.ts";
-import { deleteEntriesBefore, entryRow, insertEntries, type OutcomeCount } from "./request-log.repository.ts";
+import { deleteEntriesBefore, entryRow, insertEntries, type OutcomeCount, text } from "./request-log.repository.ts";
 import { CREATE_OPERATIONS, maskBody, type RequestLogEntry, subIdOf } from "./request-log.ts";
 
 export interface RequestLogWriterOptions {
@@ -71,7 +73,8 @@ function queued(e: RequestLogEntry): Queued {
           livemode: e.livemode,
           createdAt: e.createdAt,
           subId: subIdOf(e.requestBody),
-          code: e.outcome === "accepted" ? "" : (e.code ?? e.outcome),
+          // The code as the row stores it (text).
+          code: e.outcome === "accepted" ? "" : (text(e.code) ?? e.outcome),
         }
       : undefined;
   const body = e.requestBody ?? null;
@@ -114,10 +117,12 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   let purgeBehind = false;
   let stopped = false;
 
-  function drop(n: number): void {
+  /** Counts dropped entries (metric); `overflow`: the queue was full, said in a log line a minute. */
+  function drop(n: number, overflow = true): void {
     dropped += n;
-    droppedSinceReport += n;
     options.onDropped?.(n);
+    if (!overflow) return;
+    droppedSinceReport += n;
     const t = Date.now();
     if (t - lastReport >= 60_000) {
       logger.warn({ dropped: droppedSinceReport }, "request log queue full: oldest entries dropped");
@@ -159,7 +164,7 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
             if (!isDataError(one)) throw one;
             const requestId = (batch[i] as Queued).requestId;
             logger.warn({ err: errorForLog(one), request_id: requestId }, "request log entry refused; dropped");
-            drop(1);
+            drop(1, false);
           }
         }
       }
@@ -176,8 +181,14 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
       try {
         q = queued(entry);
       } catch (err) {
-        logger.warn({ err: errorForLog(err), request_id: entry.requestId }, "request log entry unwritable; dropped");
-        drop(1);
+        let requestId: unknown;
+        try {
+          requestId = String((entry as { requestId?: unknown } | null)?.requestId);
+        } catch {
+          // An id that cannot even be read: the line goes without it.
+        }
+        logger.warn({ err: errorForLog(err), request_id: requestId }, "request log entry unwritable; dropped");
+        drop(1, false);
         return;
       }
       queue.push(q);
