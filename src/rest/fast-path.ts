@@ -66,11 +66,11 @@ const MALFORMED = Object.assign(new SyntaxError("malformed JSON"), { type: "enti
 
 /**
  * The weak ETag Express gives a JSON body (the `etag` package: the body's length in hex and the
- * first 27 characters of its SHA-1 in base64), with the one-shot crypto.hash rather than a Hash
- * object per answer. `body` is never empty here.
+ * first 27 characters of its SHA-1 in base64) of the body's UTF-8 bytes, with the one-shot
+ * crypto.hash rather than a Hash object per answer. `body` is never empty here.
  */
-function weakEtag(body: string, length: number): string {
-  return `W/"${length.toString(16)}-${hash("sha1", body, "base64").slice(0, 27)}"`;
+function weakEtag(body: Buffer): string {
+  return `W/"${body.length.toString(16)}-${hash("sha1", body, "base64").slice(0, 27)}"`;
 }
 
 /** True when a single path segment needs no decoding and fits the contract (1–128 characters). */
@@ -124,13 +124,15 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
   const send = (res: ServerResponse, status: number, body: string, extra?: Record<string, string>) => {
     for (const k in deps.headers) res.setHeader(k, deps.headers[k] as string);
     if (extra) for (const k in extra) res.setHeader(k, extra[k] as string);
-    const length = Buffer.byteLength(body);
+    // Encoded once: the length, the ETag and the socket take the same bytes (a string body was
+    // encoded three times, and joined to the header first).
+    const bytes = Buffer.from(body, "utf8");
     res.setHeader("Content-Type", "application/json; charset=utf-8");
-    res.setHeader("Content-Length", length);
-    res.setHeader("ETag", weakEtag(body, length));
+    res.setHeader("Content-Length", bytes.length);
+    res.setHeader("ETag", weakEtag(bytes));
     res.statusCode = status;
     markFastPath(res);
-    res.end(body);
+    res.end(bytes);
   };
 
   const providerOf = (caller: Caller) => {
