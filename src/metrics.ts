@@ -6,7 +6,7 @@
 
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 
 export interface MetricsSources {
@@ -21,19 +21,11 @@ export type Metrics = ReturnType<typeof createMetrics>;
 export function createMetrics(sources: MetricsSources) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({
-    name: "lead_provider_requests_total",
-    help: "Requests answered, by route, method, status and protocol.",
-    labelNames: ["route", "method", "status", "protocol"] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: "lead_provider_request_duration_seconds",
-    help: "Time to answer a request, by route, method and status.",
-    labelNames: ["route", "method", "status"] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const requests = createRequestSeries();
+  // prom-client registers objects of this shape itself (its cluster aggregator's); its typings
+  // name only its own classes, and give `type` as a numeric enum where the runtime reads a string.
+  registry.registerMetric(requests.counter as unknown as Metric);
+  registry.registerMetric(requests.histogram as unknown as Metric);
   const leadsCreated = new Counter({
     name: "lead_provider_leads_created_total",
     help: "Leads stored.",
@@ -141,10 +133,6 @@ export function createMetrics(sources: MetricsSources) {
     registers: [registry],
   });
 
-  const requestChildren = new Map<
-    string,
-    { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }
-  >();
   return {
     registry,
     /**
@@ -155,22 +143,7 @@ export function createMetrics(sources: MetricsSources) {
     eventWritten: (type: string) => eventsWritten.inc({ type }),
     testLeadCreated: () => testLeadsCreated.inc(),
     webhookOutcome: (outcome: string) => deliveries.inc({ outcome }),
-    observe(route: string, method: string, status: number, protocol: string, seconds: number): void {
-      // The label children of each (route, method, status, protocol), made once: prom-client
-      // otherwise sorts and joins the label object on every call.
-      const key = `${route} ${method} ${status} ${protocol}`;
-      let child = requestChildren.get(key);
-      if (child === undefined) {
-        const s = String(status);
-        child = {
-          count: requests.labels({ route, method, status: s, protocol }),
-          time: duration.labels({ route, method, status: s }),
-        };
-        requestChildren.set(key, child);
-      }
-      child.count.inc();
-      child.time.observe(seconds);
-    },
+    observe: requests.observe,
     leadCreated: () => leadsCreated.inc(),
     rateLimited: (window: string) => rateLimited.inc({ window }),
     failedOpen: () => failOpen.inc(),
@@ -180,6 +153,122 @@ export function createMetrics(sources: MetricsSources) {
       jobBehind.set({ job }, run.behind ? 1 : 0);
       jobBatch.observe({ job }, run.slowestBatchMs / 1000);
       jobRows.inc({ job }, run.done);
+    },
+  };
+}
+
+const REQUESTS_NAME = "lead_provider_requests_total";
+const DURATION_NAME = "lead_provider_request_duration_seconds";
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const;
+
+/** One (route, method, status, protocol): its request count and, shared with the other protocols of its (route, method, status), its durations. */
+interface RequestSeries {
+  readonly labels: { route: string; method: string; status: string; protocol: string };
+  count: number;
+  readonly duration: DurationSeries;
+}
+interface DurationSeries {
+  readonly labels: { route: string; method: string; status: string };
+  /** Observations per bucket (not cumulative); the last counts those above every bound. */
+  readonly buckets: number[];
+  sum: number;
+  count: number;
+}
+
+/**
+ * The request counter and duration histogram of every answer. Each (route, method, status,
+ * protocol) is a plain record found with one map lookup; prom-client reads the records when
+ * scraped, through metric objects in the shape its own metrics' `get()` gives (the shape its
+ * cluster aggregator registers too), so the exposition and the workers' sum stay prom-client's.
+ * prom-client's own `inc`/`observe` (also through a label child) validates the labels, joins them
+ * into a key and turns the bucket's bound into a property name on every call: about 9 µs of each
+ * REST GET in a CPU profile under load (docs/decisions.md, issue 25).
+ */
+function createRequestSeries() {
+  const series = new Map<string, RequestSeries>();
+  const durations = new Map<string, DurationSeries>();
+  const counter = {
+    name: REQUESTS_NAME,
+    help: "Requests answered, by route, method, status and protocol.",
+    type: "counter",
+    aggregator: "sum",
+    get: async () => ({
+      name: REQUESTS_NAME,
+      help: counter.help,
+      type: "counter",
+      aggregator: "sum",
+      values: [...series.values()].map((s) => ({ value: s.count, labels: { ...s.labels } })),
+    }),
+    reset: () => {
+      series.clear();
+      durations.clear();
+    },
+  };
+  const histogram = {
+    name: DURATION_NAME,
+    help: "Time to answer a request, by route, method and status.",
+    type: "histogram",
+    aggregator: "sum",
+    get: async () => {
+      const values: {
+        labels: Record<string, string | number>;
+        sharedLabels: Record<string, string>;
+        value: number;
+        metricName: string;
+      }[] = [];
+      for (const d of durations.values()) {
+        const shared = { ...d.labels };
+        let cumulative = 0;
+        DURATION_BUCKETS.forEach((le, i) => {
+          cumulative += d.buckets[i] as number;
+          values.push({
+            labels: { le },
+            sharedLabels: shared,
+            value: cumulative,
+            metricName: `${DURATION_NAME}_bucket`,
+          });
+        });
+        values.push(
+          { labels: { le: "+Inf" }, sharedLabels: shared, value: d.count, metricName: `${DURATION_NAME}_bucket` },
+          { labels: {}, sharedLabels: shared, value: d.sum, metricName: `${DURATION_NAME}_sum` },
+          { labels: {}, sharedLabels: shared, value: d.count, metricName: `${DURATION_NAME}_count` },
+        );
+      }
+      return { name: DURATION_NAME, help: histogram.help, type: "histogram", aggregator: "sum", values };
+    },
+    reset: () => {
+      series.clear();
+      durations.clear();
+    },
+  };
+  const seriesOf = (route: string, method: string, status: number, protocol: string): RequestSeries => {
+    const key = `${route} ${method} ${status} ${protocol}`;
+    let s = series.get(key);
+    if (s === undefined) {
+      const labels = { route, method, status: String(status) };
+      const durationKey = `${route} ${method} ${status}`;
+      let duration = durations.get(durationKey);
+      if (duration === undefined) {
+        duration = { labels, buckets: new Array(DURATION_BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+        durations.set(durationKey, duration);
+      }
+      s = { labels: { ...labels, protocol }, count: 0, duration };
+      series.set(key, s);
+    }
+    return s;
+  };
+  return {
+    counter,
+    histogram,
+    observe(route: string, method: string, status: number, protocol: string, seconds: number): void {
+      const s = seriesOf(route, method, status, protocol);
+      s.count += 1;
+      const d = s.duration;
+      let i = 0;
+      while (i < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[i] as number)) i++;
+      d.buckets[i] = (d.buckets[i] as number) + 1;
+      d.sum += seconds;
+      d.count += 1;
     },
   };
 }

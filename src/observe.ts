@@ -99,17 +99,25 @@ function repeatedHeader(req: AnyRequest): string | undefined {
 
 const FAST_PATH = Symbol("served by a fast path");
 
+/** A request's labels in metrics and the log: its route template and protocol. */
+export interface RouteLabels {
+  readonly route: string;
+  readonly protocol: string;
+}
+
 /**
  * Marks an answer as written by a fast path (rest/fast-path.ts, rpc/fast-path.ts) rather than by
  * Express or connect-node: the access log line says `fast_path: true`, so which path served a
- * request can be seen (and tested) without changing the answer itself.
+ * request can be seen (and tested) without changing the answer itself. A fast path that knows
+ * the request's route and protocol passes them, so they are not worked out again from the URL
+ * and headers (test/observability.test.ts checks they are the labeler's).
  */
-export function markFastPath(res: object): void {
-  (res as Record<symbol, unknown>)[FAST_PATH] = true;
+export function markFastPath(res: object, labels?: RouteLabels): void {
+  (res as Record<symbol, unknown>)[FAST_PATH] = labels ?? true;
 }
 
-function servedByFastPath(res: object): boolean {
-  return (res as Record<symbol, unknown>)[FAST_PATH] === true;
+function fastPathOf(res: object): RouteLabels | true | undefined {
+  return (res as Record<symbol, RouteLabels | true | undefined>)[FAST_PATH];
 }
 
 /** Where observe.ts sends each Public API request's log entry (request-log/request-log.writer.ts). */
@@ -246,8 +254,9 @@ export function createObservedHandler(
     const note = requestLog && isPublic(path) ? startNote(req) : undefined;
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routeLabel(req);
-      const protocol = protocolOf(req);
+      const fast = fastPathOf(res);
+      const route = typeof fast === "object" ? fast.route : routeLabel(req);
+      const protocol = typeof fast === "object" ? fast.protocol : protocolOf(req);
       metrics.observe(route, req.method ?? "", res.statusCode, protocol, seconds);
       if (note && requestLog) {
         const at = { requestId, createdAt: requestLog.now(), durationMs: seconds * 1000, route, protocol, path };
@@ -266,7 +275,7 @@ export function createObservedHandler(
       if (logInfo) {
         const line = { request_id: requestId, method: req.method, route, protocol, status: res.statusCode };
         logger.info(
-          servedByFastPath(res) ? { ...line, ms: seconds * 1000, fast_path: true } : { ...line, ms: seconds * 1000 },
+          fast !== undefined ? { ...line, ms: seconds * 1000, fast_path: true } : { ...line, ms: seconds * 1000 },
           "request",
         );
       }

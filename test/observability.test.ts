@@ -2,10 +2,14 @@
  * What an operator sees: JSON logs with request ids and no secrets or personal data, and
  * Prometheus metrics that are not public.
  */
+import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { createLogger } from "../src/logger.ts";
+import { createRouteLabeler } from "../src/observe.ts";
+import { FAST_ROUTES } from "../src/rest/fast-path.ts";
 import { leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { freePort } from "./helpers/processes.ts";
@@ -107,6 +111,69 @@ describe("logs and metrics", () => {
     expect(text).toMatch(/lead_provider_db_pool_connections\{state="total"\} \d+/);
     expect(text).toMatch(/lead_provider_redis_up 1/);
     expect(text).toContain("process_resident_memory_bytes");
+  });
+
+  it("labels fast-path answers as the route labeler does, and keeps the histogram's buckets cumulative", async () => {
+    const paths = Object.keys((parseYaml(readFileSync("openapi/openapi.yaml", "utf8")) as { paths: object }).paths);
+    const label = createRouteLabeler(paths);
+    expect(label({ url: "/api/v1/public/leads/some-lead/" } as never)).toBe(FAST_ROUTES.get.route);
+    expect(label({ url: "/api/v1/public/leads/" } as never)).toBe(FAST_ROUTES.create.route);
+
+    const { key } = await t.provider("Histogram Watch", { rate_limit_per_minute: 100 });
+    const body = leadBody({ external_id: "histogram-1" });
+    expect((await t.call("POST", "/api/v1/public/leads/", { body, auth: key })).status).toBe(201);
+    const before = await t.call("GET", "/metrics", { auth: METRICS_TOKEN });
+    const count = (text: string) =>
+      Number(
+        /lead_provider_requests_total\{route="\/api\/v1\/public\/leads\/\{external_id\}\/",method="GET",status="200",protocol="rest"\} (\d+)/.exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    const start = count(await before.text());
+    // Two by the fast path, one by Express (a conditional request): one series, counted three times.
+    const get = (headers?: Record<string, string>) =>
+      t.call("GET", "/api/v1/public/leads/histogram-1/", { auth: key, ...(headers ? { headers } : {}) });
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(200);
+    expect((await get({ "If-None-Match": '"no-such-etag"' })).status).toBe(200);
+    const text = await (await t.call("GET", "/metrics", { auth: METRICS_TOKEN })).text();
+    expect(count(text)).toBe(start + 3);
+    const series = 'route="/api/v1/public/leads/{external_id}/",method="GET",status="200"';
+    const buckets = [...text.matchAll(/^lead_provider_request_duration_seconds_bucket\{le="([^"]+)",(.*)\} (\d+)$/gm)]
+      .filter((m) => m[2] === series)
+      .map((m) => ({ le: m[1], n: Number(m[3]) }));
+    expect(buckets.map((b) => b.le)).toEqual([
+      "0.001",
+      "0.0025",
+      "0.005",
+      "0.01",
+      "0.025",
+      "0.05",
+      "0.1",
+      "0.25",
+      "0.5",
+      "1",
+      "2.5",
+      "5",
+      "+Inf",
+    ]);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]?.n).toBeGreaterThanOrEqual(buckets[i - 1]?.n ?? 0);
+    const total = Number(
+      new RegExp(
+        `^lead_provider_request_duration_seconds_count\\{${series.replace(/[/{}]/g, "\\$&")}\\} (\\d+)$`,
+        "m",
+      ).exec(text)?.[1],
+    );
+    expect(buckets.at(-1)?.n).toBe(total);
+    expect(total).toBe(count(text));
+    const sum = Number(
+      new RegExp(
+        `^lead_provider_request_duration_seconds_sum\\{${series.replace(/[/{}]/g, "\\$&")}\\} (\\S+)$`,
+        "m",
+      ).exec(text)?.[1],
+    );
+    expect(sum).toBeGreaterThan(0);
+    expect(sum).toBeLessThan(total * 5);
   });
 
   it("can serve /metrics on a separate admin port instead", async () => {

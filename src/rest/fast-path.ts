@@ -24,7 +24,7 @@ import { noteCaller, noteLead, noteOf } from "../edge/request-note.ts";
 import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
 import { createdLeadJson, LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
 import type { LeadService } from "../leads/lead.service.ts";
-import { markFastPath } from "../observe.ts";
+import { markFastPath, type RouteLabels } from "../observe.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 import type { SchemaValidators } from "./schema-validators.ts";
 
@@ -57,6 +57,11 @@ export interface FastPathDeps {
 }
 
 const PUBLIC = SURFACES.find((s) => s.name === "public");
+/** The two operations' labels in metrics and the log: their OpenAPI path templates (observe.ts). */
+export const FAST_ROUTES = {
+  get: { route: `${LEADS_PATH}{external_id}/`, protocol: "rest" },
+  create: { route: LEADS_PATH, protocol: "rest" },
+} as const;
 const MAX_BODY = 64 * 1024;
 const JSON_TYPES = new Set(["application/json", "application/json; charset=utf-8"]);
 /** What the validator throws for an answer that breaks the contract (rendered as its 500). */
@@ -121,7 +126,13 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
     return quota ? { caller, quota } : { caller };
   };
 
-  const send = (res: ServerResponse, status: number, body: string, extra?: Record<string, string>) => {
+  const send = (
+    res: ServerResponse,
+    labels: RouteLabels,
+    status: number,
+    body: string,
+    extra?: Record<string, string>,
+  ) => {
     for (const k in deps.headers) res.setHeader(k, deps.headers[k] as string);
     if (extra) for (const k in extra) res.setHeader(k, extra[k] as string);
     // Encoded once: the length, the ETag and the socket take the same bytes (a string body was
@@ -131,7 +142,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
     res.setHeader("Content-Length", bytes.length);
     res.setHeader("ETag", weakEtag(bytes));
     res.statusCode = status;
-    markFastPath(res);
+    markFastPath(res, labels);
     res.end(bytes);
   };
 
@@ -151,7 +162,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
       const body = leadJson(lead);
       if (deps.validateResponses && !deps.schemas.lead(body))
         return handOver(req, res, { ...admitted, error: OFF_CONTRACT });
-      send(res, 200, JSON.stringify(body));
+      send(res, FAST_ROUTES.get, 200, JSON.stringify(body));
     } catch (error) {
       handOver(req, res, { ...admitted, error });
     }
@@ -180,7 +191,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
       if (deps.validateResponses && !deps.schemas.leadCreated(body)) {
         return handOver(req, res, { ...admitted, error: OFF_CONTRACT }, parsed);
       }
-      send(res, 201, JSON.stringify(body), { Location: leadLocation(created.lead.externalId) });
+      send(res, FAST_ROUTES.create, 201, JSON.stringify(body), { Location: leadLocation(created.lead.externalId) });
     } catch (error) {
       handOver(req, res, { ...admitted, error }, parsed);
     }
