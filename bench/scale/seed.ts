@@ -4,8 +4,8 @@
  * of the leads), leads over two years with ids made as the service makes them (creation
  * millisecond << 12 | 12 random bits) and, at the harness's sizes, their vehicles and state history;
  * 3 % of the last month's leads in test mode; events and webhook deliveries for the leads within
- * their retention (WINDOWS); audit entries about providers and leads; at the harness's sizes, the
- * request log of the last 30 days. Used by the plan test
+ * their retention (WINDOWS); audit entries about providers and leads; the request log of the last
+ * 30 days. Used by the plan test
  * (test/scale-plans.test.ts) and the scale harness (bench/scale/run.ts).
  */
 import pg from "pg";
@@ -265,29 +265,27 @@ export async function seed(
        from generate_series(1, $1::int) g`,
       [audits, first, size.providers],
     );
-    if (size.vehicles) {
-      // The request log within its retention: each lead's create (one in ten refused with a code)
-      // and four reads of it, over REQUEST_LOG_RETENTION_DAYS, as the writer stores them.
-      await run(
-        `request log (5 entries a lead, for the leads of the last ${WINDOWS.requestLogDays} days)`,
-        `insert into request_log (request_id, created_at, provider_id, livemode, operation, protocol, status,
-           outcome, code, detail, external_id, lead_id, duration_ms, client_ip, key_hint, user_agent, request_body)
-         select 'req-' || l.id || '-' || k, least(l.created_at + k * interval '7 minutes', now()), l.provider_id, l.livemode,
-           case when k = 0 then 'POST /api/v1/public/leads/' else 'GET /api/v1/public/leads/{external_id}/' end,
-           'rest',
-           case when k = 0 and l.id % 10 = 0 then 422 when k = 0 then 201 else 200 end,
-           case when k = 0 and l.id % 10 = 0 then 'rejected' else 'accepted' end,
-           case when k = 0 and l.id % 10 = 0 then 'invalid_phone_number' end,
-           case when k = 0 and l.id % 10 = 0 then 'phoneNumber is not a valid phone number' end,
-           l.external_id, case when k = 0 and l.id % 10 = 0 then null else l.id end,
-           2.5, '203.0.113.' || (l.provider_id % 250), 'lp_live_…' || lpad((l.provider_id % 10000)::text, 4, '0'),
-           'scale-seed/1.0',
-           case when k = 0 then json_build_object('externalId', l.external_id, 'firstName', l.first_name) end
-         from leads l cross join generate_series(0, 4) k
-         where l.created_at > now() - $1::int * interval '1 day'`,
-        [WINDOWS.requestLogDays],
-      );
-    }
+    // The request log within its retention: each lead's create (one in ten refused with a code)
+    // and four reads of it, over REQUEST_LOG_RETENTION_DAYS, as the writer stores them.
+    await run(
+      `request log (5 entries a lead, for the leads of the last ${WINDOWS.requestLogDays} days)`,
+      `insert into request_log (request_id, created_at, provider_id, livemode, operation, protocol, status,
+         outcome, code, detail, external_id, lead_id, duration_ms, client_ip, key_hint, user_agent, request_body)
+       select 'req-' || l.id || '-' || k, least(l.created_at + k * interval '7 minutes', now()), l.provider_id, l.livemode,
+         case when k = 0 then 'POST /api/v1/public/leads/' else 'GET /api/v1/public/leads/{external_id}/' end,
+         'rest',
+         case when k = 0 and l.id % 10 = 0 then 422 when k = 0 then 201 else 200 end,
+         case when k = 0 and l.id % 10 = 0 then 'rejected' else 'accepted' end,
+         case when k = 0 and l.id % 10 = 0 then 'invalid_phone_number' end,
+         case when k = 0 and l.id % 10 = 0 then 'phoneNumber is not a valid phone number' end,
+         l.external_id, case when k = 0 and l.id % 10 = 0 then null else l.id end,
+         2.5, '203.0.113.' || (l.provider_id % 250), 'lp_live_…' || lpad((l.provider_id % 10000)::text, 4, '0'),
+         'scale-seed/1.0',
+         case when k = 0 then json_build_object('externalId', l.external_id, 'firstName', l.first_name) end
+       from leads l cross join generate_series(0, 4) k
+       where l.created_at > now() - $1::int * interval '1 day'`,
+      [WINDOWS.requestLogDays],
+    );
     // Vacuumed as autovacuum keeps a production table (index-only counts), at the harness's sizes;
     // the plan test's database only needs the statistics.
     if (size.vehicles) await run("vacuum analyze", "vacuum analyze");

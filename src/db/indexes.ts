@@ -82,6 +82,13 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves:
       "the back office's search for a term with 5 or more digits in a row (migration 0014): the leads holding all its digit 5-grams",
   },
+  {
+    name: "request_log_provider_refused_idx",
+    table: "request_log",
+    definition: "(provider_id, livemode, created_at desc, entry_id desc) where status >= 400",
+    serves:
+      "Public API and portal: a provider's refused requests (an outcome other than accepted, or a status of 400 or more), newest first; the provider's whole log was walked for them (request-log.repository.ts)",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

@@ -240,18 +240,23 @@ function applyFilter(query: any, f: EntryFilter): any {
   return q.orderBy("created_at", "desc").orderBy("entry_id", "desc");
 }
 
-/** One page of a provider's own entries of one mode, newest first (request_log_provider_idx). */
+/** One page of a provider's own entries of one mode, newest first (request_log_provider_idx, or request_log_provider_refused_idx for refusals). */
 export async function listProviderEntries(
   db: Db,
   owner: LeadOwner,
   filter: EntryFilter,
   limit: number,
 ): Promise<StoredRequestLogEntry[]> {
-  const base = db
+  let base = db
     .selectFrom("request_log")
     .select(COLUMNS)
     .where("provider_id", "=", owner.providerId)
     .where("livemode", "=", owner.livemode);
+  // Only refusals asked for: said with a constant, so the planner (custom or generic plan) can use
+  // request_log_provider_refused_idx, which holds them alone (outcomeOf: accepted ⇔ status < 400).
+  if ((filter.outcome !== undefined && filter.outcome !== "accepted") || (filter.status ?? 0) >= 400) {
+    base = base.where(sql<boolean>`status >= 400`);
+  }
   const rows: Row[] = await applyFilter(base, filter).limit(limit).execute();
   return rows.map(entryOf);
 }
