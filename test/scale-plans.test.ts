@@ -125,7 +125,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
   });
 
   /** Runs `query` (the repository's), then EXPLAINs the statement it sent with its values. */
-  async function plan(query: () => Promise<unknown>): Promise<{ problems: string[]; text: string; indexes: string[] }> {
+  async function plan(
+    query: () => Promise<unknown>,
+  ): Promise<{ problems: string[]; text: string; indexes: string[]; nodes: string[] }> {
     captured.length = 0;
     // The seed's events carry a stub payload the mapping cannot read; the statement is what counts
     // (a statement that failed would fail its EXPLAIN below).
@@ -135,13 +137,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
     const explained = await pool.query(`explain (analyze, format json) ${statement.sql}`, [...statement.parameters]);
     const root = (explained.rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
     const problems = problemsOf(root);
-    const indexes = (function names(n: PlanNode): string[] {
-      return [...(n["Index Name"] ? [n["Index Name"]] : []), ...(n.Plans ?? []).flatMap(names)];
+    const all = (function walk(n: PlanNode): PlanNode[] {
+      return [n, ...(n.Plans ?? []).flatMap(walk)];
     })(root);
-    if (problems.length === 0) return { problems, text: "", indexes };
-    // The readable plan, for the failure message only.
+    const indexes = all.flatMap((n) => (n["Index Name"] ? [n["Index Name"]] : []));
+    const nodes = all.map((n) => n["Node Type"]);
+    // The readable plan, for failure messages.
     const text = await pool.query(`explain (analyze) ${statement.sql}`, [...statement.parameters]);
-    return { problems, text: text.rows.map((r) => r["QUERY PLAN"]).join("\n"), indexes };
+    return { problems, text: text.rows.map((r) => r["QUERY PLAN"]).join("\n"), indexes, nodes };
   }
 
   const hourAgo = () => new Date(Date.now() - 3600_000);
@@ -208,17 +211,19 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
   ];
 
   // A provider's refusals are a few among its requests: read from the index that holds refusals
-  // alone, or a list of them walks every accepted request of the provider, or of everyone (the
-  // scale harness at 5M leads saw the planner choose the log's time index and discard 38,933).
+  // alone, in its order, or a list of them walks every accepted request of the provider, or of
+  // everyone (the scale harness at 5M leads saw the planner choose the log's time index and
+  // discard 38,933), or reads and sorts all the provider's refusals (migration 0016).
   it.each([
     ["refused", { outcome: "rejected" as const }],
     ["answered 422", { status: 422 }],
   ])("a big provider's requests %s are read from request_log_provider_refused_idx", async (_name, filter) => {
-    const { problems, text, indexes } = await plan(() =>
+    const { problems, text, indexes, nodes } = await plan(() =>
       listProviderEntries(db, { providerId: big, livemode: true }, filter, 26),
     );
     expect(problems, text).toEqual([]);
-    expect(indexes).toEqual(["request_log_provider_refused_idx"]);
+    expect(indexes, text).toEqual(["request_log_provider_refused_idx"]);
+    expect(nodes, text).toEqual(["Limit", "Index Scan"]);
   });
 
   it.each(CASES)("%s: no sequential scan or large sort", async (_name, query) => {

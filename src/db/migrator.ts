@@ -20,6 +20,7 @@ import * as m0012 from "./migrations/0012-vacuum-leads.ts";
 import * as m0013 from "./migrations/0013-stats-histograms.ts";
 import * as m0014 from "./migrations/0014-search-digits.ts";
 import * as m0015 from "./migrations/0015-stats-today.ts";
+import * as m0016 from "./migrations/0016-request-log-statistics.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0013-stats-histograms": m0013,
   "0014-search-digits": m0014,
   "0015-stats-today": m0015,
+  "0016-request-log-statistics": m0016,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -252,12 +252,18 @@ export async function listProviderEntries(
     .select(COLUMNS)
     .where("provider_id", "=", owner.providerId)
     .where("livemode", "=", owner.livemode);
-  // Only refusals asked for: said with a constant, so the planner (custom or generic plan) can use
-  // request_log_provider_refused_idx, which holds them alone (outcomeOf: accepted ⇔ status < 400).
-  if ((filter.outcome !== undefined && filter.outcome !== "accepted") || (filter.status ?? 0) >= 400) {
-    base = base.where(sql<boolean>`status >= 400`);
+  // Only refusals asked for: said with constants, so the planner, in a generic plan too, can prove
+  // that request_log_provider_refused_idx (status >= 400) holds them all. For an outcome, its
+  // equivalent (outcomeOf: accepted ⇔ status < 400), whose estimate with the outcome the
+  // statistics of migration 0016 make right; a status is itself the constant (a second clause on
+  // the same column would halve its estimate again, and a bitmap scan and sort would follow).
+  let f = filter;
+  if (f.outcome !== undefined && f.outcome !== "accepted") base = base.where(sql<boolean>`status >= 400`);
+  if (f.status !== undefined && Number.isInteger(f.status) && f.status >= 400) {
+    base = base.where("status", "=", sql.lit(f.status));
+    f = { ...f, status: undefined };
   }
-  const rows: Row[] = await applyFilter(base, filter).limit(limit).execute();
+  const rows: Row[] = await applyFilter(base, f).limit(limit).execute();
   return rows.map(entryOf);
 }
 
