@@ -614,6 +614,54 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
     expect(counts).toEqual([{ code: "", requests: 2 }]);
     await writer.stop();
   });
+  it("refuses an entry whose outcome contradicts its status, which the refusals' list relies on (migration 0017)", async () => {
+    const { createRequestLogWriter } = await import("../src/request-log/request-log.writer.ts");
+    const p = await t.provider();
+    const dropped: number[] = [];
+    const writer = createRequestLogWriter({
+      db: t.app.database.db,
+      logger: createLogger("silent"),
+      zone: ZONE,
+      retentionDays: 30,
+      onDropped: (n) => dropped.push(n),
+    });
+    const id = (n: number) => `contradiction-${process.pid}-${n}`;
+    const entry = (n: number, status: number, outcome: "accepted" | "rejected") => ({
+      requestId: id(n),
+      createdAt: new Date(),
+      providerId: p.id,
+      livemode: true,
+      operation: "GET /api/v1/public/leads/{external_id}/",
+      protocol: "rest",
+      status,
+      rpcCode: null,
+      outcome,
+      code: null,
+      detail: null,
+      errors: [],
+      externalId: null,
+      leadId: null,
+      durationMs: 1,
+      clientIp: "192.0.2.10",
+      keyHint: null,
+      userAgent: null,
+      requestBody: null,
+    });
+    writer.record(entry(1, 200, "accepted"));
+    writer.record(entry(2, 200, "rejected"));
+    writer.record(entry(3, 404, "accepted"));
+    writer.record(entry(4, 404, "rejected"));
+    await writer.flush();
+    const rows = await t.app.database.db
+      .selectFrom("request_log")
+      .select("request_id")
+      .where("request_id", "in", [1, 2, 3, 4].map(id))
+      .orderBy("request_id")
+      .execute();
+    expect(rows.map((r) => r.request_id)).toEqual([id(1), id(4)]);
+    expect(dropped).toEqual([1, 1]);
+    await writer.stop();
+  });
 });
 
 describe("the request log, attacked (pglite)", () => {

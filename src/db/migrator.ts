@@ -21,6 +21,7 @@ import * as m0013 from "./migrations/0013-stats-histograms.ts";
 import * as m0014 from "./migrations/0014-search-digits.ts";
 import * as m0015 from "./migrations/0015-stats-today.ts";
 import * as m0016 from "./migrations/0016-request-log-statistics.ts";
+import * as m0017 from "./migrations/0017-request-log-outcome-check.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0014-search-digits": m0014,
   "0015-stats-today": m0015,
   "0016-request-log-statistics": m0016,
+  "0017-request-log-outcome-check": m0017,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {
