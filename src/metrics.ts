@@ -211,21 +211,25 @@ function createRequestSeries() {
     help: "Time to answer a request, by route, method and status.",
     type: "histogram",
     aggregator: "sum",
-    get: async () => {
-      // As prom-client's own Histogram#get gives them: the series' labels after `le`, in one
-      // object (its cluster aggregator groups by `labels` alone).
+    // As prom-client's own Histogram: the text writer reads each series' labels once, beside the
+    // bucket's `le` (getForPromString); the JSON a worker hands the primary has them in each
+    // value's labels, after `le` (get: its cluster aggregator groups by `labels` alone).
+    getForPromString: async () => {
       const values: {
         labels: Record<string, string | number>;
+        sharedLabels: Record<string, string>;
         value: number;
         metricName: string;
         exemplar?: null;
       }[] = [];
       for (const d of durations.values()) {
+        const shared = d.labels;
         let cumulative = 0;
         DURATION_BUCKETS.forEach((le, i) => {
           cumulative += d.buckets[i] as number;
           values.push({
-            labels: { le, ...d.labels },
+            labels: { le },
+            sharedLabels: shared,
             value: cumulative,
             metricName: `${DURATION_NAME}_bucket`,
             exemplar: null,
@@ -233,16 +237,27 @@ function createRequestSeries() {
         });
         values.push(
           {
-            labels: { le: "+Inf", ...d.labels },
+            labels: { le: "+Inf" },
+            sharedLabels: shared,
             value: d.count,
             metricName: `${DURATION_NAME}_bucket`,
             exemplar: null,
           },
-          { labels: { ...d.labels }, value: d.sum, metricName: `${DURATION_NAME}_sum` },
-          { labels: { ...d.labels }, value: d.count, metricName: `${DURATION_NAME}_count` },
+          { labels: {}, sharedLabels: shared, value: d.sum, metricName: `${DURATION_NAME}_sum` },
+          { labels: {}, sharedLabels: shared, value: d.count, metricName: `${DURATION_NAME}_count` },
         );
       }
       return { name: DURATION_NAME, help: histogram.help, type: "histogram", aggregator: "sum", values };
+    },
+    get: async () => {
+      const data = await histogram.getForPromString();
+      return {
+        ...data,
+        values: data.values.map(({ sharedLabels, labels, ...value }) => ({
+          ...value,
+          labels: { ...labels, ...sharedLabels },
+        })),
+      };
     },
     reset: () => {
       series.clear();
