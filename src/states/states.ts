@@ -76,3 +76,8 @@ const BY_CODE = new Map(US_STATES.map((s) => [s.code, s]));
 export function stateByCode(code: string): UsState | undefined {
   return BY_CODE.get(code);
 }
+
+/** The state with this id, or undefined (0 and unknown ids). */
+export function stateById(id: number): UsState | undefined {
+  return US_STATES[id - 1];
+}
