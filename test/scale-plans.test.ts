@@ -23,7 +23,7 @@ import { migrateToLatest } from "../src/db/migrator.ts";
 import type { Database } from "../src/db/schema.ts";
 import { listProviderEvents } from "../src/events/event.repository.ts";
 import { listProviderLeads, searchLeads } from "../src/leads/lead.repository.ts";
-import { listProviderEntries } from "../src/request-log/request-log.repository.ts";
+import { listEntries, listProviderEntries } from "../src/request-log/request-log.repository.ts";
 import { listDeliveries } from "../src/webhooks/webhook.repository.ts";
 import { createTestDatabase, type TestDatabase } from "./helpers/database.ts";
 
@@ -214,17 +214,32 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
   // alone, in its order, or a list of them walks every accepted request of the provider, or of
   // everyone (the scale harness at 5M leads saw the planner choose the log's time index and
   // discard 38,933), or reads and sorts all the provider's refusals (migration 0016).
+  const mine = { providerId: big, livemode: true };
   it.each([
-    ["refused", { outcome: "rejected" as const }],
-    ["answered 422", { status: 422 }],
-  ])("a big provider's requests %s are read from request_log_provider_refused_idx", async (_name, filter) => {
-    const { problems, text, indexes, nodes } = await plan(() =>
-      listProviderEntries(db, { providerId: big, livemode: true }, filter, 26),
-    );
+    ["requests refused", () => listProviderEntries(db, mine, { outcome: "rejected" }, 26)],
+    ["requests answered 422", () => listProviderEntries(db, mine, { status: 422 }, 26)],
+    // The back office's list of one provider's refusals: a query per mode, each as the provider's own.
+    ["refusals in the back office, one mode", () => listEntries(db, { ...mine, outcome: "rejected" }, 26)],
+  ])("a big provider's %s are read from request_log_provider_refused_idx", async (_name, query) => {
+    const { problems, text, indexes, nodes } = await plan(query);
     expect(problems, text).toEqual([]);
     expect(indexes, text).toEqual(["request_log_provider_refused_idx"]);
     expect(nodes, text).toEqual(["Limit", "Index Scan"]);
   });
+
+  // Both modes: the test mode's query (the last one sent) finds a few refusals, which the planner
+  // may read from the same index and sort (a dozen rows); never the provider's whole log.
+  it.each([
+    ["refusals", () => listEntries(db, { providerId: big, outcome: "failed" }, 26)],
+    ["422s", () => listEntries(db, { providerId: big, status: 422 }, 26)],
+  ])(
+    "a big provider's %s of both modes in the back office use request_log_provider_refused_idx",
+    async (_name, query) => {
+      const { problems, text, indexes } = await plan(query);
+      expect(problems, text).toEqual([]);
+      expect(indexes, text).toEqual(["request_log_provider_refused_idx"]);
+    },
+  );
 
   it.each(CASES)("%s: no sequential scan or large sort", async (_name, query) => {
     const { problems, text } = await plan(query);

@@ -314,6 +314,10 @@ async function main(): Promise<void> {
     ["GET /admin/audit_log/ (big provider)", providerGet(`/api/v1/admin/audit_log/?provider_id=${big}`)],
     ["GET /admin/requests/", providerGet("/api/v1/admin/requests/")],
     ["GET /admin/requests/?provider_id= (big)", providerGet(`/api/v1/admin/requests/?provider_id=${big}`)],
+    [
+      "GET /admin/requests/?provider_id=&outcome=rejected (big)",
+      providerGet(`/api/v1/admin/requests/?provider_id=${big}&outcome=rejected`),
+    ],
     ["GET /admin/requests/?status=422", providerGet("/api/v1/admin/requests/?status=422")],
     ["GET /admin/requests/?code=", providerGet("/api/v1/admin/requests/?code=invalid_phone_number")],
     ["GET /admin/stats/", providerGet("/api/v1/admin/stats/")],

@@ -241,6 +241,27 @@ function applyFilter(query: any, f: EntryFilter): any {
   return q.orderBy("created_at", "desc").orderBy("entry_id", "desc");
 }
 
+/**
+ * A provider-and-mode query with the filter, ordered and limited, so that only refusals asked for
+ * can use request_log_provider_refused_idx: the planner must be able to prove that the partial
+ * index (status >= 400) holds every row wanted, in a generic plan too. A status of 400 or more: the
+ * statement is sent unnamed, planned for its value (a constant in the text would make a prepared
+ * statement per status and fill the process's list of them). An outcome other than accepted: its
+ * equivalent (outcomeOf: accepted ⇔ status < 400, migration 0017's CHECK) as a constant, whose
+ * estimate beside the outcome migration 0016's statistics make right (beside a status filter it
+ * would be a second clause on the same column, and halve the estimate again).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the provider's and the admin's query builders
+function refusals(query: any, filter: EntryFilter, limit: number): any {
+  const refusedStatus = filter.status !== undefined && filter.status >= 400;
+  let q = query;
+  if (!refusedStatus && filter.outcome !== undefined && filter.outcome !== "accepted") {
+    q = q.where(sql<boolean>`status >= 400`);
+  }
+  q = applyFilter(q, filter).limit(limit);
+  return refusedStatus ? customPlan(q) : q;
+}
+
 /** One page of a provider's own entries of one mode, newest first (request_log_provider_idx, or request_log_provider_refused_idx for refusals). */
 export async function listProviderEntries(
   db: Db,
@@ -248,24 +269,12 @@ export async function listProviderEntries(
   filter: EntryFilter,
   limit: number,
 ): Promise<StoredRequestLogEntry[]> {
-  let base = db
+  const base = db
     .selectFrom("request_log")
     .select(COLUMNS)
     .where("provider_id", "=", owner.providerId)
     .where("livemode", "=", owner.livemode);
-  // Only refusals asked for: the planner must be able to prove that request_log_provider_refused_idx
-  // (status >= 400) holds every row wanted, in a generic plan too. A status of 400 or more: the
-  // statement is sent unnamed, planned for its value (a constant in the text would make a prepared
-  // statement per status and fill the process's list of them). An outcome other than accepted:
-  // its equivalent (outcomeOf: accepted ⇔ status < 400) as a constant, whose estimate beside the
-  // outcome migration 0016's statistics make right (beside a status filter it would be a second
-  // clause on the same column, and halve the estimate again).
-  const refusedStatus = filter.status !== undefined && filter.status >= 400;
-  if (!refusedStatus && filter.outcome !== undefined && filter.outcome !== "accepted") {
-    base = base.where(sql<boolean>`status >= 400`);
-  }
-  const query = applyFilter(base, filter).limit(limit);
-  const rows: Row[] = await (refusedStatus ? customPlan(query) : query).execute();
+  const rows: Row[] = await refusals(base, filter, limit).execute();
   return rows.map(entryOf);
 }
 
@@ -299,7 +308,10 @@ export async function listEntries(db: Db, filter: AdminEntryFilter, limit: numbe
     if (livemode !== undefined) q = q.where("livemode", "=", livemode);
     if (filter.requestId !== undefined) q = q.where("request_id", "=", filter.requestId);
     if (filter.clientIp !== undefined) q = q.where("client_ip", "=", filter.clientIp);
-    return applyFilter(q, filter).limit(limit);
+    // A provider and a mode: the provider's own index, or its refusals' (as listProviderEntries).
+    return filter.providerId !== undefined && livemode !== undefined
+      ? refusals(q, filter, limit)
+      : applyFilter(q, filter).limit(limit);
   };
   if (filter.providerId !== undefined && filter.livemode === undefined) {
     const [live, test] = await Promise.all([one(true).execute(), one(false).execute()]);
