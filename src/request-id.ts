@@ -1,13 +1,24 @@
 /** Request ids: every response carries one, taken from a well-formed X-Request-Id or made here. */
-import { randomUUID } from "node:crypto";
+import { randomUUIDv7 } from "node:crypto";
 import type { AnyRequest, AnyResponse } from "./server.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * A new request id: a UUID of version 7, whose first 48 bits are the time in milliseconds, so the
+ * request log's index of request ids grows at its end (one leaf page written, not a random one per
+ * entry): 17 % less of Postgres's time per log row and 17–30 % less WAL than random (version 4)
+ * ids (docs/decisions.md, "Data at scale, ninth part"). It tells its holder when the request was
+ * made, which its holder knows.
+ */
+export function newRequestId(): string {
+  return randomUUIDv7();
+}
+
 /** Accepts a well-formed incoming X-Request-Id, else makes one; echoes it on the response. */
 export function assignRequestId(req: AnyRequest, res: AnyResponse): string {
   const incoming = req.headers["x-request-id"];
-  const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : newRequestId();
   req.headers["x-request-id"] = id;
   res.setHeader("X-Request-Id", id);
   return id;

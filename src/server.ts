@@ -4,13 +4,13 @@
  * anything else to an HTTP/1.1 server (REST, Connect, gRPC-Web). Both run the same handler:
  * connect-node's adapter, whose fallback hands HTTP/1.x requests to Express.
  */
-import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 import type { Logger } from "./logger.ts";
+import { newRequestId } from "./request-id.ts";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -157,7 +157,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     "the request is not valid HTTP/1.1",
   ];
   const code = status === 431 ? "headers_too_large" : status === 408 ? "request_timeout" : "bad_request";
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const body = problemJson({ status, code, title, detail, requestId });
   const head = [
     `HTTP/1.1 ${status} ${title}`,

@@ -28,6 +28,22 @@ describe.each(BACKENDS)("one port for every protocol ($name)", (backend) => {
     expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("makes request ids that grow with time (UUID version 7, so the request log's index of them is appended to)", async () => {
+    const before = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await t.call("GET", "/healthz")).headers.get("x-request-id") ?? "");
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const ms = Number.parseInt(id.replaceAll("-", "").slice(0, 12), 16);
+      expect(ms).toBeGreaterThanOrEqual(before);
+      expect(ms).toBeLessThanOrEqual(Date.now());
+    }
+    expect([...ids].sort()).toEqual(ids);
+  });
+
   it("answers an unknown route with a problem+json 404", async () => {
     const res = await t.call("GET", "/api/v1/nothing-here/");
     expect(res.status).toBe(404);
