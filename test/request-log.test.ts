@@ -715,19 +715,26 @@ describe("the request log, attacked (pglite)", () => {
         Email: "bartholomew.quintanilla@example.com",
         lead: { lastName: "Quintanilla", phone: "+1 (415) 555-0187", contact: [{ email: "bq@example.com" }] },
         consent: [{ ip_address: "198.51.100.77" }],
+        // A key that names something every object inherits is an ordinary key, masked inside.
+        constructor: { email: "ctor.quintanilla@example.com" },
       },
     ];
+    // As JSON.parse reads it: an own key `__proto__`, kept as a key.
+    Object.defineProperty(body[0], "__proto__", { value: { email: "proto.q@example.com" }, enumerable: true });
     const r = await t.call("POST", LEADS, { auth: p.key, body });
     expect(r.status).toBe(400);
     const entry = await entryOf((await j(r)).request_id, p.key);
     const text = JSON.stringify(entry);
     for (const raw of RAW) expect(text).not.toContain(raw);
     expect(text).not.toContain("bq@");
+    expect(text).not.toContain("ctor.quintanilla");
+    expect(text).toContain('"__proto__":{"email":"p***@example.com"}');
     expect(entry.request_body[0]).toMatchObject({
       first_name: "B…",
       Email: "b***@example.com",
       lead: { lastName: "Q…", phone: "…0187", contact: [{ email: "b***@example.com" }] },
       consent: [{ ip_address: "198.51.100.0/24" }],
+      constructor: { email: "c***@example.com" },
     });
   });
 

@@ -33,7 +33,17 @@ function wellFormed(v: unknown): unknown {
   if (typeof v === "string") return clean(v);
   if (Array.isArray(v)) return v.map(wellFormed);
   if (v !== null && typeof v === "object" && !(v instanceof Date)) {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [clean(k), wellFormed(x)]));
+    const o = v as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(o)) {
+      const key = clean(k);
+      const value = wellFormed(o[k]);
+      // A key `__proto__` is defined, not assigned (which would set the prototype), so it stays a key.
+      if (key === "__proto__")
+        Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      else out[key] = value;
+    }
+    return out;
   }
   return v;
 }

@@ -111,14 +111,38 @@ const PERSONAL: Readonly<Record<string, (v: unknown) => unknown>> = {
 /** How deep a body is kept; anything deeper is replaced whole (nothing personal can hide there). */
 const MAX_DEPTH = 8;
 
+/**
+ * The mask of a key (PERSONAL), remembered: bodies repeat the same few keys, so each is folded
+ * (lower case, no `_` or `-`) once rather than in every body. Bounded, since keys are the
+ * caller's: past 1,000 the memory starts again.
+ */
+const masks = new Map<string, ((v: unknown) => unknown) | null>();
+function maskOf(key: string): ((v: unknown) => unknown) | null {
+  let mask = masks.get(key);
+  if (mask === undefined) {
+    const folded = key.toLowerCase().replaceAll("_", "").replaceAll("-", "");
+    // Own keys only: `constructor` is not a mask (Object's own would keep what it holds unmasked).
+    mask = Object.hasOwn(PERSONAL, folded) ? (PERSONAL[folded] as (v: unknown) => unknown) : null;
+    if (masks.size >= 1000) masks.clear();
+    masks.set(key, mask);
+  }
+  return mask;
+}
+
 function maskValue(v: unknown, depth: number): unknown {
   if (v === null || typeof v !== "object") return v;
   if (depth >= MAX_DEPTH) return MASKED;
   if (Array.isArray(v)) return v.map((item) => maskValue(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, item] of Object.entries(v)) {
-    const mask = PERSONAL[k.toLowerCase().replaceAll("_", "").replaceAll("-", "")];
-    out[k] = mask ? mask(item) : maskValue(item, depth + 1);
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    const item = o[k];
+    const mask = maskOf(k);
+    const masked = mask ? mask(item) : maskValue(item, depth + 1);
+    // A key `__proto__` is defined, not assigned (which would set the prototype), so it stays a key.
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: masked, enumerable: true, writable: true, configurable: true });
+    else out[k] = masked;
   }
   return out;
 }
