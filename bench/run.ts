@@ -11,8 +11,8 @@
  * 4. Scale check: 1,000,000 leads across 100 providers seeded in SQL, REST get/create again.
  * 4b. Webhooks: REST create with and without a webhook_url configured (a receiver process answering
  *    204), in one service, and how long the deliveries take to drain after the load.
- * 4c. Request log: REST create on the service (request log on) and on a second one with
- *    REQUEST_LOG_ENABLED=false on the same database, in turn, BENCH_ROUNDS times.
+ * 4c. Request log: REST create, then REST get, on the service (request log on) and on a second one
+ *    with REQUEST_LOG_ENABLED=false on the same database, in turn, BENCH_ROUNDS times each.
  * 5. CPU profiles (node --cpu-prof) of each operation, start-up on an existing embedded database.
  * 6. The table, printed and written to bench/results/latest.md (and latest.json).
  *
@@ -421,28 +421,34 @@ async function clusterPhase(db: BenchDatabase, single: Service, w: Workload, env
 }
 
 /**
- * REST create with the request log on (the service as it runs everywhere) against the same service
- * with REQUEST_LOG_ENABLED=false, on the same database and providers, in turn for each round.
+ * REST create and REST get with the request log on (the service as it runs everywhere) against the
+ * same service with REQUEST_LOG_ENABLED=false, on the same database and providers, in turn for
+ * each round: what the log costs each operation (issue 23's line is create's; get's shows the cost
+ * behind issue 25's REST get line).
  */
 async function requestLogPhase(db: BenchDatabase, on: Service, w: Workload, env: Record<string, string>) {
   const off = await startService({ env: { ...env, REQUEST_LOG_ENABLED: "false" } });
   try {
-    await load(off, w, "REST", "create", maxConnections, config.warmup);
-    const ons: Measured[] = [];
-    const offs: Measured[] = [];
-    for (let round = 1; round <= config.rounds; round++) {
-      await checkpoint(db);
-      await sleep(500);
-      offs.push(await measure(db, off, w, "REST", "create", maxConnections));
-      log(`round ${round}: REST create ×${maxConnections}, request log off: ${describe(offs.at(-1) as Measured)}`);
-      await checkpoint(db);
-      await sleep(500);
-      ons.push(await measure(db, on, w, "REST", "create", maxConnections));
-      log(`round ${round}: REST create ×${maxConnections}, request log on: ${describe(ons.at(-1) as Measured)}`);
+    const result = {} as Record<"create" | "get", { on: Measured; off: Measured }>;
+    for (const op of ["create", "get"] as const) {
+      await load(off, w, "REST", op, maxConnections, config.warmup);
+      const ons: Measured[] = [];
+      const offs: Measured[] = [];
+      for (let round = 1; round <= config.rounds; round++) {
+        await checkpoint(db);
+        await sleep(500);
+        offs.push(await measure(db, off, w, "REST", op, maxConnections));
+        log(`round ${round}: REST ${op} ×${maxConnections}, request log off: ${describe(offs.at(-1) as Measured)}`);
+        await checkpoint(db);
+        await sleep(500);
+        ons.push(await measure(db, on, w, "REST", op, maxConnections));
+        log(`round ${round}: REST ${op} ×${maxConnections}, request log on: ${describe(ons.at(-1) as Measured)}`);
+      }
+      result[op] = { on: medianOf(ons), off: medianOf(offs) };
     }
     const [{ n: entries } = { n: "0" }] = await db.query<{ n: string }>("select count(*) as n from request_log");
     log(`request log: ${Number(entries).toLocaleString("en-US")} entries written in the run`);
-    return { on: medianOf(ons), off: medianOf(offs), entries: Number(entries) };
+    return { ...result, entries: Number(entries) };
   } finally {
     await off.stop();
   }
@@ -686,7 +692,7 @@ async function main(): Promise<void> {
     const scale = config.skipScale ? undefined : await scalePhase(db, service, workload);
     const servicePeaks = [...measured.entries()].filter(([k]) => !k.startsWith("floor/")).map(([, m]) => m.peakMb);
     if (clustered) servicePeaks.push(clustered.one.peakMb, clustered.two.peakMb);
-    if (logged) servicePeaks.push(logged.on.peakMb);
+    if (logged) servicePeaks.push(logged.create.on.peakMb, logged.get.on.peakMb);
     const peakMb = Math.max(...servicePeaks, service.memory().peakMb);
     await service.stop();
     service = undefined;
@@ -731,11 +737,13 @@ async function main(): Promise<void> {
       }
     }
     if (logged) {
-      const f = measured.get(`floor/create/${maxConnections}`) as Measured;
-      floorRows.push(
-        { label: "service, REST create, request log off", connections: maxConnections, ...logged.off, floor: f },
-        { label: "service, REST create, request log on", connections: maxConnections, ...logged.on, floor: f },
-      );
+      for (const op of ["create", "get"] as const) {
+        const f = measured.get(`floor/${op}/${maxConnections}`) as Measured;
+        floorRows.push(
+          { label: `service, REST ${op}, request log off`, connections: maxConnections, ...logged[op].off, floor: f },
+          { label: `service, REST ${op}, request log on`, connections: maxConnections, ...logged[op].on, floor: f },
+        );
+      }
     }
     if (clustered) {
       const f = measured.get(`floor/get/${maxConnections}`) as Measured;
@@ -820,17 +828,18 @@ async function main(): Promise<void> {
     const scaleErrors =
       (scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0) +
       (clustered ? clustered.one.result.errors + clustered.two.result.errors : 0) +
-      (logged ? logged.on.result.errors + logged.off.result.errors : 0);
+      (logged ? [logged.create, logged.get].reduce((n, m) => n + m.on.result.errors + m.off.result.errors, 0) : 0);
     targets.push({
       name: "errors = 0 (every service scenario)",
       measured: String(allErrors + scaleErrors),
       pass: allErrors + scaleErrors === 0,
     });
     if (logged) {
-      const ratio = logged.on.result.rps / logged.off.result.rps;
+      const { on, off } = logged.create;
+      const ratio = on.result.rps / off.result.rps;
       targets.push({
         name: `REST create with the request log on ≥ 0.9 × off, ${maxConnections} conns`,
-        measured: `${fmt.rps(logged.on.result.rps)} vs ${fmt.rps(logged.off.result.rps)} req/s = ${fmt.ratio(ratio)} (${logged.entries.toLocaleString("en-US")} entries written)`,
+        measured: `${fmt.rps(on.result.rps)} vs ${fmt.rps(off.result.rps)} req/s = ${fmt.ratio(ratio)} (${logged.entries.toLocaleString("en-US")} entries written)`,
         pass: ratio >= 0.9,
       });
     }
