@@ -1,16 +1,18 @@
 /**
  * GetLeadResponse and CreateLeadResponse in protobuf's binary form, written straight from the
- * domain lead with protobuf-es's own BinaryWriter: the bytes `toBinary(…Schema, create(…Schema,
- * { lead: leadMessage(lead) }))` gives, without building the message object first or walking its
+ * domain lead into one buffer: the bytes `toBinary(…Schema, create(…Schema, { lead:
+ * leadMessage(lead) }))` gives, without building the message object first or walking its
  * descriptor field by field (issue 25: on gRPC's fast path that reflection, and the BigInt and
- * Timestamp objects it needs, were what kept GetLead behind REST's get).
+ * Timestamp objects it needs, were what kept GetLead behind REST's get). The wire format's few
+ * rules (varints, tags, length-delimited fields) are written here rather than through
+ * protobuf-es's BinaryWriter, whose per-string and per-message allocations cost more than the
+ * rest of the encoding (below).
  *
  * The field numbers are lead.proto's, in number order as toBinary writes them; proto3 fields
  * without presence are left out at their zero value, `optional` ones and messages are written
  * whenever set. test/lead-wire.test.ts compares the bytes with toBinary's for leads with and
  * without every optional part, so a field added to the proto and not here fails there.
  */
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   LeadState as LeadStateEnum,
   OverseasType as OverseasTypeEnum,
@@ -20,169 +22,290 @@ import {
 import { type Duplicate, isBillable, type Lead, type Warning } from "../leads/lead.ts";
 import { enumValue } from "./convert.ts";
 
-const LEN = WireType.LengthDelimited;
-const VARINT = WireType.Varint;
+const LEN = 2;
+const VARINT = 0;
+
+/**
+ * The bytes are written into one buffer, reused from call to call (grown when a message needs
+ * more), and copied out once at the end: protobuf-es's BinaryWriter made a Uint8Array per string
+ * and a list of chunks per nested message, and joined them at the end (about 30 small objects a
+ * lead, and most of its 7–10 µs). A nested message's length goes before it: one byte is kept for
+ * it, and the rare message of 128 bytes or more is moved up to make room for a longer length.
+ * Encoding is synchronous, so calls never interleave; each starts at the beginning again.
+ */
+let buf = Buffer.allocUnsafe(4096);
+let pos = 0;
+
+function ensure(n: number): void {
+  if (pos + n <= buf.length) return;
+  const grown = Buffer.allocUnsafe(Math.max(buf.length * 2, pos + n));
+  buf.copy(grown, 0, 0, pos);
+  buf = grown;
+}
+
+/** An unsigned varint below 2^32. */
+function varint32(v: number): void {
+  ensure(5);
+  while (v > 127) {
+    buf[pos++] = (v & 127) | 128;
+    v >>>= 7;
+  }
+  buf[pos++] = v;
+}
+
+/** A varint of 64 bits given as two unsigned 32-bit halves. */
+function varint64(lo: number, hi: number): void {
+  ensure(10);
+  while (hi > 0 || lo > 127) {
+    buf[pos++] = (lo & 127) | 128;
+    lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+    hi >>>= 7;
+  }
+  buf[pos++] = lo;
+}
+
+const tag = (field: number, wireType: number) => varint32((field << 3) | wireType);
+
+/** An int32 as protobuf writes it: a negative one sign-extended to ten bytes. */
+function int32Value(v: number): void {
+  if (v >= 0) varint32(v);
+  else varint64(v >>> 0, 0xffffffff);
+}
+
+/** An int64 held as a safe integer (two's complement when negative, as protobuf writes it). */
+function int64Value(v: number): void {
+  varint64(v >>> 0, Math.floor(v / 4294967296) >>> 0);
+}
+
+/** UTF-8 behind its length (a lone surrogate as U+FFFD, as TextEncoder writes it). */
+function stringValue(s: string): void {
+  const length = s.length;
+  if (length < 128) {
+    // ASCII, the usual text, byte by byte (a call into Buffer#write costs more for short text).
+    ensure(1 + length);
+    let i = 0;
+    for (; i < length; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 127) break;
+      buf[pos + 1 + i] = c;
+    }
+    if (i === length) {
+      buf[pos] = length;
+      pos += 1 + length;
+      return;
+    }
+  }
+  if (length * 3 < 128) {
+    // At most 127 bytes: the length fits the one byte kept before the text.
+    ensure(1 + length * 3);
+    const n = buf.write(s, pos + 1, "utf8");
+    buf[pos] = n;
+    pos += 1 + n;
+    return;
+  }
+  const n = Buffer.byteLength(s, "utf8");
+  varint32(n);
+  ensure(n);
+  pos += buf.write(s, pos, "utf8");
+}
+
+/** Starts a nested message (field `field`): where its length goes. */
+function fork(field: number): number {
+  tag(field, LEN);
+  ensure(1);
+  return pos++;
+}
+
+/** Ends the nested message `fork` started: its length in the byte kept, or more bytes moved up for it. */
+function join(at: number): void {
+  const length = pos - at - 1;
+  if (length < 128) {
+    buf[at] = length;
+    return;
+  }
+  let size = 1;
+  for (let v = length; v > 127; v >>>= 7) size++;
+  ensure(size - 1);
+  buf.copyWithin(at + size, at + 1, pos);
+  pos += size - 1;
+  let v = length;
+  let i = at;
+  while (v > 127) {
+    buf[i++] = (v & 127) | 128;
+    v >>>= 7;
+  }
+  buf[i] = v;
+}
 
 /** A proto3 string without presence: left out when empty. */
-function text(w: BinaryWriter, field: number, value: string): void {
-  if (value !== "") w.tag(field, LEN).string(value);
+function text(field: number, value: string): void {
+  if (value === "") return;
+  tag(field, LEN);
+  stringValue(value);
 }
 
 /** An `optional string`: written when set, even empty. */
-function optionalText(w: BinaryWriter, field: number, value: string | null | undefined): void {
-  if (value !== null && value !== undefined) w.tag(field, LEN).string(value);
+function optionalText(field: number, value: string | null | undefined): void {
+  if (value === null || value === undefined) return;
+  tag(field, LEN);
+  stringValue(value);
 }
 
 /** An int32 or enum without presence. */
-function int(w: BinaryWriter, field: number, value: number): void {
-  if (value !== 0) w.tag(field, VARINT).int32(value);
+function int(field: number, value: number): void {
+  if (value === 0) return;
+  tag(field, VARINT);
+  int32Value(value);
 }
 
 /** An int64 without presence (every value the service holds is a safe integer). */
-function int64(w: BinaryWriter, field: number, value: number): void {
-  if (value !== 0) w.tag(field, VARINT).int64(value);
+function int64(field: number, value: number): void {
+  if (value === 0) return;
+  tag(field, VARINT);
+  int64Value(value);
+}
+
+/** A bool written when true (proto3, no presence) or, for an `optional bool`, whenever set. */
+function bool(field: number, value: boolean): void {
+  tag(field, VARINT);
+  ensure(1);
+  buf[pos++] = value ? 1 : 0;
 }
 
 /** A google.protobuf.Timestamp, as timestampFromDate makes it (seconds = 1, nanos = 2). */
-function timestamp(w: BinaryWriter, field: number, date: Date): void {
+function timestamp(field: number, date: Date): void {
   const ms = date.getTime();
   const seconds = Math.floor(ms / 1000);
-  w.tag(field, LEN).fork();
-  int64(w, 1, seconds);
-  int(w, 2, (ms - seconds * 1000) * 1_000_000);
-  w.join();
+  const at = fork(field);
+  int64(1, seconds);
+  int(2, (ms - seconds * 1000) * 1_000_000);
+  join(at);
 }
 
-function place(w: BinaryWriter, field: number, p: Lead["origin"]): void {
-  w.tag(field, LEN).fork();
-  text(w, 1, p.zip);
-  text(w, 2, p.city);
-  text(w, 3, p.stateCode);
-  int(w, 4, p.stateId);
-  w.join();
+function place(field: number, p: Lead["origin"]): void {
+  const at = fork(field);
+  text(1, p.zip);
+  text(2, p.city);
+  text(3, p.stateCode);
+  int(4, p.stateId);
+  join(at);
 }
 
-function duplicate(w: BinaryWriter, d: Duplicate): void {
-  w.tag(27, LEN).fork();
-  for (const m of d.matchedOn) w.tag(1, LEN).string(m);
-  timestamp(w, 2, d.firstSeenAt);
-  if (d.sameProvider) w.tag(3, VARINT).bool(true);
-  if (d.original) {
-    w.tag(4, LEN).fork();
-    int64(w, 1, d.original.id);
-    text(w, 2, d.original.orderNumber);
-    text(w, 3, d.original.externalId);
-    w.join();
+function duplicate(d: Duplicate): void {
+  const at = fork(27);
+  for (const m of d.matchedOn) {
+    tag(1, LEN);
+    stringValue(m);
   }
-  w.join();
+  timestamp(2, d.firstSeenAt);
+  if (d.sameProvider) bool(3, true);
+  if (d.original) {
+    const original = fork(4);
+    int64(1, d.original.id);
+    text(2, d.original.orderNumber);
+    text(3, d.original.externalId);
+    join(original);
+  }
+  join(at);
 }
 
 /** The Lead message as field `field` of the response. */
-function lead(w: BinaryWriter, field: number, l: Lead): void {
-  w.tag(field, LEN).fork();
-  int64(w, 1, l.id);
-  text(w, 2, l.orderNumber);
-  int(w, 3, enumValue(LeadStateEnum, l.state));
-  text(w, 4, l.leadStatus);
-  text(w, 5, l.externalId);
-  timestamp(w, 6, l.createdAt);
-  timestamp(w, 7, l.updatedAt);
-  timestamp(w, 8, l.stateChangedAt);
-  text(w, 9, l.firstName);
-  text(w, 10, l.lastName);
-  text(w, 11, l.email);
-  text(w, 12, l.phoneNumber);
-  optionalText(w, 13, l.companyName);
-  optionalText(w, 14, l.noteFromShipper);
-  text(w, 15, l.estimatedShipDate);
-  int(w, 16, enumValue(OverseasTypeEnum, l.overseasType));
-  int(w, 17, enumValue(ShipViaEnum, l.shipVia));
-  place(w, 18, l.origin);
-  if (l.destination) place(w, 19, l.destination);
+function lead(field: number, l: Lead): void {
+  const at = fork(field);
+  int64(1, l.id);
+  text(2, l.orderNumber);
+  int(3, enumValue(LeadStateEnum, l.state));
+  text(4, l.leadStatus);
+  text(5, l.externalId);
+  timestamp(6, l.createdAt);
+  timestamp(7, l.updatedAt);
+  timestamp(8, l.stateChangedAt);
+  text(9, l.firstName);
+  text(10, l.lastName);
+  text(11, l.email);
+  text(12, l.phoneNumber);
+  optionalText(13, l.companyName);
+  optionalText(14, l.noteFromShipper);
+  text(15, l.estimatedShipDate);
+  int(16, enumValue(OverseasTypeEnum, l.overseasType));
+  int(17, enumValue(ShipViaEnum, l.shipVia));
+  place(18, l.origin);
+  if (l.destination) place(19, l.destination);
   for (const v of l.vehicles) {
-    w.tag(20, LEN).fork();
-    int(w, 1, v.year);
-    text(w, 2, v.make);
-    text(w, 3, v.model);
-    int(w, 4, enumValue(VehicleTypeEnum, v.type));
-    int64(w, 5, v.tariff);
-    int64(w, 6, v.deposit);
-    if (v.vehicleRun !== null && v.vehicleRun !== undefined) w.tag(7, VARINT).bool(v.vehicleRun);
-    optionalText(w, 8, v.vin);
-    w.join();
+    const vehicle = fork(20);
+    int(1, v.year);
+    text(2, v.make);
+    text(3, v.model);
+    int(4, enumValue(VehicleTypeEnum, v.type));
+    int64(5, v.tariff);
+    int64(6, v.deposit);
+    if (v.vehicleRun !== null && v.vehicleRun !== undefined) bool(7, v.vehicleRun);
+    optionalText(8, v.vin);
+    join(vehicle);
   }
   for (const h of l.history) {
-    w.tag(21, LEN).fork();
-    if (h.fromState !== null) int(w, 1, enumValue(LeadStateEnum, h.fromState));
-    int(w, 2, enumValue(LeadStateEnum, h.toState));
-    text(w, 3, h.leadStatus);
-    timestamp(w, 4, h.changedAt);
-    text(w, 5, h.actor);
-    w.join();
+    const entry = fork(21);
+    if (h.fromState !== null) int(1, enumValue(LeadStateEnum, h.fromState));
+    int(2, enumValue(LeadStateEnum, h.toState));
+    text(3, h.leadStatus);
+    timestamp(4, h.changedAt);
+    text(5, h.actor);
+    join(entry);
   }
-  if (l.livemode) w.tag(22, VARINT).bool(true);
-  text(w, 23, l.phoneE164 ?? "");
-  optionalText(w, 24, l.subId);
-  optionalText(w, 25, l.sourceUrl);
+  if (l.livemode) bool(22, true);
+  text(23, l.phoneE164 ?? "");
+  optionalText(24, l.subId);
+  optionalText(25, l.sourceUrl);
   if (l.consent) {
     const c = l.consent;
-    w.tag(26, LEN).fork();
-    optionalText(w, 1, c.trustedFormCertUrl);
-    optionalText(w, 2, c.jornayaLeadId);
-    optionalText(w, 3, c.consentText);
-    optionalText(w, 4, c.consentedAt);
-    optionalText(w, 5, c.ipAddress);
-    optionalText(w, 6, c.userAgent);
-    optionalText(w, 7, c.pageUrl);
-    w.join();
+    const consent = fork(26);
+    optionalText(1, c.trustedFormCertUrl);
+    optionalText(2, c.jornayaLeadId);
+    optionalText(3, c.consentText);
+    optionalText(4, c.consentedAt);
+    optionalText(5, c.ipAddress);
+    optionalText(6, c.userAgent);
+    optionalText(7, c.pageUrl);
+    join(consent);
   }
-  if (l.duplicate) duplicate(w, l.duplicate);
-  if (isBillable(l)) w.tag(28, VARINT).bool(true);
-  w.join();
+  if (l.duplicate) duplicate(l.duplicate);
+  if (isBillable(l)) bool(28, true);
+  join(at);
 }
-
-/** GetLeadResponse { lead } as bytes. */
-/**
- * One writer for every response: its buffer, grown once to a lead's size, is reused (finish()
- * copies the bytes out and resets it), which halves the time a fresh writer takes. Encoding is
- * synchronous, so calls never interleave; a throw mid-message resets it too.
- */
-const shared = new BinaryWriter();
-const ENVELOPE = new Uint8Array(5);
 
 /**
  * The message `write` writes, optionally behind gRPC's 5-byte envelope (flags 0, then the length
  * big-endian), so the fast path sends the bytes without copying them into a frame.
  */
-function bytes(write: (w: BinaryWriter) => void, envelope: boolean): Uint8Array {
-  const w = shared;
-  try {
-    if (envelope) w.raw(ENVELOPE);
-    write(w);
-  } catch (e) {
-    w.finish();
-    throw e;
+function bytes(write: () => void, envelope: boolean): Uint8Array {
+  pos = 0;
+  if (envelope) {
+    ensure(5);
+    buf[0] = 0;
+    pos = 5;
   }
-  const out = w.finish();
-  if (envelope) new DataView(out.buffer, out.byteOffset, 5).setUint32(1, out.length - 5);
+  write();
+  if (envelope) buf.writeUInt32BE(pos - 5, 1);
+  const out = Buffer.allocUnsafe(pos);
+  buf.copy(out, 0, 0, pos);
   return out;
 }
 
 /** GetLeadResponse { lead } as bytes (with `envelope`, as one gRPC message frame). */
 export function getLeadResponseBytes(l: Lead, envelope = false): Uint8Array {
-  return bytes((w) => lead(w, 1, l), envelope);
+  return bytes(() => lead(1, l), envelope);
 }
 
 /** CreateLeadResponse { lead, warnings } as bytes (with `envelope`, as one gRPC message frame). */
 export function createLeadResponseBytes(l: Lead, warnings: readonly Warning[], envelope = false): Uint8Array {
-  return bytes((w) => {
-    lead(w, 1, l);
+  return bytes(() => {
+    lead(1, l);
     for (const warning of warnings) {
-      w.tag(2, LEN).fork();
-      text(w, 1, warning.field);
-      text(w, 2, warning.code);
-      text(w, 3, warning.message);
-      w.join();
+      const at = fork(2);
+      text(1, warning.field);
+      text(2, warning.code);
+      text(3, warning.message);
+      join(at);
     }
   }, envelope);
 }
