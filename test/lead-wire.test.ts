@@ -116,6 +116,33 @@ describe("the fast path's hand-written lead messages", () => {
     );
   });
 
+  it("write what no lead of the service holds as toBinary does: negative numbers, times before 1970, long text", () => {
+    const lead = fc.sample(leadArb, { numRuns: 1, seed: 25 })[0] as Lead;
+    const odd: Lead = {
+      ...lead,
+      id: -5,
+      createdAt: new Date(-1_576_800_000_123),
+      updatedAt: new Date(-1),
+      orderNumber: "x".repeat(130),
+      leadStatus: "é".repeat(50),
+      origin: { zip: "1", city: "c".repeat(300), stateCode: "CA", stateId: -7 },
+      vehicles: [
+        {
+          year: -1,
+          make: "m",
+          model: "n",
+          type: "CAR",
+          tariff: -(2 ** 40) - 3,
+          deposit: Number.MIN_SAFE_INTEGER,
+          vehicleRun: false,
+          vin: "",
+        },
+      ],
+    };
+    const expected = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(odd) }));
+    expect(Buffer.from(getLeadResponseBytes(odd)).toString("hex")).toBe(Buffer.from(expected).toString("hex"));
+  });
+
   it("are CreateLeadResponse's bytes, warnings included, and read back as the same message", () => {
     fc.assert(
       fc.property(leadArb, warningArb, (lead, warnings) => {
