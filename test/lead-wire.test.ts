@@ -141,6 +141,38 @@ describe("the fast path's hand-written lead messages", () => {
     };
     const expected = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(odd) }));
     expect(Buffer.from(getLeadResponseBytes(odd)).toString("hex")).toBe(Buffer.from(expected).toString("hex"));
+    // A lone surrogate (written as U+FFFD, as TextEncoder does), and a message past the first 4,096
+    // bytes of the writer's buffer.
+    const big: Lead = { ...odd, noteFromShipper: `a\ud800b${"€".repeat(2000)}`, firstName: "z".repeat(3000) };
+    const bigExpected = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(big) }));
+    expect(bigExpected.length).toBeGreaterThan(9000);
+    expect(Buffer.from(getLeadResponseBytes(big)).toString("hex")).toBe(Buffer.from(bigExpected).toString("hex"));
+  });
+
+  it("refuse what toBinary refuses (a fraction, an int32 out of range, an invalid date), and write the next lead whole", () => {
+    const lead = fc.sample(leadArb, { numRuns: 1, seed: 26 })[0] as Lead;
+    const vehicle = {
+      year: 2020,
+      make: "m",
+      model: "n",
+      type: "CAR" as const,
+      tariff: 1,
+      deposit: 0,
+      vehicleRun: null,
+      vin: null,
+    };
+    for (const bad of [
+      { ...lead, vehicles: [{ ...vehicle, tariff: 1.5 }] },
+      { ...lead, vehicles: [{ ...vehicle, year: 2 ** 31 }] },
+      { ...lead, createdAt: new Date(Number.NaN) },
+    ]) {
+      expect(() =>
+        toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(bad) })),
+      ).toThrow();
+      expect(() => getLeadResponseBytes(bad)).toThrow(/invalid int(32|64)/);
+    }
+    const expected = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(lead) }));
+    expect(Buffer.from(getLeadResponseBytes(lead)).equals(Buffer.from(expected))).toBe(true);
   });
 
   it("are CreateLeadResponse's bytes, warnings included, and read back as the same message", () => {

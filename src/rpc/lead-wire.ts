@@ -5,8 +5,7 @@
  * descriptor field by field (issue 25: on gRPC's fast path that reflection, and the BigInt and
  * Timestamp objects it needs, were what kept GetLead behind REST's get). The wire format's few
  * rules (varints, tags, length-delimited fields) are written here rather than through
- * protobuf-es's BinaryWriter, whose per-string and per-message allocations cost more than the
- * rest of the encoding (below).
+ * protobuf-es's BinaryWriter (below).
  *
  * The field numbers are lead.proto's, in number order as toBinary writes them; proto3 fields
  * without presence are left out at their zero value, `optional` ones and messages are written
@@ -27,11 +26,15 @@ const VARINT = 0;
 
 /**
  * The bytes are written into one buffer, reused from call to call (grown when a message needs
- * more), and copied out once at the end: protobuf-es's BinaryWriter made a Uint8Array per string
- * and a list of chunks per nested message, and joined them at the end (about 30 small objects a
- * lead, and most of its 7–10 µs). A nested message's length goes before it: one byte is kept for
- * it, and the rare message of 128 bytes or more is moved up to make room for a longer length.
- * Encoding is synchronous, so calls never interleave; each starts at the beginning again.
+ * more), and copied out once at the end. protobuf-es's BinaryWriter (2.17) writes into one
+ * growing buffer too, with a fast path for short ASCII text; what it cost here was its int64
+ * (`protoInt64.enc`: a BigInt and a `{ lo, hi }` object for each of a lead's ten or so int64s: the
+ * id, each timestamp's seconds, each vehicle's tariff and deposit), a subarray and a result object
+ * for each text longer than 32 characters or not ASCII (TextEncoder's `encodeInto`), and a range
+ * check per value: about twice this file's time (bench/results/local-2026-11-27-issue25-tenth.md).
+ * A nested message's length goes before it: one byte is kept for it, and the rare message of 128
+ * bytes or more is moved up to make room for a longer length, as BinaryWriter does. Encoding is
+ * synchronous, so calls never interleave; each starts at the beginning again.
  */
 let buf = Buffer.allocUnsafe(4096);
 let pos = 0;
@@ -66,14 +69,19 @@ function varint64(lo: number, hi: number): void {
 
 const tag = (field: number, wireType: number) => varint32((field << 3) | wireType);
 
-/** An int32 as protobuf writes it: a negative one sign-extended to ten bytes. */
+/** An int32 as protobuf writes it: a negative one sign-extended to ten bytes. Refuses what toBinary refuses. */
 function int32Value(v: number): void {
+  if (!Number.isInteger(v) || v > 0x7fffffff || v < -0x80000000) throw new Error(`invalid int32: ${v}`);
   if (v >= 0) varint32(v);
   else varint64(v >>> 0, 0xffffffff);
 }
 
-/** An int64 held as a safe integer (two's complement when negative, as protobuf writes it). */
+/**
+ * An int64 held as a number (two's complement when negative, as protobuf writes it). Refuses what
+ * toBinary refuses: a fraction, NaN (an invalid Date's seconds) or a value outside 64 bits.
+ */
 function int64Value(v: number): void {
+  if (!Number.isInteger(v) || v >= 2 ** 63 || v < -(2 ** 63)) throw new Error(`invalid int64: ${v}`);
   varint64(v >>> 0, Math.floor(v / 4294967296) >>> 0);
 }
 
