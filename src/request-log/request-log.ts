@@ -114,17 +114,21 @@ const MAX_DEPTH = 8;
 /**
  * The mask of a key (PERSONAL), remembered: bodies repeat the same few keys, so each is folded
  * (lower case, no `_` or `-`) once rather than in every body. Bounded, since keys are the
- * caller's: past 1,000 the memory starts again.
+ * caller's: only keys of up to 64 characters are remembered, and past 1,000 of them the memory
+ * starts again (at most about 64,000 characters held, whatever bodies arrive).
  */
 const masks = new Map<string, ((v: unknown) => unknown) | null>();
+const REMEMBERED_KEY_LENGTH = 64;
 function maskOf(key: string): ((v: unknown) => unknown) | null {
-  let mask = masks.get(key);
+  let mask = key.length <= REMEMBERED_KEY_LENGTH ? masks.get(key) : undefined;
   if (mask === undefined) {
     const folded = key.toLowerCase().replaceAll("_", "").replaceAll("-", "");
     // Own keys only: `constructor` is not a mask (Object's own would keep what it holds unmasked).
     mask = Object.hasOwn(PERSONAL, folded) ? (PERSONAL[folded] as (v: unknown) => unknown) : null;
-    if (masks.size >= 1000) masks.clear();
-    masks.set(key, mask);
+    if (key.length <= REMEMBERED_KEY_LENGTH) {
+      if (masks.size >= 1000) masks.clear();
+      masks.set(key, mask);
+    }
   }
   return mask;
 }
