@@ -256,6 +256,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         now,
         retentionDays: config.requestLog.retentionDays,
         onDropped: (n) => metrics.requestLogDropped(n),
+        onTallied: () => metrics.requestLogTallied(),
         onJobRun: (run) => metrics.jobRun("request_log_retention", run),
       })
     : undefined;

@@ -85,6 +85,11 @@ export function createMetrics(sources: MetricsSources) {
     help: "Request-log entries dropped (the oldest first) because the in-memory queue was full or could not be written.",
     registers: [registry],
   });
+  const requestLogTallied = new Counter({
+    name: "lead_provider_request_log_tallied_total",
+    help: "Requests counted in the request log's per-minute tallies instead of listed one by one (anonymous or refused beyond the listing budget).",
+    registers: [registry],
+  });
   const { webhookQueue } = sources;
   if (webhookQueue) {
     // One query answers both gauges; a scrape reads it once.
@@ -148,6 +153,7 @@ export function createMetrics(sources: MetricsSources) {
     rateLimited: (window: string) => rateLimited.inc({ window }),
     failedOpen: () => failOpen.inc(),
     requestLogDropped: (n: number) => requestLogDropped.inc(n),
+    requestLogTallied: () => requestLogTallied.inc(),
     /** A background job's run (src/batches.ts): whether it fell behind, its slowest batch, its rows. */
     jobRun(job: string, run: { behind: boolean; slowestBatchMs: number; done: number }): void {
       jobBehind.set({ job }, run.behind ? 1 : 0);

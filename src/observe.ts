@@ -202,6 +202,7 @@ function logEntry(
   const authorization = provider ? req.headers.authorization : undefined;
   const userAgent = req.headers["user-agent"];
   const body = note.body === undefined ? ((req as { body?: unknown }).body ?? null) : note.body;
+  const length = Number(req.headers["content-length"]);
   return {
     requestId: at.requestId,
     createdAt: at.createdAt,
@@ -222,6 +223,8 @@ function logEntry(
     keyHint: typeof authorization === "string" && authorization.length > 12 ? authorization.slice(-4) : null,
     userAgent: typeof userAgent === "string" ? userAgent.slice(0, 256) : null,
     requestBody: typeof body === "object" ? body : null,
+    requestBodyBytes: Number.isSafeInteger(length) && length >= 0 ? length : null,
+    gated: provider !== undefined,
   };
 }
 

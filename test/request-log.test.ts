@@ -4,10 +4,17 @@
  * its key's mode within 2 s, personal data masked; administrators find any entry by request id;
  * stats count exactly what the test did, as JSON, CSV and over gRPC; retention deletes old rows.
  */
+import { createHash } from "node:crypto";
 import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LeadState } from "../generated/proto/leadprovider/v1/lead_pb.ts";
+import {
+  LeadState,
+  type OverseasType,
+  type ShipVia,
+  type VehicleType,
+} from "../generated/proto/leadprovider/v1/lead_pb.ts";
 import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_workflow_service_pb.ts";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { businessToday } from "../src/intake/business-time.ts";
@@ -133,7 +140,11 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
       phone_number: "…0187",
       origin_zip: "00000",
       sub_id: "site-a",
-      consent: { ip_address: "198.51.100.0/24", consent_text: "I agree to be contacted" },
+      consent: {
+        ip_address: "198.51.100.0/24",
+        consent_text: "…string(23)",
+        page_url: "https://leads.example.com/form",
+      },
     });
     expect(r1.entry.duration_ms).toBeGreaterThan(0);
     expect(r1.entry.client_ip).toBe("127.0.0.1");
@@ -543,6 +554,8 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
       keyHint: null,
       userAgent: null,
       requestBody: null,
+      requestBodyBytes: null,
+      gated: false,
     });
     for (let n = 1; n <= 5; n += 1) writer.record(entry(n));
     expect(writer.stats()).toEqual({ queued: 3, dropped: 2 });
@@ -588,6 +601,8 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
       keyHint: null,
       userAgent: null,
       requestBody: { sub_id: subId, first_name: "Bartholomew" },
+      requestBodyBytes: null,
+      gated: true,
     });
     // A status no smallint holds: the batch is refused, then written one entry at a time.
     writer.record(entry(1, 201));
@@ -646,6 +661,8 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
       keyHint: null,
       userAgent: null,
       requestBody: null,
+      requestBodyBytes: null,
+      gated: true,
     });
     writer.record(entry(1, 200, "accepted"));
     writer.record(entry(2, 200, "rejected"));
@@ -687,10 +704,17 @@ describe("the request log, attacked (pglite)", () => {
 
   it("records a body holding a lone UTF-16 surrogate, and the requests beside it in the same batch", async () => {
     // JSON's \ud800 escape: valid JSON text, but not a character Postgres's JSON parser accepts.
-    const odd = await t.call("POST", LEADS, { auth: p.key, body: { ["k\udc00"]: "x\ud800y", external_id: "\ud800" } });
+    const odd = await t.call("POST", LEADS, {
+      auth: p.key,
+      body: { "k\udc00": "x\ud800y", external_id: "\ud800", vehicles: [{ make: "x\ud800y" }] },
+    });
     const plain = await t.call("GET", `${LEADS}no-such-lead/`, { auth: p.key });
     const entry = await entryOf((await j(odd)).request_id, p.key);
-    expect(entry.request_body).toMatchObject({ "k\ufffd": "x\ufffdy", external_id: "\ufffd" });
+    expect(entry.request_body).toMatchObject({
+      "k\ufffd": "…string(3)",
+      external_id: "\ufffd",
+      vehicles: [{ make: "x\ufffdy" }],
+    });
     expect((await entryOf((await j(plain)).request_id, p.key)).status).toBe(404);
   });
 
@@ -700,41 +724,185 @@ describe("the request log, attacked (pglite)", () => {
     const own = await t.provider(`NUL ${Date.now()}`);
     const r = await t.call("POST", LEADS, {
       auth: own.key,
-      body: { ["k\u0000"]: "a\u0000b", external_id: "x\u0000y" },
+      body: { "k\u0000": "a\u0000b", external_id: "x\u0000y", vehicles: [{ model: "a\u0000b" }] },
     });
     expect(r.status).toBe(400);
     const entry = await entryOf((await j(r)).request_id, own.key);
-    expect(entry.request_body).toMatchObject({ "k\ufffd": "a\ufffdb", external_id: "x\ufffdy" });
+    expect(entry.request_body).toMatchObject({
+      "k\ufffd": "…string(3)",
+      external_id: "x\ufffdy",
+      vehicles: [{ model: "a\ufffdb" }],
+    });
     expect(entry.external_id).toBe("x\ufffdy");
   });
 
-  it("masks personal data wherever it sits: arrays, nesting, other cases of the key", async () => {
-    const body = [
-      {
-        first_name: "Bartholomew",
-        Email: "bartholomew.quintanilla@example.com",
-        lead: { lastName: "Quintanilla", phone: "+1 (415) 555-0187", contact: [{ email: "bq@example.com" }] },
-        consent: [{ ip_address: "198.51.100.77" }],
-        // A key that names something every object inherits is an ordinary key, masked inside.
-        constructor: { email: "ctor.quintanilla@example.com" },
-      },
-    ];
-    // As JSON.parse reads it: an own key `__proto__`, kept as a key.
-    Object.defineProperty(body[0], "__proto__", { value: { email: "proto.q@example.com" }, enumerable: true });
-    const r = await t.call("POST", LEADS, { auth: p.key, body });
+  /** Personal data under keys and in places the contract does not name, with the raw text each must never show. */
+  const HIDDEN = {
+    email_address: "hidden.one@example.com",
+    emailAddress: "hidden.two@example.com",
+    mobile: "+1 415 555 0199",
+    phone2: "(415) 555-0142",
+    customer_name: "Philippa Wetherspoon",
+    address: "1600 Pennsylvania Ave NW",
+    "first name": "Ignatius",
+    "e-mail": "hidden.three@example.com",
+  };
+  const HIDDEN_RAW = [
+    "hidden.one",
+    "hidden.two",
+    "hidden.three",
+    "555 0199",
+    "555-0142",
+    "Wetherspoon",
+    "Philippa",
+    "Pennsylvania",
+    "Ignatius",
+    "Call me after five",
+    "I agree to be called by Acme",
+    "maria.q@example.com",
+    "4155550123",
+    "1HGCM82633A004352",
+    "Quintanilla Hauling",
+  ];
+  const personalLead = (external_id: string) =>
+    leadBody({
+      ...HIDDEN,
+      external_id,
+      origin_zip: "00000",
+      first_name: "Bartholomew",
+      last_name: "Quintanilla",
+      email: "maria.q@example.com",
+      phone_number: "415-555-0123",
+      company_name: "Quintanilla Hauling",
+      note_from_shipper: "Call me after five",
+      source_url: "https://leads.example.com/form?email=maria.q@example.com&phone=4155550123",
+      consent: { consent_text: "I agree to be called by Acme", ip_address: "2001:db8:1234:5678::1", ...HIDDEN },
+      vehicles: [{ year: 2020, make: "Honda", model: "Accord", type: "CAR", vin: "1HGCM82633A004352", owner: HIDDEN }],
+      nested: { deeper: [{ email: "maria.q@example.com" }] },
+    });
+
+  it("keeps only the contract's non-personal members as sent; everything else as its type and size (REST)", async () => {
+    const own = await t.provider(`mask REST ${Date.now()}`);
+    const body = personalLead(`mask-${Date.now()}`);
+    const r = await t.call("POST", LEADS, { auth: own.key, body });
     expect(r.status).toBe(400);
-    const entry = await entryOf((await j(r)).request_id, p.key);
+    const entry = await entryOf((await j(r)).request_id, own.key);
     const text = JSON.stringify(entry);
-    for (const raw of RAW) expect(text).not.toContain(raw);
-    expect(text).not.toContain("bq@");
-    expect(text).not.toContain("ctor.quintanilla");
-    expect(text).toContain('"__proto__":{"email":"p***@example.com"}');
-    expect(entry.request_body[0]).toMatchObject({
+    for (const raw of [...RAW, ...HIDDEN_RAW]) expect(text).not.toContain(raw);
+    expect(entry.request_body).toMatchObject({
+      external_id: body.external_id,
+      origin_zip: "00000",
+      destination_zip: body.destination_zip,
+      estimated_ship_date: body.estimated_ship_date,
+      overseas_type: "DOMESTIC",
       first_name: "B…",
-      Email: "b***@example.com",
-      lead: { lastName: "Q…", phone: "…0187", contact: [{ email: "b***@example.com" }] },
-      consent: [{ ip_address: "198.51.100.0/24" }],
-      constructor: { email: "c***@example.com" },
+      last_name: "Q…",
+      company_name: "Q…",
+      email: "m***@example.com",
+      phone_number: "…0123",
+      note_from_shipper: "…string(18)",
+      source_url: "https://leads.example.com/form?…",
+      email_address: "…string(22)",
+      emailAddress: "…string(22)",
+      mobile: "…string(15)",
+      phone2: "…string(14)",
+      customer_name: "…string(20)",
+      address: "…string(24)",
+      "first name": "…string(8)",
+      // A hyphen or case does not hide a contract member: "e-mail" is masked as email is.
+      "e-mail": "h***@example.com",
+      nested: "…object(1)",
+      consent: {
+        consent_text: "…string(28)",
+        ip_address: "2001:db8:1234::/48",
+        email_address: "…string(22)",
+        "first name": "…string(8)",
+      },
+      vehicles: [{ year: 2020, make: "Honda", model: "Accord", type: "CAR", vin: "…4352", owner: "…object(8)" }],
+    });
+    expect(entry.request_body_truncated).toBe(false);
+    expect(entry.request_body_bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
+  });
+
+  it("keeps a lead sent over Connect JSON and gRPC the same way, whatever the case of its keys", async () => {
+    const p = await t.provider(`mask RPC ${Date.now()}`);
+    const connect = connectClient(PublicLeadService, t.port, "connect");
+    const grpc = connectClient(PublicLeadService, t.port, "grpc");
+    const message = (externalId: string) => ({
+      externalId,
+      firstName: "Bartholomew",
+      lastName: "Quintanilla",
+      email: "maria.q@example.com",
+      phoneNumber: "415-555-0123",
+      companyName: "Quintanilla Hauling",
+      noteFromShipper: "Call me after five",
+      sourceUrl: "https://leads.example.com/form?email=maria.q@example.com",
+      originZip: "00000",
+      estimatedShipDate: "2027-01-15",
+      overseasType: 1 as OverseasType,
+      shipVia: 1 as ShipVia,
+      vehicles: [{ year: 2020, make: "Honda", model: "Accord", type: 1 as VehicleType, vin: "1HGCM82633A004352" }],
+      consent: { consentText: "I agree to be called by Acme", ipAddress: "198.51.100.77" },
+    });
+    for (const [client, id] of [
+      [connect, `connect-${Date.now()}`],
+      [grpc, `grpc-${Date.now()}`],
+    ] as const) {
+      const err = (await client.createLead(message(id), bearer(p.key)).catch((e: unknown) => e)) as ConnectError;
+      expect(err.code).toBe(Code.InvalidArgument);
+      let entry: Json | undefined;
+      for (let i = 0; i < 100 && !entry; i += 1) {
+        const page = await j(t.call("GET", `${REQUESTS}?external_id=${id}`, { auth: p.key }));
+        entry = page.results[0];
+        if (!entry) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const text = JSON.stringify(entry);
+      for (const raw of [...RAW, ...HIDDEN_RAW]) expect(text).not.toContain(raw);
+      expect(entry?.request_body).toMatchObject({
+        external_id: id,
+        first_name: "B…",
+        last_name: "Q…",
+        email: "m***@example.com",
+        phone_number: "…0123",
+        note_from_shipper: "…string(18)",
+        source_url: "https://leads.example.com/form?…",
+        consent: { consent_text: "…string(28)", ip_address: "198.51.100.0/24" },
+        vehicles: [{ make: "Honda", model: "Accord", vin: "…4352" }],
+      });
+    }
+    // Connect JSON sent by hand, with camelCase and snake_case keys the proto JSON reader takes.
+    const raw = await fetch(`${t.url}/leadprovider.v1.PublicLeadService/CreateLead`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${p.key}` },
+      body: JSON.stringify({ externalId: `cj-${Date.now()}`, firstName: "Bartholomew", phone_number: "415-555-0123" }),
+    });
+    expect(raw.status).toBe(400);
+    const entry = await entryOf(raw.headers.get("x-request-id") as string, p.key);
+    expect(entry.request_body).toMatchObject({ first_name: "B…", phone_number: "…0123" });
+  });
+
+  it("describes a body that is not an object, and keys that name what every object inherits", async () => {
+    const p = await t.provider(`mask shapes ${Date.now()}`);
+    const list = await t.call("POST", LEADS, { auth: p.key, body: [{ email: "maria.q@example.com" }] });
+    expect(list.status).toBe(400);
+    expect((await entryOf((await j(list)).request_id, p.key)).request_body).toBe("…array(1)");
+
+    const body: Record<string, unknown> = {
+      constructor: { email: "maria.q@example.com" },
+      toString: "maria.q@example.com",
+      hasOwnProperty: 4155550123,
+    };
+    // As JSON.parse reads it: an own key `__proto__`, kept as a key.
+    Object.defineProperty(body, "__proto__", { value: { email: "maria.q@example.com" }, enumerable: true });
+    const r = await t.call("POST", LEADS, { auth: p.key, body });
+    const entry = await entryOf((await j(r)).request_id, p.key);
+    expect(JSON.stringify(entry)).not.toContain("maria.q");
+    expect(JSON.stringify(entry)).not.toContain("4155550123");
+    expect(JSON.stringify(entry.request_body)).toContain('"__proto__":"…object(1)"');
+    expect(entry.request_body).toMatchObject({
+      constructor: "…object(1)",
+      toString: "…string(19)",
+      hasOwnProperty: "…number",
     });
   });
 
@@ -811,5 +979,172 @@ describe("the request log, attacked (pglite)", () => {
     const text = await csv.text();
     expect(text).toContain(`"'=HYPERLINK(""http://evil.example"")`);
     expect(text).not.toMatch(/(^|,)"?=HYPERLINK/m);
+  });
+});
+
+describe("the request log's growth, bounded whatever callers send (pglite)", () => {
+  let t: TestApp;
+  let admin: string;
+  const ADMIN_REQUESTS = "/api/v1/admin/requests/";
+  const TALLIES = "/api/v1/admin/request_tallies/";
+  const flushed = () => t.app.requestLog?.flush();
+  const forwarded = (ip: string) => ({ "x-forwarded-for": ip });
+
+  beforeAll(async () => {
+    // One minute for the whole describe (the budgets are per minute), and addresses from X-Forwarded-For.
+    t = await startTestApp(
+      { name: "pglite" },
+      { TRUST_PROXY: "loopback", AUTH_FAILURES_PER_MINUTE: "30", BUSINESS_TIMEZONE: ZONE },
+      { now: minuteClock() },
+    );
+    admin = await t.token();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  async function listed(clientIp: string): Promise<Json[]> {
+    await flushed();
+    const page = await j(t.call("GET", `${ADMIN_REQUESTS}?client_ip=${clientIp}&page_size=100`, { auth: admin }));
+    return page.results;
+  }
+  async function tallied(filter = ""): Promise<Json[]> {
+    await flushed();
+    return (await j(t.call("GET", `${TALLIES}?page_size=100${filter}`, { auth: admin }))).results;
+  }
+
+  it("keeps no body of a request no key named a provider for: only its size and a SHA-256", async () => {
+    const body = { ...leadBody({ email: "secret.person@example.com" }), padding: "x".repeat(60_000) };
+    const text = JSON.stringify(body);
+    const ip = "192.0.2.11";
+    const r = await fetch(`${t.url}${LEADS}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer lp_live_wrong", ...forwarded(ip) },
+      body: text,
+    });
+    expect(r.status).toBe(401);
+    const noKey = await fetch(`${t.url}${LEADS}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...forwarded(ip) },
+      body: text,
+    });
+    expect(noKey.status).toBe(401);
+    const entries = await listed(ip);
+    expect(entries).toHaveLength(2);
+    for (const e of entries) {
+      expect(e).toMatchObject({ provider_id: null, request_body: null, request_body_bytes: Buffer.byteLength(text) });
+      // Nothing of the body is kept, whether or not it was read before the refusal.
+      expect(JSON.stringify(e)).not.toContain("secret.person");
+      expect(
+        e.request_body_sha256 === null || e.request_body_sha256 === createHash("sha256").update(text).digest("hex"),
+      ).toBe(true);
+    }
+    const rows = await t.app.database.db
+      .selectFrom("request_log")
+      .select(sql<number>`octet_length(request_log::text)`.as("bytes"))
+      .where("client_ip", "=", ip)
+      .execute();
+    for (const row of rows) expect(Number(row.bytes)).toBeLessThan(1024);
+  });
+
+  it("lists at most ten of an address's refused requests a minute and counts the rest, limiter refusals too", async () => {
+    const ip = "192.0.2.22";
+    for (let i = 0; i < 25; i += 1) {
+      const r = await t.call("GET", `${LEADS}x/`, { headers: forwarded(ip) });
+      expect(r.status).toBe(401);
+    }
+    // A wrong key from the same address: 30 failures, then the failed-authentication limiter's 429s.
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i += 1) {
+      statuses.push((await t.call("GET", `${LEADS}x/`, { auth: "lp_live_wrong", headers: forwarded(ip) })).status);
+    }
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+    expect(await listed(ip)).toHaveLength(10);
+    const counts = (await tallied()).filter((c) => c.provider_id === null);
+    const sum = (outcome: string) => counts.filter((c) => c.outcome === outcome).reduce((a, c) => a + c.requests, 0);
+    // 65 refused, 10 listed: 45 refusals and the limiter's 10 are counted instead.
+    expect(sum("rejected")).toBeGreaterThanOrEqual(45);
+    expect(sum("rate_limited")).toBe(10);
+    expect(counts.find((c) => c.outcome === "rate_limited")).toMatchObject({ livemode: null, code: "rate_limited" });
+  });
+
+  it("lists at most 120 anonymous requests a minute from all addresses together", async () => {
+    const before = (await tallied()).filter((c) => c.provider_id === null).reduce((a, c) => a + c.requests, 0);
+    const beforeRows = await t.app.database.db
+      .selectFrom("request_log")
+      .select(sql<number>`count(*)`.as("n"))
+      .where("provider_id", "is", null)
+      .executeTakeFirstOrThrow();
+    const sent = 300;
+    await Promise.all(
+      Array.from({ length: sent }, (_, i) =>
+        t.call("POST", LEADS, { body: leadBody(), headers: forwarded(`198.51.100.${i % 30}`) }),
+      ),
+    );
+    await flushed();
+    const rows = await t.app.database.db
+      .selectFrom("request_log")
+      .select(sql<number>`count(*)`.as("n"))
+      .where("provider_id", "is", null)
+      .executeTakeFirstOrThrow();
+    expect(Number(rows.n)).toBe(120);
+    const after = (await tallied()).filter((c) => c.provider_id === null).reduce((a, c) => a + c.requests, 0);
+    expect(after - before).toBe(sent - (120 - Number(beforeRows.n)));
+  });
+
+  it("lists a provider's first rate-limited request of a minute and counts the rest; the stats count every one", async () => {
+    const p = await t.provider(undefined, { rate_limit_per_minute: 2 });
+    const sub = `bounded-${Date.now()}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 14; i += 1) {
+      statuses.push((await t.call("POST", LEADS, { auth: p.key, body: leadBody({ sub_id: sub }) })).status);
+    }
+    expect(statuses.filter((s) => s === 201)).toHaveLength(2);
+    await flushed();
+    const mine = await j(t.call("GET", `${ADMIN_REQUESTS}?provider_id=${p.id}&page_size=100`, { auth: admin }));
+    const limited = mine.results.filter((e: Json) => e.outcome === "rate_limited");
+    expect(limited).toHaveLength(10);
+    expect(mine.results.filter((e: Json) => e.outcome === "accepted")).toHaveLength(2);
+    const counted = (await tallied(`&provider_id=${p.id}`)).reduce((a, c) => a + c.requests, 0);
+    expect(counted).toBe(2);
+    // The stats' refusals still count all twelve.
+    const stats = await j(t.call("GET", `/api/v1/public/stats/?group_by=sub_id`, { auth: p.key }));
+    const group =
+      stats.results?.find?.((g: Json) => g.sub_id === sub) ?? stats.groups?.find?.((g: Json) => g.sub_id === sub);
+    expect(JSON.stringify(group ?? stats)).toContain('"rate_limited":12');
+  });
+
+  it("cuts a kept body to 4 KiB, in order, and says it did", async () => {
+    const p = await t.provider();
+    const vehicles = Array.from({ length: 400 }, (_, i) => ({
+      year: 2020,
+      make: `Make${i}`,
+      model: "Model",
+      type: "CAR",
+    }));
+    const body = leadBody({ vehicles, note_from_shipper: "n".repeat(30_000), external_id: `big-${Date.now()}` });
+    const r = await t.call("POST", LEADS, { auth: p.key, body });
+    expect(r.status).toBe(400);
+    await flushed();
+    const entry = await j(t.call("GET", `${REQUESTS}${(await j(r)).request_id}/`, { auth: p.key }));
+    expect(entry.request_body_truncated).toBe(true);
+    expect(entry.request_body_bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
+    expect(Buffer.byteLength(JSON.stringify(entry.request_body))).toBeLessThanOrEqual(4096);
+    expect(entry.request_body).toMatchObject({ external_id: body.external_id, note_from_shipper: "…string(30000)" });
+    expect(entry.request_body.vehicles[0]).toEqual({ year: 2020, make: "Make0", model: "Model", type: "CAR" });
+    expect(entry.request_body.vehicles.length).toBeLessThan(400);
+    // A body within the limit is whole.
+    const small = await t.call("POST", LEADS, { auth: p.key, body: leadBody({ origin_zip: "00000" }) });
+    await flushed();
+    const whole = await j(t.call("GET", `${REQUESTS}${(await j(small)).request_id}/`, { auth: p.key }));
+    expect(whole.request_body_truncated).toBe(false);
+  });
+
+  it("refuses a forged tally page token with 400 naming it", async () => {
+    for (const token of ["not-a-token", Buffer.from("[1,2]").toString("base64url"), "%%%"]) {
+      const r = await t.call("GET", `${TALLIES}?page_token=${encodeURIComponent(token)}`, { auth: admin });
+      expect(r.status).toBe(400);
+      expect((await j(r)).errors[0].field).toBe("page_token");
+    }
   });
 });

@@ -141,11 +141,24 @@ function Problem() {
 function Body() {
   const record = useRecordContext();
   if (!record) return null;
-  if (record.request_body === null) return <span>—</span>;
+  const bytes = typeof record.request_body_bytes === "number" ? `${record.request_body_bytes} bytes` : undefined;
+  if (record.request_body === null) {
+    if (record.request_body_sha256) {
+      return (
+        <span data-testid="request-body">
+          Not kept (no key named a provider): {bytes}, SHA-256 {record.request_body_sha256}
+        </span>
+      );
+    }
+    return <span>—</span>;
+  }
   return (
-    <pre data-testid="request-body" style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
-      {JSON.stringify(record.request_body, null, 2)}
-    </pre>
+    <>
+      <pre data-testid="request-body" style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+        {JSON.stringify(record.request_body, null, 2)}
+      </pre>
+      {record.request_body_truncated && <span>Cut to 4 KiB of {bytes}: the members past it were left out.</span>}
+    </>
   );
 }
 

@@ -794,6 +794,32 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/admin/request_tallies/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Requests counted instead of listed
+     * @description The request log lists every request the gate admitted, but only a budget of the others
+     *     (per caller and minute: requests no key named a provider for, requests refused by a rate
+     *     limit, requests refused before the gate); the rest are counted here, per minute, provider
+     *     (`provider_id` null: none), mode and outcome code, so a flood of anonymous or throttled
+     *     requests cannot fill the database. Newest minute first, paged by cursor; filters
+     *     `provider_id`, `created_after`, `created_before` (on the minute). Requires the admin-only
+     *     position.
+     */
+    get: operations["listRequestTallies"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/admin/stats/": {
     parameters: {
       query?: never;
@@ -3079,10 +3105,17 @@ export interface components {
       test: components["schemas"]["ModeUsage"];
     };
     /**
-     * @description One Public API request as the service received and answered it. Personal data in
-     *     `request_body` is masked: `first_name` and `last_name` to their first letter and `…`,
-     *     `email` to its first character, `***@` and its domain, `phone_number` to `…` and its last
-     *     four digits, `consent.ip_address` to its /24 (IPv4) or /48 (IPv6).
+     * @description One Public API request as the service received and answered it. `request_body` keeps only
+     *     what the contract says is not personal, as sent: the lead's ZIPs, cities, dates, ship
+     *     type, vehicles (year, make, model, type, tariff, deposit, runs), `external_id`, `sub_id`
+     *     and list parameters. The contract's personal members are masked: `first_name`,
+     *     `last_name` and `company_name` to their first letter and `…`, `email` to its first
+     *     character, `***@` and its domain, `phone_number` to `…` and its last four digits, `vin` to
+     *     its last four characters, `consent.ip_address` to its /24 (IPv4) or /48 (IPv6), URLs to
+     *     their origin and path. Anything else — a member the contract does not know, free text
+     *     (`note_from_shipper`, `consent.consent_text`) — keeps its key and only its type and size
+     *     (`…string(17)`, `…number`, `…object(3)`). Text is cut to 256 characters and the body to
+     *     4 KiB (`request_body_truncated`).
      */
     RequestLogEntry: {
       /**
@@ -3142,10 +3175,30 @@ export interface components {
       /** @description The User-Agent header (first 256 characters). */
       user_agent: string | null;
       /**
-       * @description The body as received (the RPC message in its JSON form), masked wherever personal data
-       *     sits in it (nested objects and arrays too); null for a read or a body that was not JSON.
+       * @description The body as received (the RPC message in its JSON form), kept as described above; null
+       *     for a read, a body that was not JSON, or a request no key named a provider for (only
+       *     its size and hash are kept).
+       * @example {
+       *       "external_id": "crm-48213",
+       *       "first_name": "M…",
+       *       "email": "m***@example.com",
+       *       "phone_number": "…0142",
+       *       "origin_zip": "90210",
+       *       "note_from_shipper": "…string(42)",
+       *       "destination_zipcode": "…string(5)"
+       *     }
        */
       request_body: unknown;
+      /**
+       * @description The body's size in bytes as received (its Content-Length, or an RPC message's JSON form); null for none.
+       * @example 612
+       */
+      request_body_bytes: number | null;
+      /**
+       * @description The kept body was cut to 4 KiB; members past it were left out.
+       * @example false
+       */
+      request_body_truncated: boolean;
     };
     /** @description A request-log entry with the provider it belongs to. */
     AdminRequestLogEntry: components["schemas"]["RequestLogEntry"] & {
@@ -3154,6 +3207,43 @@ export interface components {
        * @example 7
        */
       provider_id: number | null;
+      /**
+       * @description For a request no key named a provider for, whose body is not kept: the SHA-256
+       *     (hex) of the body's JSON form, so repeated bodies can be told apart. Null otherwise.
+       * @example null
+       */
+      request_body_sha256: string | null;
+    };
+    /** @description Requests of one minute, provider, mode and outcome code that were counted instead of listed. */
+    RequestTally: {
+      /**
+       * Format: date-time
+       * @description The minute's start (UTC).
+       */
+      minute: string;
+      /**
+       * @description Null for requests no key named a provider for.
+       * @example 7
+       */
+      provider_id: number | null;
+      /** @description The key's mode; null when no key named a provider. */
+      livemode: boolean | null;
+      /** @enum {string} */
+      outcome: "accepted" | "rejected" | "rate_limited" | "failed";
+      /**
+       * @description The problem's code the requests were answered with.
+       * @example invalid_api_key
+       */
+      code: string | null;
+      /** @example 4312 */
+      requests: number;
+    };
+    /** @description One page of tallies, newest minute first. */
+    RequestTallyList: {
+      results: components["schemas"]["RequestTally"][];
+      next_page_token: string | null;
+      /** Format: uri-reference */
+      next: string | null;
     };
     /** @description One page of the request log, newest first. */
     RequestLogList: {
@@ -3822,6 +3912,8 @@ export interface components {
     StatsGroupBy: "sub_id";
     /** @description `provider` (one row per period and provider) or `sub_id`. */
     AdminStatsGroupBy: "provider" | "sub_id";
+    /** @description The `next_page_token` of the previous page of tallies; omit it for the first page. */
+    TallyPageToken: string;
     /** @description Only this provider's entries. */
     ProviderIdFilter: number;
     /** @description Only entries created before this instant. */
@@ -4949,6 +5041,44 @@ export interface operations {
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["RequestNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listRequestTallies: {
+    parameters: {
+      query?: {
+        /** @description Entries per page. */
+        page_size?: components["parameters"]["AdminPageSize"];
+        /** @description The `next_page_token` of the previous page of tallies; omit it for the first page. */
+        page_token?: components["parameters"]["TallyPageToken"];
+        /** @description Only this provider's entries. */
+        provider_id?: components["parameters"]["ProviderIdFilter"];
+        /** @description Only events recorded after this instant (RFC 3339). */
+        created_after?: components["parameters"]["CreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of tallies. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RequestTallyList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

@@ -157,9 +157,14 @@ export function RequestShow() {
             e.request_body === null ? (
               "—"
             ) : (
-              <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
-                {JSON.stringify(e.request_body, null, 2)}
-              </pre>
+              <>
+                <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+                  {JSON.stringify(e.request_body, null, 2)}
+                </pre>
+                {e.request_body_truncated && (
+                  <span>Cut to 4 KiB of {e.request_body_bytes} bytes: the members past it were left out.</span>
+                )}
+              </>
             )
           }
         />

@@ -22,6 +22,7 @@ import * as m0014 from "./migrations/0014-search-digits.ts";
 import * as m0015 from "./migrations/0015-stats-today.ts";
 import * as m0016 from "./migrations/0016-request-log-statistics.ts";
 import * as m0017 from "./migrations/0017-request-log-outcome-check.ts";
+import * as m0018 from "./migrations/0018-request-log-bounds.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0015-stats-today": m0015,
   "0016-request-log-statistics": m0016,
   "0017-request-log-outcome-check": m0017,
+  "0018-request-log-bounds": m0018,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

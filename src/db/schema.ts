@@ -181,6 +181,20 @@ export interface RequestLogTable {
   key_hint: string | null;
   user_agent: string | null;
   request_body: ColumnType<unknown, string | null, string | null>;
+  /** Migration 0018: the body's size as received, its SHA-256 when it was not kept, and whether it was cut. */
+  request_body_bytes: number | null;
+  request_body_sha256: string | null;
+  request_body_truncated: Generated<boolean>;
+}
+
+/** Migration 0018: requests counted instead of listed, per minute, provider (0: none), mode and code. */
+export interface RequestLogTalliesTable {
+  minute: Date;
+  provider_id: number;
+  mode: "live" | "test" | "none";
+  outcome: string;
+  code: string;
+  requests: number;
 }
 
 /** Migration 0008: create-lead requests per business day, provider, mode, sub_id and code ('' = accepted). */
@@ -247,6 +261,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   request_log: RequestLogTable;
   request_outcomes_daily: RequestOutcomesDailyTable;
+  request_log_tallies: RequestLogTalliesTable;
   portal_users: PortalUsersTable;
   portal_sessions: PortalSessionsTable;
 }

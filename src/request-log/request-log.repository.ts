@@ -51,13 +51,26 @@ function wellFormed(v: unknown): unknown {
 /** A text field, cleaned (clean). */
 export const text = (v: string | null): string | null => (typeof v === "string" ? clean(v) : null);
 
+/** What the writer keeps of an entry's body (request-log.mask.ts), and what it knows of the rest. */
+export interface StoredBody {
+  readonly body: unknown;
+  readonly truncated: boolean;
+  readonly bytes: number | null;
+  readonly sha256: string | null;
+}
+
+/** A refusal's detail and field errors are the service's own, but bounded all the same. */
+const MAX_DETAIL = 1000;
+const MAX_ERRORS = 50;
+const cutText = (s: string | null, max: number) => (s !== null && s.length > max ? `${s.slice(0, max)}…` : s);
+
 /**
- * An entry as one JSON object of request_log's columns, its request body masked by the caller.
- * Made when the entry is recorded (after its answer was sent): the queue holds one string per
- * entry rather than an entry object with twenty fields and the parsed body, which would outlive a
- * few young-generation collections and be copied into the old generation with every request.
+ * An entry as one JSON object of request_log's columns, its body as the writer keeps it. Made
+ * when the entry is recorded (after its answer was sent): the queue holds one string per entry
+ * rather than an entry object with twenty fields and the parsed body, which would outlive a few
+ * young-generation collections and be copied into the old generation with every request.
  */
-export function entryRow(e: RequestLogEntry, maskedBody: unknown): string {
+export function entryRow(e: RequestLogEntry, stored: StoredBody): string {
   const row = JSON.stringify({
     request_id: text(e.requestId),
     created_at: e.createdAt.toISOString(),
@@ -69,8 +82,8 @@ export function entryRow(e: RequestLogEntry, maskedBody: unknown): string {
     rpc_code: e.rpcCode,
     outcome: e.outcome,
     code: text(e.code),
-    detail: text(e.detail),
-    errors: e.errors.length > 0 ? wellFormed(e.errors) : null,
+    detail: text(cutText(e.detail, MAX_DETAIL)),
+    errors: e.errors.length > 0 ? wellFormed(e.errors.slice(0, MAX_ERRORS)) : null,
     external_id: text(e.externalId),
     lead_id: e.leadId,
     // JSON has no NaN or Infinity (stringify writes null); Postgres's real takes them as text.
@@ -78,10 +91,13 @@ export function entryRow(e: RequestLogEntry, maskedBody: unknown): string {
     client_ip: text(e.clientIp),
     key_hint: text(e.keyHint),
     user_agent: text(e.userAgent),
+    request_body_bytes: stored.bytes,
+    request_body_sha256: stored.sha256,
+    request_body_truncated: stored.truncated,
   });
-  return maskedBody === null || maskedBody === undefined
+  return stored.body === null || stored.body === undefined
     ? row
-    : `${row.slice(0, -1)},"request_body":${JSON.stringify(wellFormed(maskedBody))}}`;
+    : `${row.slice(0, -1)},"request_body":${JSON.stringify(wellFormed(stored.body))}}`;
 }
 
 /** The columns a row fills (entry_id is the table's default). */
@@ -105,6 +121,9 @@ const ENTRY_COLUMNS = [
   "key_hint",
   "user_agent",
   "request_body",
+  "request_body_bytes",
+  "request_body_sha256",
+  "request_body_truncated",
 ].join(", ");
 
 /**
@@ -116,13 +135,50 @@ const ENTRY_COLUMNS = [
  */
 const INSERT_ENTRIES = `insert into request_log (${ENTRY_COLUMNS}) select ${ENTRY_COLUMNS} from json_populate_recordset(null::request_log, $1::json)`;
 
+/** Requests of one minute, provider (0: none), mode and outcome code counted instead of listed. */
+export interface Tally {
+  readonly minute: Date;
+  readonly providerId: number;
+  readonly mode: "live" | "test" | "none";
+  readonly outcome: string;
+  readonly code: string;
+  readonly requests: number;
+}
+
 /**
- * Stores a batch of rows (entryRow) and adds its create-lead outcomes to the daily counts, in one
- * transaction: the counts never include an entry the log lost, or miss one it kept.
+ * Stores a batch of rows (entryRow), adds its create-lead outcomes to the daily counts and its
+ * unlisted requests to the tallies, in one transaction: the counts never include an entry the log
+ * lost, or miss one it kept.
  */
-export async function insertEntries(db: Db, rows: readonly string[], counts: readonly OutcomeCount[]): Promise<void> {
+export async function insertEntries(
+  db: Db,
+  rows: readonly string[],
+  counts: readonly OutcomeCount[],
+  tallies: readonly Tally[] = [],
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx.executeQuery(CompiledQuery.raw(INSERT_ENTRIES, [`[${rows.join(",")}]`]));
+    if (rows.length > 0) await trx.executeQuery(CompiledQuery.raw(INSERT_ENTRIES, [`[${rows.join(",")}]`]));
+    if (tallies.length > 0) {
+      // Sorted by key by the caller, so two instances adding to the same rows lock them in order.
+      await trx
+        .insertInto("request_log_tallies")
+        .values(
+          tallies.map((t) => ({
+            minute: t.minute,
+            provider_id: t.providerId,
+            mode: t.mode,
+            outcome: t.outcome,
+            code: t.code,
+            requests: t.requests,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(["minute", "provider_id", "mode", "outcome", "code"])
+            .doUpdateSet({ requests: sql<number>`request_log_tallies.requests + excluded.requests` }),
+        )
+        .execute();
+    }
     if (counts.length === 0) return;
     // Sorted by key, so two instances adding to the same rows lock them in the same order.
     await trx
@@ -185,6 +241,9 @@ const COLUMNS = [
   "key_hint",
   "user_agent",
   "request_body",
+  "request_body_bytes",
+  "request_body_sha256",
+  "request_body_truncated",
 ] as const;
 
 type Row = {
@@ -208,6 +267,9 @@ type Row = {
   key_hint: string | null;
   user_agent: string | null;
   request_body: unknown;
+  request_body_bytes: number | null;
+  request_body_sha256: string | null;
+  request_body_truncated: boolean;
 };
 
 function entryOf(row: Row): StoredRequestLogEntry {
@@ -232,6 +294,9 @@ function entryOf(row: Row): StoredRequestLogEntry {
     keyHint: row.key_hint,
     userAgent: row.user_agent,
     requestBody: row.request_body ?? null,
+    requestBodyBytes: row.request_body_bytes,
+    requestBodySha256: row.request_body_sha256,
+    requestBodyTruncated: row.request_body_truncated,
   };
 }
 
@@ -355,4 +420,50 @@ export async function deleteEntriesBefore(db: Db, before: Date, batch: number): 
     delete from request_log where ctid = any(array(
       select ctid from request_log where created_at < ${before} order by created_at limit ${batch}))`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/** Deletes the tallies older than `before` (a few rows a minute at most); how many it deleted. */
+export async function deleteTalliesBefore(db: Db, before: Date): Promise<number> {
+  const result = await db.deleteFrom("request_log_tallies").where("minute", "<", before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export interface TallyFilter {
+  readonly providerId?: number | undefined;
+  readonly createdAfter?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  /** Tallies after this one in the list's order (newest minute first, then provider, mode, outcome, code). */
+  readonly after?: Omit<Tally, "requests"> | undefined;
+}
+
+/** One page of the tallies, newest minute first (the primary key, read backwards). */
+export async function listTallies(db: Db, filter: TallyFilter, limit: number): Promise<Tally[]> {
+  let q = db.selectFrom("request_log_tallies").selectAll();
+  if (filter.providerId !== undefined) q = q.where("provider_id", "=", filter.providerId);
+  if (filter.createdAfter !== undefined) q = q.where("minute", ">", filter.createdAfter);
+  if (filter.createdBefore !== undefined) q = q.where("minute", "<", filter.createdBefore);
+  if (filter.after !== undefined) {
+    const a = filter.after;
+    q = q.where(
+      sql`(minute, provider_id, mode, outcome, code)`,
+      "<",
+      sql`(${a.minute}, ${a.providerId}, ${a.mode}, ${a.outcome}, ${a.code})`,
+    );
+  }
+  const rows = await q
+    .orderBy("minute", "desc")
+    .orderBy("provider_id", "desc")
+    .orderBy("mode", "desc")
+    .orderBy("outcome", "desc")
+    .orderBy("code", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    minute: r.minute,
+    providerId: Number(r.provider_id),
+    mode: r.mode,
+    outcome: r.outcome,
+    code: r.code,
+    requests: Number(r.requests),
+  }));
 }

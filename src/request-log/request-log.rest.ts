@@ -4,11 +4,24 @@ import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
+import type { Tally } from "./request-log.repository.ts";
 import type { RequestLogQuery, RequestLogService } from "./request-log.service.ts";
 import type { StoredRequestLogEntry } from "./request-log.ts";
 
 export const REQUESTS_PATH = "/api/v1/public/requests/";
 export const ADMIN_REQUESTS_PATH = "/api/v1/admin/requests/";
+export const ADMIN_TALLIES_PATH = "/api/v1/admin/request_tallies/";
+
+function tallyJson(t: Tally): components["schemas"]["RequestTally"] {
+  return {
+    minute: t.minute.toISOString(),
+    provider_id: t.providerId === 0 ? null : t.providerId,
+    livemode: t.mode === "none" ? null : t.mode === "live",
+    outcome: t.outcome as components["schemas"]["RequestTally"]["outcome"],
+    code: t.code === "" ? null : t.code,
+    requests: t.requests,
+  };
+}
 
 export function requestEntryJson(e: StoredRequestLogEntry): components["schemas"]["RequestLogEntry"] {
   return {
@@ -30,11 +43,13 @@ export function requestEntryJson(e: StoredRequestLogEntry): components["schemas"
     key_hint: e.keyHint,
     user_agent: e.userAgent,
     request_body: e.requestBody as components["schemas"]["RequestLogEntry"]["request_body"],
+    request_body_bytes: e.requestBodyBytes,
+    request_body_truncated: e.requestBodyTruncated,
   };
 }
 
 export function adminRequestEntryJson(e: StoredRequestLogEntry): components["schemas"]["AdminRequestLogEntry"] {
-  return { ...requestEntryJson(e), provider_id: e.providerId };
+  return { ...requestEntryJson(e), provider_id: e.providerId, request_body_sha256: e.requestBodySha256 };
 }
 
 const date = (s: string | undefined) => (s === undefined ? undefined : new Date(s));
@@ -89,6 +104,20 @@ export function requestLogRoutes(log: RequestLogService, publicBaseUrl?: string)
         clientIp: q.client_ip,
       });
       res.json(cursorPageJson(req, page, adminRequestEntryJson, publicBaseUrl));
+    }),
+  );
+  router.get(
+    ADMIN_TALLIES_PATH,
+    operation("listRequestTallies", async (req, res) => {
+      const q = req.query;
+      const page = await log.tallies({
+        pageSize: q.page_size,
+        pageToken: q.page_token,
+        providerId: q.provider_id,
+        createdAfter: date(q.created_after),
+        createdBefore: date(q.created_before),
+      });
+      res.json(cursorPageJson(req, page, tallyJson, publicBaseUrl));
     }),
   );
   router.get(

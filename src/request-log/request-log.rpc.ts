@@ -19,6 +19,8 @@ export function requestEntryMessage(e: StoredRequestLogEntry): MessageInitShape<
     outcome: e.outcome,
     errors: e.errors.map((v) => ({ ...v })),
     durationMs: e.durationMs,
+    requestBodyTruncated: e.requestBodyTruncated,
+    ...(e.requestBodyBytes !== null && { requestBodyBytes: e.requestBodyBytes }),
     ...(e.rpcCode !== null && { rpcCode: e.rpcCode }),
     ...(e.code !== null && { code: e.code }),
     ...(e.detail !== null && { detail: e.detail }),

@@ -14,13 +14,25 @@
  * request itself, before it is answered.
  */
 
+import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
 import { type BatchRun, runInBatches } from "../batches.ts";
 import type { Database } from "../db/schema.ts";
 import { businessToday } from "../intake/business-time.ts";
 import { errorForLog, type Logger } from "../logger.ts";
-import { deleteEntriesBefore, entryRow, insertEntries, type OutcomeCount, text } from "./request-log.repository.ts";
-import { CREATE_OPERATIONS, maskBody, type RequestLogEntry, subIdOf } from "./request-log.ts";
+import { createListing, type Listing } from "./request-log.listing.ts";
+import { keptBody } from "./request-log.mask.ts";
+import {
+  deleteEntriesBefore,
+  deleteTalliesBefore,
+  entryRow,
+  insertEntries,
+  type OutcomeCount,
+  type StoredBody,
+  type Tally,
+  text,
+} from "./request-log.repository.ts";
+import { CREATE_OPERATIONS, type RequestLogEntry, subIdOf } from "./request-log.ts";
 
 export interface RequestLogWriterOptions {
   readonly db: Kysely<Database>;
@@ -36,6 +48,10 @@ export interface RequestLogWriterOptions {
   readonly onDropped?: (n: number) => void;
   /** Each retention run (metrics). */
   readonly onJobRun?: (run: BatchRun) => void;
+  /** Which entries are listed one by one (default: request-log.listing.ts's budget). */
+  readonly listing?: Listing;
+  /** Each entry counted instead of listed (metric). */
+  readonly onTallied?: () => void;
 }
 
 export type RequestLogWriter = ReturnType<typeof createRequestLogWriter>;
@@ -57,15 +73,43 @@ interface Counted {
 
 /**
  * A recorded entry as the queue holds it until its batch is written: its row, one string with
- * the body masked (the raw body is never stored), and what it counts for.
+ * the body as kept (the raw body is never stored), or the tally it adds to when it is counted
+ * instead of listed (request-log.listing.ts); and what it counts for in the stats.
  */
 interface Queued {
-  readonly row: string;
+  readonly row: string | undefined;
+  readonly tally: Omit<Tally, "requests"> | undefined;
   readonly requestId: string;
   readonly counted: Counted | undefined;
 }
 
-function queued(e: RequestLogEntry): Queued {
+/** The size of a body that came without a Content-Length (an RPC message): its JSON form's. */
+function bodyBytes(e: RequestLogEntry, body: unknown): number | null {
+  if (e.requestBodyBytes !== null) return e.requestBodyBytes;
+  return body === null ? null : Buffer.byteLength(JSON.stringify(body) ?? "");
+}
+
+/**
+ * What is stored of a body: a provider's as the mask allows (request-log.mask.ts); for a request
+ * no key named a provider for, nothing but its size and a SHA-256 of its JSON form.
+ */
+function storedBody(e: RequestLogEntry): StoredBody {
+  const body = e.requestBody ?? null;
+  if (body === null) return { body: null, truncated: false, bytes: e.requestBodyBytes, sha256: null };
+  if (e.providerId === null) {
+    const json = JSON.stringify(body) ?? "";
+    return {
+      body: null,
+      truncated: false,
+      bytes: e.requestBodyBytes ?? Buffer.byteLength(json),
+      sha256: createHash("sha256").update(json).digest("hex"),
+    };
+  }
+  const kept = keptBody(body);
+  return { body: kept.body, truncated: kept.truncated, bytes: bodyBytes(e, body), sha256: null };
+}
+
+function queued(e: RequestLogEntry, listed: boolean): Queued {
   const counted =
     e.providerId !== null && e.livemode !== null && CREATE_OPERATIONS.has(e.operation)
       ? {
@@ -77,8 +121,27 @@ function queued(e: RequestLogEntry): Queued {
           code: e.outcome === "accepted" ? "" : (text(e.code) ?? e.outcome),
         }
       : undefined;
-  const body = e.requestBody ?? null;
-  return { row: entryRow(e, body === null ? null : maskBody(body)), requestId: e.requestId, counted };
+  if (listed) return { row: entryRow(e, storedBody(e)), tally: undefined, requestId: e.requestId, counted };
+  const tally = {
+    minute: new Date(Math.floor(e.createdAt.getTime() / 60_000) * 60_000),
+    providerId: e.providerId ?? 0,
+    mode: e.livemode === null ? ("none" as const) : e.livemode ? ("live" as const) : ("test" as const),
+    outcome: e.outcome,
+    code: (text(e.code) ?? "").slice(0, 64),
+  };
+  return { row: undefined, tally, requestId: e.requestId, counted };
+}
+
+/** The tallies of a batch's counted requests, sorted by key. */
+function talliesOf(entries: readonly Queued[]): Tally[] {
+  const tallies = new Map<string, Tally>();
+  for (const { tally: t } of entries) {
+    if (t === undefined) continue;
+    const key = JSON.stringify([t.minute.getTime(), t.providerId, t.mode, t.outcome, t.code]);
+    const c = tallies.get(key);
+    tallies.set(key, { ...t, requests: (c?.requests ?? 0) + 1 });
+  }
+  return [...tallies.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, t]) => t);
 }
 
 /** The daily outcome counts of a batch's create-lead requests (providers known only), sorted by key. */
@@ -116,6 +179,7 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   let firstPurge: NodeJS.Timeout | undefined;
   let purgeBehind = false;
   let stopped = false;
+  const listing = options.listing ?? createListing();
 
   /** Counts dropped entries (metric); `overflow`: the queue was full, said in a log line a minute. */
   function drop(n: number, overflow = true): void {
@@ -142,9 +206,9 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
   async function flushOnce(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.splice(0, batchSize);
-      const rows = batch.map((e) => e.row);
+      const rows = batch.flatMap((e) => (e.row === undefined ? [] : [e.row]));
       try {
-        await insertEntries(db, rows, outcomeCounts(batch, options.zone));
+        await insertEntries(db, rows, outcomeCounts(batch, options.zone), talliesOf(batch));
       } catch (err) {
         if (!isDataError(err)) {
           logger.warn(
@@ -157,13 +221,18 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
         }
         // The database refused a value of the batch (not the connection): one entry at a time,
         // so one entry it cannot store is dropped (and counted) instead of halting the log.
-        for (const [i, row] of rows.entries()) {
+        for (const one of batch) {
           try {
-            await insertEntries(db, [row], outcomeCounts([batch[i] as Queued], options.zone));
-          } catch (one) {
-            if (!isDataError(one)) throw one;
-            const requestId = (batch[i] as Queued).requestId;
-            logger.warn({ err: errorForLog(one), request_id: requestId }, "request log entry refused; dropped");
+            await insertEntries(
+              db,
+              one.row === undefined ? [] : [one.row],
+              outcomeCounts([one], options.zone),
+              talliesOf([one]),
+            );
+          } catch (err) {
+            if (!isDataError(err)) throw err;
+            const requestId = one.requestId;
+            logger.warn({ err: errorForLog(err), request_id: requestId }, "request log entry refused; dropped");
             drop(1, false);
           }
         }
@@ -179,7 +248,9 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
     record(entry: RequestLogEntry): void {
       let q: Queued;
       try {
-        q = queued(entry);
+        const listed = listing(entry);
+        if (!listed) options.onTallied?.();
+        q = queued(entry, listed);
       } catch (err) {
         let requestId: unknown;
         try {
@@ -217,6 +288,7 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
         runBudgetMs,
       });
       options.onJobRun?.(run);
+      await deleteTalliesBefore(db, before);
       if (run.behind) {
         logger.warn(
           { deleted: run.done, batches: run.batches, retention_days: options.retentionDays },
