@@ -1114,6 +1114,34 @@ describe("the request log's growth, bounded whatever callers send (pglite)", () 
     expect(JSON.stringify(group ?? stats)).toContain('"rate_limited":12');
   });
 
+  it("lists a provider's first ten answered reads a minute, counts the rest by operation, and every refused read", async () => {
+    const p = await t.provider();
+    const created = await j(t.call("POST", LEADS, { auth: p.key, body: leadBody() }));
+    for (let i = 0; i < 15; i += 1) {
+      expect((await t.call("GET", `${LEADS}${created.external_id}/`, { auth: p.key })).status).toBe(200);
+    }
+    for (let i = 0; i < 12; i += 1) {
+      expect((await t.call("GET", `${LEADS}missing-${i}/`, { auth: p.key })).status).toBe(404);
+    }
+    await flushed();
+    const mine = await j(t.call("GET", `${ADMIN_REQUESTS}?provider_id=${p.id}&page_size=100`, { auth: admin }));
+    const reads = mine.results.filter((e: Json) => e.operation === "GET /api/v1/public/leads/{external_id}/");
+    expect(reads.filter((e: Json) => e.status === 200)).toHaveLength(10);
+    expect(reads.filter((e: Json) => e.status === 404)).toHaveLength(12);
+    expect(mine.results.filter((e: Json) => e.operation === "POST /api/v1/public/leads/")).toHaveLength(1);
+    const counted = await tallied(`&provider_id=${p.id}`);
+    expect(counted).toEqual([
+      expect.objectContaining({
+        provider_id: p.id,
+        livemode: true,
+        outcome: "accepted",
+        code: null,
+        operation: "GET /api/v1/public/leads/{external_id}/",
+        requests: 5,
+      }),
+    ]);
+  });
+
   it("cuts a kept body to 4 KiB, in order, and says it did", async () => {
     const p = await t.provider();
     const vehicles = Array.from({ length: 400 }, (_, i) => ({

@@ -803,11 +803,13 @@ export interface paths {
     };
     /**
      * Requests counted instead of listed
-     * @description The request log lists every request the gate admitted, but only a budget of the others
-     *     (per caller and minute: requests no key named a provider for, requests refused by a rate
-     *     limit, requests refused before the gate); the rest are counted here, per minute, provider
-     *     (`provider_id` null: none), mode and outcome code, so a flood of anonymous or throttled
-     *     requests cannot fill the database. Newest minute first, paged by cursor; filters
+     * @description The request log lists every change the gate admitted and every refused read, but only a
+     *     budget of the others per caller and minute: a provider's successful reads (ten a minute
+     *     per mode are listed as examples), requests no key named a provider for, requests refused
+     *     by a rate limit, requests refused before the gate. The rest are counted here, per minute,
+     *     provider (`provider_id` null: none), mode, outcome, code and, for successful reads,
+     *     operation, so polling stays cheap and a flood of anonymous or throttled requests cannot
+     *     fill the database. Newest minute first, paged by cursor; filters
      *     `provider_id`, `created_after`, `created_before` (on the minute). Requires the admin-only
      *     position.
      */
@@ -3231,10 +3233,12 @@ export interface components {
       /** @enum {string} */
       outcome: "accepted" | "rejected" | "rate_limited" | "failed";
       /**
-       * @description The problem's code the requests were answered with.
+       * @description The problem's code the requests were answered with; null for answered reads.
        * @example invalid_api_key
        */
       code: string | null;
+      /** @description For answered reads, the operation (`GET /api/v1/public/leads/{external_id}/`, `leadprovider.v1.PublicLeadService/GetLead`); null otherwise. */
+      operation: string | null;
       /** @example 4312 */
       requests: number;
     };

@@ -187,13 +187,15 @@ export interface RequestLogTable {
   request_body_truncated: Generated<boolean>;
 }
 
-/** Migration 0018: requests counted instead of listed, per minute, provider (0: none), mode and code. */
+/** Migration 0018: requests counted instead of listed, per minute, provider (0: none), mode, outcome, code and operation. */
 export interface RequestLogTalliesTable {
   minute: Date;
   provider_id: number;
   mode: "live" | "test" | "none";
   outcome: string;
   code: string;
+  /** '' but for answered reads. */
+  operation: string;
   requests: number;
 }
 

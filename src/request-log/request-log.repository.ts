@@ -135,13 +135,15 @@ const ENTRY_COLUMNS = [
  */
 const INSERT_ENTRIES = `insert into request_log (${ENTRY_COLUMNS}) select ${ENTRY_COLUMNS} from json_populate_recordset(null::request_log, $1::json)`;
 
-/** Requests of one minute, provider (0: none), mode and outcome code counted instead of listed. */
+/** Requests of one minute, provider (0: none), mode, outcome code and (answered reads) operation counted instead of listed. */
 export interface Tally {
   readonly minute: Date;
   readonly providerId: number;
   readonly mode: "live" | "test" | "none";
   readonly outcome: string;
   readonly code: string;
+  /** '' but for answered reads: the route or RPC method. */
+  readonly operation: string;
   readonly requests: number;
 }
 
@@ -169,12 +171,13 @@ export async function insertEntries(
             mode: t.mode,
             outcome: t.outcome,
             code: t.code,
+            operation: t.operation,
             requests: t.requests,
           })),
         )
         .onConflict((oc) =>
           oc
-            .columns(["minute", "provider_id", "mode", "outcome", "code"])
+            .columns(["minute", "provider_id", "mode", "outcome", "code", "operation"])
             .doUpdateSet({ requests: sql<number>`request_log_tallies.requests + excluded.requests` }),
         )
         .execute();
@@ -432,7 +435,7 @@ export interface TallyFilter {
   readonly providerId?: number | undefined;
   readonly createdAfter?: Date | undefined;
   readonly createdBefore?: Date | undefined;
-  /** Tallies after this one in the list's order (newest minute first, then provider, mode, outcome, code). */
+  /** Tallies after this one in the list's order (newest minute first, then provider, mode, outcome, code, operation). */
   readonly after?: Omit<Tally, "requests"> | undefined;
 }
 
@@ -445,9 +448,9 @@ export async function listTallies(db: Db, filter: TallyFilter, limit: number): P
   if (filter.after !== undefined) {
     const a = filter.after;
     q = q.where(
-      sql`(minute, provider_id, mode, outcome, code)`,
+      sql`(minute, provider_id, mode, outcome, code, operation)`,
       "<",
-      sql`(${a.minute}, ${a.providerId}, ${a.mode}, ${a.outcome}, ${a.code})`,
+      sql`(${a.minute}, ${a.providerId}, ${a.mode}, ${a.outcome}, ${a.code}, ${a.operation})`,
     );
   }
   const rows = await q
@@ -456,6 +459,7 @@ export async function listTallies(db: Db, filter: TallyFilter, limit: number): P
     .orderBy("mode", "desc")
     .orderBy("outcome", "desc")
     .orderBy("code", "desc")
+    .orderBy("operation", "desc")
     .limit(limit)
     .execute();
   return rows.map((r) => ({
@@ -464,6 +468,7 @@ export async function listTallies(db: Db, filter: TallyFilter, limit: number): P
     mode: r.mode,
     outcome: r.outcome,
     code: r.code,
+    operation: r.operation,
     requests: Number(r.requests),
   }));
 }

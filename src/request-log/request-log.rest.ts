@@ -19,6 +19,7 @@ function tallyJson(t: Tally): components["schemas"]["RequestTally"] {
     livemode: t.mode === "none" ? null : t.mode === "live",
     outcome: t.outcome as components["schemas"]["RequestTally"]["outcome"],
     code: t.code === "" ? null : t.code,
+    operation: t.operation === "" ? null : t.operation,
     requests: t.requests,
   };
 }

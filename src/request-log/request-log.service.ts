@@ -118,20 +118,21 @@ function readTallyCursor(f: Fields, token: string | undefined): Omit<Tally, "req
   } catch {
     key = undefined;
   }
-  const [minute, providerId, mode, outcome, code] = Array.isArray(key) ? key : [];
+  const [minute, providerId, mode, outcome, code, operation] = Array.isArray(key) ? key : [];
   if (
     !Array.isArray(key) ||
-    key.length !== 5 ||
+    key.length !== 6 ||
     !Number.isSafeInteger(minute) ||
     !Number.isSafeInteger(providerId) ||
     !(MODES as readonly unknown[]).includes(mode) ||
     typeof outcome !== "string" ||
-    typeof code !== "string"
+    typeof code !== "string" ||
+    typeof operation !== "string"
   ) {
     f.add("page_token", "invalid_format", "page_token is not a token this service issued");
     return undefined;
   }
-  return { minute: new Date(minute), providerId, mode, outcome, code };
+  return { minute: new Date(minute), providerId, mode, outcome, code, operation };
 }
 
 export type RequestLogService = ReturnType<typeof createRequestLogService>;

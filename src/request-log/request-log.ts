@@ -61,6 +61,11 @@ export interface StoredRequestLogEntry extends Omit<RequestLogEntry, "gated"> {
   readonly requestBodySha256: string | null;
 }
 
+/** Whether an operation only reads: a REST GET or HEAD, an RPC Get, List or Watch method. */
+export function isRead(operation: string): boolean {
+  return /^(GET|HEAD) /.test(operation) || /\/(Get|List|Watch)[A-Z][A-Za-z]*$/.test(operation);
+}
+
 /** The outcome of an answer: its status, and for a 429 whether the rate limit refused it. */
 export function outcomeOf(status: number, code: string | null): Outcome {
   if (status < 400) return "accepted";

@@ -32,7 +32,7 @@ import {
   type Tally,
   text,
 } from "./request-log.repository.ts";
-import { CREATE_OPERATIONS, type RequestLogEntry, subIdOf } from "./request-log.ts";
+import { CREATE_OPERATIONS, isRead, type RequestLogEntry, subIdOf } from "./request-log.ts";
 
 export interface RequestLogWriterOptions {
   readonly db: Kysely<Database>;
@@ -128,6 +128,8 @@ function queued(e: RequestLogEntry, listed: boolean): Queued {
     mode: e.livemode === null ? ("none" as const) : e.livemode ? ("live" as const) : ("test" as const),
     outcome: e.outcome,
     code: (text(e.code) ?? "").slice(0, 64),
+    // Only answered reads name their operation: a route or RPC method, never a caller's path.
+    operation: e.outcome === "accepted" ? (text(e.operation) ?? "").slice(0, 200) : "",
   };
   return { row: undefined, tally, requestId: e.requestId, counted };
 }
@@ -137,7 +139,7 @@ function talliesOf(entries: readonly Queued[]): Tally[] {
   const tallies = new Map<string, Tally>();
   for (const { tally: t } of entries) {
     if (t === undefined) continue;
-    const key = JSON.stringify([t.minute.getTime(), t.providerId, t.mode, t.outcome, t.code]);
+    const key = JSON.stringify([t.minute.getTime(), t.providerId, t.mode, t.outcome, t.code, t.operation]);
     const c = tallies.get(key);
     tallies.set(key, { ...t, requests: (c?.requests ?? 0) + 1 });
   }
@@ -248,7 +250,7 @@ export function createRequestLogWriter(options: RequestLogWriterOptions) {
     record(entry: RequestLogEntry): void {
       let q: Queued;
       try {
-        const listed = listing(entry);
+        const listed = listing({ ...entry, read: isRead(entry.operation) });
         if (!listed) options.onTallied?.();
         q = queued(entry, listed);
       } catch (err) {

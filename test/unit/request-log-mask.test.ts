@@ -7,8 +7,10 @@ import {
   ANONYMOUS_PER_MINUTE,
   createListing,
   PER_CALLER_PER_MINUTE,
+  READS_PER_CALLER_PER_MINUTE,
 } from "../../src/request-log/request-log.listing.ts";
 import { BODY_LIMIT_BYTES, described, keptBody, MAX_KEY, MAX_TEXT } from "../../src/request-log/request-log.mask.ts";
+import { isRead } from "../../src/request-log/request-log.ts";
 
 const kept = (body: unknown) => keptBody(body).body as Record<string, unknown>;
 
@@ -300,14 +302,41 @@ describe("which requests the log lists one by one", () => {
     livemode: true as boolean | null,
     gated: true,
     outcome: "accepted",
+    read: false,
     clientIp: "192.0.2.1" as string | null,
     createdAt: at,
     ...over,
   });
 
-  it("lists every request the gate admitted, however many", () => {
+  it("lists every change the gate admitted and every refused read, however many", () => {
     const listing = createListing();
     for (let i = 0; i < 1000; i += 1) expect(listing(entry({ outcome: i % 2 ? "rejected" : "accepted" }))).toBe(true);
+    for (let i = 0; i < 100; i += 1)
+      expect(listing(entry({ read: true, outcome: i % 2 ? "rejected" : "failed" }))).toBe(true);
+  });
+
+  it("lists a provider's first ten answered reads of a minute per mode as examples, and counts the rest", () => {
+    const listing = createListing();
+    const read = (over = {}) => listing(entry({ read: true, ...over }));
+    const first = Array.from({ length: READS_PER_CALLER_PER_MINUTE + 5 }, () => read());
+    expect(first.filter(Boolean)).toHaveLength(READS_PER_CALLER_PER_MINUTE);
+    expect(first.slice(0, READS_PER_CALLER_PER_MINUTE).every(Boolean)).toBe(true);
+    expect(read({ livemode: false })).toBe(true);
+    expect(read({ providerId: 8 })).toBe(true);
+    // Reads have their own budget: the same provider's refusals by a limit still have theirs.
+    expect(listing(entry({ outcome: "rate_limited" }))).toBe(true);
+    expect(read({ createdAt: new Date(at.getTime() + 60_000) })).toBe(true);
+  });
+
+  it("tells reads from changes by the operation", () => {
+    expect(isRead("GET /api/v1/public/leads/{external_id}/")).toBe(true);
+    expect(isRead("HEAD /api/v1/public/leads/")).toBe(true);
+    expect(isRead("leadprovider.v1.PublicLeadService/GetLead")).toBe(true);
+    expect(isRead("leadprovider.v1.PublicLeadService/ListEvents")).toBe(true);
+    expect(isRead("POST /api/v1/public/leads/")).toBe(false);
+    expect(isRead("leadprovider.v1.PublicLeadService/CreateLead")).toBe(false);
+    expect(isRead("leadprovider.v1.PublicLeadService/Getaway")).toBe(false);
+    expect(isRead("POST /api/v1/public/GET /x")).toBe(false);
   });
 
   it("lists a caller's first ten refusals by a limit in a minute, then counts; the next minute starts again", () => {

@@ -3,9 +3,10 @@ import { type Kysely, sql } from "kysely";
 // The request log's growth is bounded whatever anonymous callers send (request-log.listing.ts,
 // docs/request-log.md). A request no key named a provider for keeps no body, only its size and a
 // SHA-256; every kept body is cut to a few kilobytes (request-log.mask.ts), and the entry says
-// so. Requests beyond the listing budget (refused by a limiter, anonymous past their share) are
-// counted per minute in `request_log_tallies`, one row per minute, provider (0: none), mode
-// ('live', 'test', 'none') and code, instead of a row each.
+// so. Requests beyond the listing budget (successful reads past a provider's examples, refused
+// by a limiter, anonymous past their share) are counted per minute in `request_log_tallies`, one
+// row per minute, provider (0: none), mode ('live', 'test', 'none'), outcome, code and, for
+// answered reads, operation, instead of a row each.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     alter table request_log
@@ -19,8 +20,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       mode text not null check (mode in ('live', 'test', 'none')),
       outcome text not null,
       code text not null,
+      operation text not null,
       requests integer not null,
-      primary key (minute, provider_id, mode, outcome, code)
+      primary key (minute, provider_id, mode, outcome, code, operation)
     )`.execute(db);
 }
 
