@@ -10,13 +10,14 @@ const PROVIDERS = "/api/v1/lead_providers/";
 describe.each(BACKENDS)("back-office API ($name)", (backend) => {
   let t: TestApp;
   let admin: string;
+  const clock = minuteClock();
   const get = async (path: string, auth = admin) => {
     const res = await t.call("GET", path, { auth });
     return { status: res.status, body: (await res.json()) as Json };
   };
 
   beforeAll(async () => {
-    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" }, { now: minuteClock() });
+    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" }, { now: clock });
     admin = await t.token({}, { sub: "ops@company.example" });
   });
   afterAll(() => t.stop());
@@ -150,6 +151,7 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
 
   it("reports a provider's usage this minute and today, live and test apart, without counting the read", async () => {
     const p = await t.provider(undefined, { rate_limit_per_minute: 50, rate_limit_per_day: 900 });
+    clock.nextMinute(); // the requests and the reads of their count in one minute (and so one day)
     for (let i = 0; i < 3; i++) await t.call("GET", "/api/v1/public/leads/nope/", { auth: p.key });
     const usage = await get(`${PROVIDERS}${p.id}/usage/`);
     expect(usage.status).toBe(200);
