@@ -15,6 +15,7 @@ import { createLogger } from "../src/logger.ts";
 import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
+import { clearOfDayEnd } from "./helpers/timing.ts";
 
 const LEADS = "/api/v1/public/leads/";
 const REQUESTS = "/api/v1/public/requests/";
@@ -276,6 +277,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
 
   it("counts stats exactly per day and per sub_id, as JSON, CSV and over gRPC", async () => {
     const p = await t.provider();
+    await clearOfDayEnd(); // every lead and every read on one day
     const today = businessToday(new Date(), ZONE);
     let n = 0;
     const create = (overrides: Json) => {
@@ -381,10 +383,11 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     const row = adminStats.periods.find((r: Json) => r.group === String(p.id));
     expect(row).toMatchObject({ submitted: 8, accepted: 5, quoted: 3, ordered: 1 });
     expect(row.provider_name).toMatch(/^Provider /);
-  });
+  }, 180_000);
 
   it("answers the same stats from the daily rollup as from the leads, and follows moves of rolled-up days", async () => {
     const q = await t.provider();
+    await clearOfDayEnd(); // every lead and every read on one day
     const today = businessToday(new Date(), ZONE);
     const yesterday = new Date(Date.parse(`${today}T12:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     const ids: number[] = [];
@@ -448,7 +451,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     await sql`delete from lead_stats_daily`.execute(t.app.database.db);
     expect(await j(t.call("GET", all, { auth: admin }))).toEqual(fromRollup);
     expect(fromRollup.totals).toMatchObject({ accepted: 2, quoted: 2, ordered: 1 });
-  });
+  }, 180_000);
 
   it("refuses bad stats and log queries by field", async () => {
     const bad = await j(t.call("GET", "/api/v1/public/stats/?from=2026-11-30&to=2026-11-01", { auth: b.key }));

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
+import { DEFAULT_BUSINESS_TIMEZONE } from "../../src/intake/business-time.ts";
 
 /** The longest a test waits for one start: a child service answering, Prism listening, an app, a browser. */
 export const START_MS = 120_000;
@@ -87,3 +88,27 @@ export function describeError(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause ? `${err.message} (${cause.code ?? cause.message})` : err.message;
 }
+
+/** The calendar day (YYYY-MM-DD) in `zone` at `at`. */
+export function dayIn(zone: string, at: Date): string {
+  return new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
+    at,
+  );
+}
+
+/**
+ * For a test that counts per day (stats, "this week", a day's cap) on the real clock, which the
+ * database's now() shares: when a day ended less than 60 s ago or ends within 90 s in any of
+ * `zones` (by default UTC, the rate limits' days, and the default business time zone, the stats'
+ * days), waits until both are clear, so the test's requests and reads fall in one day even with a
+ * minuteClock (up to 55 s behind the real clock, or 65 s ahead after nextMinute()). The test's
+ * timeout allows for the wait (DAY_END_MS more).
+ */
+export async function clearOfDayEnd(zones: readonly string[] = ["UTC", DEFAULT_BUSINESS_TIMEZONE]): Promise<void> {
+  const near = () =>
+    zones.some((z) => dayIn(z, new Date(Date.now() - 60_000)) !== dayIn(z, new Date(Date.now() + 90_000)));
+  while (near()) await new Promise((r) => setTimeout(r, 1000));
+}
+
+/** The longest clearOfDayEnd waits: a test that calls it has 150 s more than it would (180_000). */
+export const DAY_END_MS = 150_000;
