@@ -11,6 +11,8 @@ export default defineConfig({
     // expect.poll waits for something to be ready: a ceiling, passed as soon as it holds (vitest's
     // own 1 s failed the back office's checks on a loaded machine).
     expect: { poll: { timeout: 20_000 } },
+    // A forgotten .only would run a smaller suite and pass: it fails the run instead.
+    allowOnly: false,
     pool: "forks",
     // Two cores: more workers only make each PGlite start slower, and the browser checks time out
     // (with three, two console checks ran past their 30 s on a slow 2-core machine).
