@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
+import { clearOfDayEnd } from "./helpers/timing.ts";
 
 const ADMIN = "/api/v1/admin/";
 const PROVIDERS = "/api/v1/lead_providers/";
@@ -10,13 +11,14 @@ const PROVIDERS = "/api/v1/lead_providers/";
 describe.each(BACKENDS)("back-office API ($name)", (backend) => {
   let t: TestApp;
   let admin: string;
+  const clock = minuteClock();
   const get = async (path: string, auth = admin) => {
     const res = await t.call("GET", path, { auth });
     return { status: res.status, body: (await res.json()) as Json };
   };
 
   beforeAll(async () => {
-    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" }, { now: minuteClock() });
+    t = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000" }, { now: clock });
     admin = await t.token({}, { sub: "ops@company.example" });
   });
   afterAll(() => t.stop());
@@ -99,6 +101,7 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
 
   it("shows each provider's live leads this week, latest lead and webhook health in the list", async () => {
     const p = await t.provider(undefined, { webhook_url: "http://127.0.0.1:9/hooks" });
+    await clearOfDayEnd(); // the leads and the list in one week
     const quiet = await t.provider();
     const lead = (await (
       await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: p.key })
@@ -115,7 +118,7 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
       failed_deliveries: 0,
       pending_deliveries: 0,
     });
-  });
+  }, 180_000);
 
   it("matches part of the audit actor, in any case", async () => {
     const p = await t.provider();
@@ -150,6 +153,7 @@ describe.each(BACKENDS)("back-office API ($name)", (backend) => {
 
   it("reports a provider's usage this minute and today, live and test apart, without counting the read", async () => {
     const p = await t.provider(undefined, { rate_limit_per_minute: 50, rate_limit_per_day: 900 });
+    clock.nextMinute(); // the requests and the reads of their count in one minute (and so one day)
     for (let i = 0; i < 3; i++) await t.call("GET", "/api/v1/public/leads/nope/", { auth: p.key });
     const usage = await get(`${PROVIDERS}${p.id}/usage/`);
     expect(usage.status).toBe(200);

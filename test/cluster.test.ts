@@ -25,7 +25,7 @@ describe("WEB_CONCURRENCY refuses what it cannot do", () => {
     expect(code).toBe(78);
     expect(stderr).toContain("WEB_CONCURRENCY=2 needs DATABASE_URL");
     expect(stderr).toContain("WEB_CONCURRENCY=2 needs REDIS_URL");
-  });
+  }, 150_000);
 });
 
 describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)("two workers (Postgres + Redis)", () => {
@@ -37,7 +37,7 @@ describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)("two work
       REDIS_NAMESPACE: `cluster-${process.pid}`,
       METRICS_TOKEN,
     });
-  });
+  }, 150_000);
   afterAll(async () => {
     await c.stop();
   });
@@ -67,7 +67,8 @@ describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)("two work
         checks: { database: { ok: true }, redis: { ok: true } },
       });
     }
-    await expect.poll(() => workerPids(c.output(), "/readyz").size, { timeout: 2000 }).toBe(2);
+    // Each answer's access-log line may reach this process a little after the answer.
+    await expect.poll(() => workerPids(c.output(), "/readyz").size, { timeout: 10_000 }).toBe(2);
   });
 });
 
@@ -92,7 +93,7 @@ describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)("two work
     for (const pid of pids) expect(alive(pid)).toBe(false);
     expect(s.output()).toContain('"failed":0,"msg":"workers stopped"');
     await s.stop();
-  });
+  }, 150_000);
 });
 
 /** Opens a connection and sends a create whose body stops halfway; finish() sends the rest. */

@@ -97,7 +97,7 @@ describe("configuration", () => {
     expect(err.stderr).toContain(
       "API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=production)",
     );
-  });
+  }, 150_000);
 
   it("make token's script prints only an admin JWT, or another position when asked", async () => {
     const admin = (await run(process.execPath, ["scripts/token.ts"], { env: { PATH: process.env.PATH } })).stdout;
@@ -109,5 +109,5 @@ describe("configuration", () => {
       await run(process.execPath, ["scripts/token.ts", "--position", "AGENT"], { env: { PATH: process.env.PATH } })
     ).stdout;
     expect(decodeJwt(agent.trim()).position).toBe("AGENT");
-  });
+  }, 270_000);
 });

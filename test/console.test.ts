@@ -23,6 +23,8 @@ const WIDTHS = [
   { name: "phone", width: 390, height: 844 },
 ] as const;
 
+// Each check drives chromium through many screens, one to three minutes on a loaded 2-core
+// machine: 300 s each, and its waits poll (playwright's and expect.poll's ceilings).
 describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
   let t: TestApp;
   let browser: Browser;
@@ -50,7 +52,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
     });
-  });
+  }, 270_000);
   afterAll(async () => {
     await browser?.close();
     await t?.stop();
@@ -203,7 +205,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await context.close();
     expect(problems, "errors in the browser").toEqual([]);
     expect(elsewhere, "requests to other hosts").toEqual([]);
-  }, 180_000);
+  }, 300_000);
 
   it("sets a provider's intake rules in the Intake panel, and shows duplicates with a badge, a filter and a link to the original", async () => {
     const context = await newContext();
@@ -294,7 +296,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await context.close();
     expect(problems, "errors in the browser").toEqual([]);
     expect(elsewhere, "requests to other hosts").toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it("shows the dashboard's charts with this test's numbers and finds a request by its id, at 1280 and 390 px", async () => {
     const admin = await t.token({}, { sub: "dashboard-admin" });
@@ -352,7 +354,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     }
     expect(problems, "errors in the browser").toEqual([]);
     expect(elsewhere, "requests to other hosts").toEqual([]);
-  }, 180_000);
+  }, 300_000);
 
   it("works at a 390 px phone width, opens deep links, and takes the token from the URL fragment once", async () => {
     const context = await newContext(WIDTHS[1]);
@@ -418,7 +420,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await phone.close();
     // The 403 of the non-admin sign-in was an answer, not a page error.
     expect(problems.filter((p) => !/status of 403/.test(p))).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it("shows a non-admin the missing admin position and no data; a refused token stays on sign-in with the reason", async () => {
     const context = await newContext();
@@ -450,7 +452,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await context.close();
     // The 403 and 401 the console received were answers, not page errors.
     expect(problems.filter((p) => !/status of 40[13]/.test(p))).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   /** An element's background colour as the browser computes it (run in the page). */
   const backgroundOf = (e: unknown) =>
@@ -610,7 +612,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await context.close();
     expect(problems.slice(seenBefore), "errors in the browser").toEqual([]);
     expect(elsewhere, "requests to other hosts").toEqual([]);
-  }, 180_000);
+  }, 300_000);
 
   it("shows values as people read them, asks before what cannot be undone, and keeps webhook deliveries in view", async () => {
     const seenBefore = problems.length;
@@ -781,7 +783,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     } finally {
       await receiver.close();
     }
-  }, 180_000);
+  }, 300_000);
 
   it("never scrolls sideways at 390 px, on any screen, with the app bar's actions in reach", async () => {
     const seenBefore = problems.length;
@@ -838,7 +840,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     } finally {
       await receiver.close();
     }
-  }, 180_000);
+  }, 300_000);
 });
 
 // Headers only: no browser needed, so this runs wherever the suite runs.

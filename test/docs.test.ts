@@ -115,6 +115,6 @@ describe("published API reference", () => {
         await browser.close();
       }
     },
-    60_000,
+    150_000,
   );
 });

@@ -18,6 +18,7 @@ import {
   startService,
   waitFor,
 } from "./helpers/processes.ts";
+import { START_MS } from "./helpers/timing.ts";
 
 interface Load {
   readonly sent: Map<string, number>; // external_id → vehicles sent
@@ -79,7 +80,12 @@ async function killMidLoadAndRestart(env: Record<string, string>, minAcknowledge
   const first = await startService(env);
   const { key } = await createProviderKey(first.url);
   const load = startLoad(first.url, key);
-  await waitFor(async () => load.acknowledged.size >= minAcknowledged, 30_000, `${minAcknowledged} acknowledged leads`);
+  await waitFor(
+    async () => load.acknowledged.size >= minAcknowledged,
+    START_MS,
+    `${minAcknowledged} acknowledged leads`,
+    () => `${load.acknowledged.size} of ${load.sent.size} creates acknowledged so far`,
+  );
   first.child.kill("SIGKILL");
   await first.exited;
   await load.stop();
@@ -146,24 +152,32 @@ describe.runIf(HAS_POSTGRES_BINARIES)("durability on Postgres", () => {
     service.child.kill("SIGKILL");
     await service.exited;
     service = undefined;
-  });
+    // A private Postgres, two service starts and the load between them.
+  }, 420_000);
 
   it("loses no acknowledged lead when Postgres crashes mid-load, and recovers without a restart", async () => {
     pgServer ??= await startPrivatePostgres();
     service = await startService({ DATABASE_URL: pgServer.url });
     const { key } = await createProviderKey(service.url);
     const load = startLoad(service.url, key);
-    await waitFor(async () => load.acknowledged.size >= 100, 20_000, "100 acknowledged leads");
+    const acknowledged = () => `${load.acknowledged.size} of ${load.sent.size} creates acknowledged so far`;
+    await waitFor(async () => load.acknowledged.size >= 100, START_MS, "100 acknowledged leads", acknowledged);
     pgServer.stop("immediate");
     const before = load.acknowledged.size;
     await new Promise((r) => setTimeout(r, 1000));
     pgServer.start();
     // the same service process recovers by itself: new creates are acknowledged again
-    await waitFor(async () => load.acknowledged.size >= before + 50, 20_000, "creates to succeed after the restart");
+    await waitFor(
+      async () => load.acknowledged.size >= before + 50,
+      START_MS,
+      `creates to succeed after the restart (${before} before it)`,
+      acknowledged,
+    );
     await load.stop();
     await expectAcknowledgedIntact(service.url, key, load);
     await expectNoHalfWritten(pgServer.url, load);
-  });
+    // The service and Postgres (when the test before did not start them) and Postgres's restart.
+  }, 420_000);
 
   it("answers 503 problem+json within 5 s while Postgres is down, /readyz says not ready, then recovers", async () => {
     pgServer ??= await startPrivatePostgres();
@@ -187,14 +201,14 @@ describe.runIf(HAS_POSTGRES_BINARIES)("durability on Postgres", () => {
     } finally {
       pgServer.start();
     }
-    await waitFor(async () => (await fetch(`${service?.url}/readyz`)).status === 200, 15_000, "readiness to return");
+    await waitFor(async () => (await fetch(`${service?.url}/readyz`)).status === 200, START_MS, "readiness to return");
     const res = await fetch(`${service.url}/api/v1/public/leads/`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify(leadBody()),
     });
     expect(res.status).toBe(201);
-  });
+  }, 390_000);
 });
 
 describe("durability on the embedded database", () => {
@@ -210,6 +224,7 @@ describe("durability on the embedded database", () => {
       await service?.exited;
       rmSync(dir, { recursive: true, force: true });
     }
-    // Load, a kill and a restart of the embedded database: 12–22 s on a busy 2-core machine.
-  }, 60_000);
+    // Load, a kill and a restart of the embedded database: 12–22 s on a busy 2-core machine, more
+    // on a loaded one; each start waits for /healthz up to START_MS.
+  }, 300_000);
 });

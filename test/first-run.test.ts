@@ -15,6 +15,7 @@ import { SANDBOX_SCENARIOS } from "../src/sandbox/sandbox.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { type Prism, ROOT, startPrism } from "./helpers/prism.ts";
+import { START_MS, tail } from "./helpers/timing.ts";
 
 const LEADS = "/api/v1/public/leads/";
 const SPEC = join(ROOT, "openapi", "openapi.yaml");
@@ -45,7 +46,7 @@ async function until<T>(what: string, probe: () => T | undefined, ms: number, ou
   for (;;) {
     const value = probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms:\n${output()}`);
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms; the output ends:\n${tail(output())}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -65,7 +66,7 @@ describe("make run", () => {
     const run = start("make", ["-s", "run"], { PORT: "0", DATA_DIR: dataDir });
     children.push(run.child);
     const all = () => run.seen.stdout + run.seen.stderr;
-    const port = await until("ready banner", () => /is ready on port (\d+)/.exec(run.seen.stderr)?.[1], 60_000, all);
+    const port = await until("ready banner", () => /is ready on port (\d+)/.exec(run.seen.stderr)?.[1], START_MS, all);
     expect(run.seen.stdout).toContain("starting the service");
     const base = `http://localhost:${port}`;
     for (const path of ["/api/v1/", "/admin/", "/docs", "/openapi.yaml"])
@@ -99,7 +100,8 @@ describe("make run", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`port ${port} is already in use`);
     expect(second.seen.stderr).not.toMatch(/\n\s+at /);
-  }, 90_000);
+    // make run (its install step and the service's start), then a second service refused.
+  }, 270_000);
 });
 
 describe("make token", () => {
@@ -243,7 +245,7 @@ describe("the mock", () => {
   let mock: Prism;
   beforeAll(async () => {
     mock = await startPrism(["mock", SPEC]);
-  }, 60_000);
+  }, 150_000);
   afterAll(async () => {
     await mock?.stop();
   });

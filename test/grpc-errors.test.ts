@@ -39,8 +39,9 @@ describe.each(BACKENDS)("gRPC errors carry google.rpc details ($name)", (backend
   let t: TestApp;
   let key: string;
   const root = googleRpc();
+  const clock = minuteClock();
   beforeAll(async () => {
-    t = await startTestApp(backend, {}, { now: minuteClock() });
+    t = await startTestApp(backend, {}, { now: clock });
     ({ key } = await t.provider());
   });
   afterAll(async () => t?.stop());
@@ -89,13 +90,17 @@ describe.each(BACKENDS)("gRPC errors carry google.rpc details ($name)", (backend
     const { key: limited } = await t.provider(undefined, { rate_limit_per_minute: 1 });
     const client = grpcJsClient(t.port, "PublicLeadService");
     try {
+      clock.nextMinute(); // both calls in one minute of the injected clock
       await grpcCall(client, "GetLead", { external_id: "first" }, limited);
+      const before = clock.secondsLeft();
       const over = await grpcCall(client, "GetLead", { external_id: "second" }, limited);
+      const after = clock.secondsLeft();
       expect(over.error?.code).toBe(8); // RESOURCE_EXHAUSTED
       const status = decodeStatus(root, over.error?.metadata.get("grpc-status-details-bin")[0] as Buffer);
       const retry = status.details.find((d) => d["@type"] === "google.rpc.RetryInfo");
-      expect(retry?.retry_delay.seconds).toBeGreaterThan(0);
-      expect(retry?.retry_delay.seconds).toBeLessThanOrEqual(60);
+      // The seconds to the end of the minute, as the injected clock read them while it answered.
+      expect(Number(retry?.retry_delay.seconds)).toBeGreaterThanOrEqual(after);
+      expect(Number(retry?.retry_delay.seconds)).toBeLessThanOrEqual(before);
       expect(status.details[1]).toMatchObject({ reason: "RATE_LIMITED", metadata: { window: "minute" } });
       expect(over.error?.metadata.get("ratelimit")[0]).toMatch(/^"minute";r=0;t=\d+$/);
     } finally {

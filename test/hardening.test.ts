@@ -48,13 +48,15 @@ const hostileListRequest = (token: string) =>
 describe("1. the failed-authentication limit cannot lock out valid callers", () => {
   let t: TestApp;
   let key: string;
+  const clock = minuteClock();
   beforeAll(async () => {
-    t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "5" }, { now: minuteClock() });
+    t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "5" }, { now: clock });
     ({ key } = await t.provider());
   });
   afterAll(() => t.stop());
 
   it("charges nothing for CORS preflights and requests without a credential", async () => {
+    clock.nextMinute();
     for (let i = 0; i < 12; i++) {
       await t.call("OPTIONS", LEADS, {
         headers: { origin: "https://app.example", "access-control-request-method": "POST" },
@@ -67,11 +69,14 @@ describe("1. the failed-authentication limit cannot lock out valid callers", () 
   });
 
   it("refuses an address that guesses keys, but never a valid key or JWT from it", async () => {
+    clock.nextMinute();
     const guess = () => t.call("GET", `${LEADS}x/`, { auth: "lp_live_guess" });
     for (let i = 0; i < 6; i++) await guess();
-    const blocked = await guess();
+    const [before, blocked, after] = [clock.secondsLeft(), await guess(), clock.secondsLeft()];
     expect(blocked.status).toBe(429);
-    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The seconds to the end of the minute, as the injected clock read them while it answered.
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(after);
+    expect(Number(blocked.headers.get("retry-after"))).toBeLessThanOrEqual(before);
     expect((await t.call("GET", `${LEADS}x/`, { auth: key })).status).toBe(404);
     expect((await t.call("GET", P, { auth: await t.token() })).status).toBe(200);
   });
@@ -79,8 +84,10 @@ describe("1. the failed-authentication limit cannot lock out valid callers", () 
 
 describe("1. the client address behind a trusted proxy", () => {
   it("with TRUST_PROXY=1 limits the forwarded client, not the proxy everyone shares", async () => {
-    const t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "3", TRUST_PROXY: "1" }, { now: minuteClock() });
+    const clock = minuteClock();
+    const t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "3", TRUST_PROXY: "1" }, { now: clock });
     try {
+      clock.nextMinute();
       const from = (ip: string) =>
         t.call("GET", `${LEADS}x/`, { auth: "lp_live_guess", headers: { "x-forwarded-for": ip } });
       for (let i = 0; i < 4; i++) await from("203.0.113.5");
@@ -89,11 +96,13 @@ describe("1. the client address behind a trusted proxy", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 
   it("without TRUST_PROXY ignores X-Forwarded-For, so a guesser cannot escape by spoofing it", async () => {
-    const t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "3" }, { now: minuteClock() });
+    const clock = minuteClock();
+    const t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "3" }, { now: clock });
     try {
+      clock.nextMinute();
       const from = (ip: string) =>
         t.call("GET", `${LEADS}x/`, { auth: "lp_live_guess", headers: { "x-forwarded-for": ip } });
       for (let i = 0; i < 4; i++) await from(`203.0.113.${i}`);
@@ -101,7 +110,7 @@ describe("1. the client address behind a trusted proxy", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 });
 
 describe("2–8. hostile input and protocol abuse", () => {
@@ -227,7 +236,7 @@ describe("2–8. hostile input and protocol abuse", () => {
     } finally {
       await based.stop();
     }
-  });
+  }, 150_000);
 
   it("7. refuses the workflow service to a valid JWT without the lead-processing claim", async () => {
     const workflow = connectClient(LeadWorkflowService, t.port, "grpc");
@@ -279,7 +288,7 @@ describe("4. JWT lifetime is configurable", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 });
 
 describe("7. the lead-processing claim is configurable", () => {
@@ -294,7 +303,7 @@ describe("7. the lead-processing claim is configurable", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 });
 
 describe("9. webhook_url in production", () => {
@@ -335,7 +344,7 @@ describe("9. webhook_url in production", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 });
 
 describe("5. connections the server gives up on free their descriptors", () => {

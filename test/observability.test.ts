@@ -19,6 +19,7 @@ const METRICS_TOKEN = "metrics-token-0123456789abcdef";
 describe("logs and metrics", () => {
   let t: TestApp;
   const lines: string[] = [];
+  const clock = minuteClock();
   beforeAll(async () => {
     const sink = new Writable({
       write(chunk, _enc, done) {
@@ -29,7 +30,7 @@ describe("logs and metrics", () => {
     t = await startTestApp(
       { name: "pglite" },
       { METRICS_TOKEN, RATE_LIMIT_PER_MINUTE: "3" },
-      { logger: createLogger("trace", sink), now: minuteClock() },
+      { logger: createLogger("trace", sink), now: clock },
     );
   });
   afterAll(() => t.stop());
@@ -86,6 +87,7 @@ describe("logs and metrics", () => {
     expect((await t.call("GET", "/metrics")).status).toBe(404);
     expect((await t.call("GET", "/metrics", { auth: "wrong-token-0123456789" })).status).toBe(404);
     const { key } = await t.provider("Metric Watch", { rate_limit_per_minute: 1 });
+    clock.nextMinute(); // the second create in the first one's minute: refused
     await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: key });
     await t.call("POST", "/api/v1/public/leads/", { body: leadBody(), auth: key }); // 429
     await connectClient(PublicLeadService, t.port, "grpc")
@@ -187,5 +189,5 @@ describe("logs and metrics", () => {
     } finally {
       await admin.stop();
     }
-  });
+  }, 150_000);
 });

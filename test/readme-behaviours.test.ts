@@ -21,6 +21,7 @@ import { createProviderKey, SECRETS, startService, waitFor } from "./helpers/pro
 import { startProxy } from "./helpers/proxy.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { startServiceProcess } from "./helpers/service-process.ts";
+import { START_MS, tail } from "./helpers/timing.ts";
 
 const PG = { name: "pglite" } as const;
 const LEADS = "/api/v1/public/leads/";
@@ -51,10 +52,12 @@ describe.runIf(HAVE_PG && HAVE_REDIS)("WEB_CONCURRENCY: a dead worker", () => {
             .filter((l) => l.includes('"msg":"lead provider api listening"'))
             .map((l) => (JSON.parse(l) as { pid: number }).pid),
         );
-      await waitFor(async () => pids().size === 2, 15_000, "both workers to listen");
+      const pending = () =>
+        `workers listening: ${[...pids()].join(", ") || "none"}; the output ends:\n${tail(s.output())}`;
+      await waitFor(async () => pids().size === 2, START_MS, "both workers to listen", pending);
       const first = [...pids()];
       process.kill(first[0] as number, "SIGKILL");
-      await waitFor(async () => pids().size === 3, 15_000, "a replacement worker to listen");
+      await waitFor(async () => pids().size === 3, START_MS, "a replacement worker to listen", pending);
       expect(s.output()).toContain('"msg":"worker died"');
       // Fresh connections reach both live workers: the survivor and the replacement.
       const served = new Set<number>();
@@ -72,7 +75,7 @@ describe.runIf(HAVE_PG && HAVE_REDIS)("WEB_CONCURRENCY: a dead worker", () => {
     } finally {
       await s.stop();
     }
-  }, 60_000);
+  }, 270_000);
 });
 
 describe.runIf(HAVE_PG)("a database that hangs rather than refuses", () => {
@@ -100,7 +103,7 @@ describe.runIf(HAVE_PG)("a database that hangs rather than refuses", () => {
       proxy.pass();
       await waitFor(
         async () => (await hanging.call("POST", LEADS, { auth: key, body: leadBody() })).status === 201,
-        15_000,
+        START_MS,
         "the service to use the database again",
       );
     } finally {
@@ -108,7 +111,7 @@ describe.runIf(HAVE_PG)("a database that hangs rather than refuses", () => {
       await t.stop();
       await proxy.close();
     }
-  }, 60_000);
+  }, 270_000);
 });
 
 describe.runIf(HAVE_REDIS)("a Redis outage", () => {
@@ -149,7 +152,7 @@ describe.runIf(HAVE_REDIS)("a Redis outage", () => {
     } finally {
       await t.stop();
     }
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("CORS", () => {
@@ -183,7 +186,7 @@ describe("CORS", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 });
 
 describe("JWT rules", () => {
@@ -232,7 +235,7 @@ describe("JWT rules", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 
   it("accepts an ES256 token from a JWKS URL", async () => {
     const pair = await generateKeyPair("ES256");
@@ -264,7 +267,7 @@ describe("JWT rules", () => {
       await t.stop();
       server.close();
     }
-  });
+  }, 150_000);
 });
 
 describe("the retry schedule", () => {
@@ -300,7 +303,7 @@ describe("WEBHOOK_CONCURRENCY=0", () => {
         // Another instance on the same database, with workers, sends it.
         const sender = await startTestApp(PG, { DATABASE_URL: t.app.config.databaseUrl as string });
         try {
-          await receiver.waitFor((all) => all.length === 1, 5000, "the other instance to send it");
+          await receiver.waitFor((all) => all.length === 1, START_MS, "the other instance to send it");
         } finally {
           await sender.stop();
         }
@@ -309,7 +312,7 @@ describe("WEBHOOK_CONCURRENCY=0", () => {
       await t.stop();
       await receiver.close();
     }
-  });
+  }, 270_000);
 });
 
 describe("SHUTDOWN_TIMEOUT_MS", () => {
@@ -332,37 +335,41 @@ describe("SHUTDOWN_TIMEOUT_MS", () => {
     expect(took).toBeGreaterThanOrEqual(900); // it waited for the request…
     expect(took).toBeLessThan(1000 + 3000); // …and no longer than the cut-off allows
     await closed; // the unfinished request's connection was closed, not left open
-  }, 30_000);
+  }, 150_000);
 });
 
 describe("gRPC messages over 64 KiB", () => {
-  it.each(PROTOCOLS)("are refused with RESOURCE_EXHAUSTED over %s, never INTERNAL", async (protocol) => {
-    const t = await startTestApp(PG);
-    try {
-      const { key } = await t.provider();
-      const body = leadBody() as Json;
-      const big = {
-        externalId: body.external_id,
-        firstName: "Jane",
-        lastName: "Doe",
-        email: "jane@example.com",
-        phoneNumber: "+1 310 555 0100",
-        originZip: "90210",
-        noteFromShipper: "x".repeat(70 * 1024),
-      };
-      const err = await connectClient(PublicLeadService, t.port, protocol)
-        .createLead(big as never, bearer(key))
-        .then(
-          () => undefined,
-          (e: unknown) => ConnectError.from(e),
-        );
-      expect(err?.code).toBe(Code.ResourceExhausted);
-      // Nothing was stored.
-      expect((await t.call("GET", `${LEADS}${body.external_id}/`, { auth: key })).status).toBe(404);
-    } finally {
-      await t.stop();
-    }
-  });
+  it.each(PROTOCOLS)(
+    "are refused with RESOURCE_EXHAUSTED over %s, never INTERNAL",
+    async (protocol) => {
+      const t = await startTestApp(PG);
+      try {
+        const { key } = await t.provider();
+        const body = leadBody() as Json;
+        const big = {
+          externalId: body.external_id,
+          firstName: "Jane",
+          lastName: "Doe",
+          email: "jane@example.com",
+          phoneNumber: "+1 310 555 0100",
+          originZip: "90210",
+          noteFromShipper: "x".repeat(70 * 1024),
+        };
+        const err = await connectClient(PublicLeadService, t.port, protocol)
+          .createLead(big as never, bearer(key))
+          .then(
+            () => undefined,
+            (e: unknown) => ConnectError.from(e),
+          );
+        expect(err?.code).toBe(Code.ResourceExhausted);
+        // Nothing was stored.
+        expect((await t.call("GET", `${LEADS}${body.external_id}/`, { auth: key })).status).toBe(404);
+      } finally {
+        await t.stop();
+      }
+    },
+    150_000,
+  );
 });
 
 describe("the RateLimit header", () => {
@@ -384,5 +391,5 @@ describe("the RateLimit header", () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 270_000);
 });

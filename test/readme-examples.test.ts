@@ -175,7 +175,7 @@ describe("the README's curl examples", () => {
       startPrism(["mock", join(ROOT, "openapi", "openapi.yaml")]),
     ]);
     out = await mkdtemp(join(tmpdir(), "readme-"));
-  }, 90_000);
+  }, 270_000);
 
   afterAll(async () => {
     await Promise.all([t?.stop(), mock?.stop()]);

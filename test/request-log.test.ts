@@ -22,6 +22,7 @@ import { createLogger } from "../src/logger.ts";
 import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
+import { clearOfDayEnd } from "./helpers/timing.ts";
 
 const LEADS = "/api/v1/public/leads/";
 const REQUESTS = "/api/v1/public/requests/";
@@ -287,6 +288,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
 
   it("counts stats exactly per day and per sub_id, as JSON, CSV and over gRPC", async () => {
     const p = await t.provider();
+    await clearOfDayEnd(); // every lead and every read on one day
     const today = businessToday(new Date(), ZONE);
     let n = 0;
     const create = (overrides: Json) => {
@@ -392,10 +394,11 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     const row = adminStats.periods.find((r: Json) => r.group === String(p.id));
     expect(row).toMatchObject({ submitted: 8, accepted: 5, quoted: 3, ordered: 1 });
     expect(row.provider_name).toMatch(/^Provider /);
-  });
+  }, 180_000);
 
   it("answers the same stats from the daily rollup as from the leads, and follows moves of rolled-up days", async () => {
     const q = await t.provider();
+    await clearOfDayEnd(); // every lead and every read on one day
     const today = businessToday(new Date(), ZONE);
     const yesterday = new Date(Date.parse(`${today}T12:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     const ids: number[] = [];
@@ -459,7 +462,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     await sql`delete from lead_stats_daily`.execute(t.app.database.db);
     expect(await j(t.call("GET", all, { auth: admin }))).toEqual(fromRollup);
     expect(fromRollup.totals).toMatchObject({ accepted: 2, quoted: 2, ordered: 1 });
-  });
+  }, 180_000);
 
   it("refuses bad stats and log queries by field", async () => {
     const bad = await j(t.call("GET", "/api/v1/public/stats/?from=2026-11-30&to=2026-11-01", { auth: b.key }));
@@ -489,12 +492,12 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
 
 describe("the request log's own limit and bounded queue (pglite)", () => {
   let t: TestApp;
+  const clock = minuteClock();
   beforeAll(async () => {
-    // One rate-limit minute for the whole test, wherever the real minute boundary falls.
     t = await startTestApp(
       { name: "pglite" },
       { REQUEST_LOG_READS_PER_MINUTE: "3", RATE_LIMIT_PER_MINUTE: "2" },
-      { now: minuteClock() },
+      { now: clock },
     );
   });
   afterAll(async () => {
@@ -503,6 +506,7 @@ describe("the request log's own limit and bounded queue (pglite)", () => {
 
   it("counts reads of the log and stats against their own limit, never against the API's", async () => {
     const p = await t.provider();
+    clock.nextMinute(); // one rate-limit minute for the whole test, wherever the real minute boundary falls
     // The API limit (2 a minute) is used up ...
     for (let i = 0; i < 2; i += 1) expect((await t.call("GET", `${LEADS}x-${i}/`, { auth: p.key })).status).toBe(404);
     expect((await t.call("GET", `${LEADS}x-3/`, { auth: p.key })).status).toBe(429);

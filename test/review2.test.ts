@@ -24,6 +24,7 @@ import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { freePort, SECRETS, startService, waitFor } from "./helpers/processes.ts";
 import { startReceiver } from "./helpers/receiver.ts";
+import { START_MS } from "./helpers/timing.ts";
 
 const PG = { name: "pglite" } as const;
 const P = "/api/v1/lead_providers/";
@@ -51,8 +52,11 @@ const grpcLead = (fields: Record<string, unknown>) =>
     ...fields,
   }) as never;
 
-/** Runs `node src/main.ts` with `env` to its exit; its code and everything it printed. */
-function runToExit(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
+/** Runs `node src/main.ts` with `env` to its exit (killed after `timeoutMs`); its code and everything it printed. */
+function runToExit(
+  env: Record<string, string>,
+  timeoutMs = START_MS,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ["src/main.ts"], {
       env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
@@ -104,7 +108,8 @@ describe("1. one process per DATA_DIR", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 90_000);
+    // Three starts of the service on the directory (the second refused).
+  }, 390_000);
 });
 
 describe.each(BACKENDS)("2. one slow endpoint cannot delay other providers' webhooks ($name)", (backend) => {
@@ -300,7 +305,7 @@ describe("3 and 7. webhook targets: IPv6 outside global unicast, one generic ref
       await wide.stop();
     }
     expect(() => loadConfig({ WEBHOOK_ALLOWED_PORTS: "443,http" })).toThrow(/WEBHOOK_ALLOWED_PORTS/);
-  });
+  }, 150_000);
 });
 
 describe("4. development secrets only in development", () => {
@@ -327,7 +332,7 @@ describe("4. development secrets only in development", () => {
     const { code, output } = await runToExit({ NODE_ENV: "staging", DATA_DIR: "memory://", PORT: "0" });
     expect(code).toBe(78);
     expect(output).toContain("NODE_ENV=staging");
-  });
+  }, 150_000);
 
   it("ships no development secret in the console bundle", () => {
     const files = readdirSync(join(CONSOLE_DIR, "assets")).map((f) => join(CONSOLE_DIR, "assets", f));
@@ -353,7 +358,7 @@ describe("4. development secrets only in development", () => {
       await dev.stop();
       await prod.stop();
     }
-  });
+  }, 270_000);
 });
 
 describe.each(BACKENDS)("5. lone UTF-16 surrogates ($name)", (backend) => {
@@ -432,14 +437,16 @@ describe.each(BACKENDS)("5. lone UTF-16 surrogates ($name)", (backend) => {
 
 describe.each(BACKENDS)("2. a replay never goes out beside the attempt it repeats ($name)", (backend) => {
   it("waits for the lease of an attempt still running when its delivery was disabled mid-send", async () => {
-    const t = await startTestApp(backend, { WEBHOOK_TIMEOUT_MS: "2000" });
+    // The first attempt hangs until its 10 s time-out: long enough that it still runs when the
+    // replay comes, however slowly the machine gets there.
+    const t = await startTestApp(backend, { WEBHOOK_TIMEOUT_MS: "10000" });
     const receiver = await startReceiver();
     receiver.answer = () => "hang";
     try {
       const admin = await t.token();
       const p = await t.provider(undefined, { webhook_url: receiver.url });
       await t.call("POST", LEADS, { auth: p.key, body: leadBody() });
-      await receiver.waitFor((all) => all.length === 1, 5000, "the first attempt");
+      await receiver.waitFor((all) => all.length === 1, START_MS, "the first attempt");
       // The endpoint is disabled while that attempt hangs (what a 410 from it would do).
       const db = t.app.database.db;
       await db.updateTable("webhook_deliveries").set({ state: "disabled" }).where("provider_id", "=", p.id).execute();
@@ -448,7 +455,9 @@ describe.each(BACKENDS)("2. a replay never goes out beside the attempt it repeat
         .selectAll()
         .where("provider_id", "=", p.id)
         .execute();
-      const replayed = await t.call("POST", `${P}${p.id}/webhook_deliveries/${delivery?.id}/replay/`, { auth: admin });
+      const replayed = await t.call("POST", `${P}${p.id}/webhook_deliveries/${delivery?.id}/replay/`, {
+        auth: admin,
+      });
       expect(replayed.status).toBeLessThan(300);
       await new Promise((r) => setTimeout(r, 1500));
       expect(receiver.received).toHaveLength(1); // not sent again while the first attempt runs
@@ -465,7 +474,7 @@ describe.each(BACKENDS)("2. a replay never goes out beside the attempt it repeat
       await receiver.close();
       await t.stop();
     }
-  }, 30_000);
+  }, 150_000);
 });
 
 describe.each(BACKENDS)("6. identifiers reveal no other provider's volume ($name)", (backend) => {
@@ -720,5 +729,5 @@ describe("11. a port already in use", () => {
     } finally {
       blocker.close();
     }
-  });
+  }, 150_000);
 });

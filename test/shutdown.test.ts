@@ -133,5 +133,5 @@ describe("graceful shutdown", () => {
     );
     expect(refusedWhileDraining.length, `shutdown took ${took} ms`).toBeGreaterThan(0);
     expect(service.output()).not.toMatch(/"level":"error"/);
-  });
+  }, 150_000);
 });

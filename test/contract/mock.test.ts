@@ -296,7 +296,7 @@ describe("make mock (Prism mock of openapi.yaml)", () => {
         ({ key } = await app.provider());
       }),
     ]);
-  });
+  }, 270_000);
   afterAll(async () => {
     await Promise.all([mock?.stop(), t?.stop()]);
   });

@@ -110,16 +110,40 @@ export async function startTestApp(
   };
 }
 
+/** The injected clock of `minuteClock()`: a function the app reads, and a way to start a fresh minute. */
+export interface MinuteClock {
+  (): Date;
+  /**
+   * Jumps forward to 5 s past the start of the next UTC minute: a rate-limit minute of its own,
+   * with 55 s of real time in it whatever the test did before. Call it right before counting.
+   */
+  nextMinute(): void;
+  /** What the service names as the seconds to this minute's end (Retry-After, RateLimit's t=) now. */
+  secondsLeft(): number;
+}
+
 /**
  * A clock for tests that count requests against a per-minute limit: it reads 5 s past the start
  * of a UTC minute when made and then runs at real speed, so an app given it (`{ now }`) keeps
- * one rate-limit minute for 55 s, however close to a real minute boundary the test starts. JWTs
- * are checked against real time, so tokens are unaffected.
+ * one rate-limit minute for 55 s, however close to a real minute boundary the test starts. A test
+ * that counts after a slow set-up (an app start, earlier tests of the file) calls `nextMinute()`
+ * first. It only ever moves forward. JWTs are checked against real time, so tokens are unaffected.
  */
-export function minuteClock(): () => Date {
-  const start = Date.now();
-  const offset = Math.floor(start / 60_000) * 60_000 + 5_000 - start;
-  return () => new Date(Date.now() + offset);
+export function minuteClock(): MinuteClock {
+  let offset = 0;
+  const toMinuteStart = () => {
+    const real = Date.now();
+    const shown = real + offset;
+    offset = Math.floor(shown / 60_000) * 60_000 + 60_000 + 5_000 - real;
+  };
+  const now = () => new Date(Date.now() + offset);
+  // Made: 5 s into the current minute (back by at most 55 s, before the app ever reads it).
+  const made = Date.now();
+  offset = Math.floor(made / 60_000) * 60_000 + 5_000 - made;
+  return Object.assign(now, {
+    nextMinute: toMinuteStart,
+    secondsLeft: () => Math.max(1, Math.ceil((60_000 - (now().getTime() % 60_000)) / 1000)),
+  });
 }
 
 /** The date `days` from today (UTC), YYYY-MM-DD: a ship date that stays valid whenever the tests run. */

@@ -21,7 +21,8 @@ export async function watchedContext(
   options: { timeoutMs?: number; ignoreConsole?: RegExp } = {},
 ): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(options.timeoutMs ?? 30_000);
+  // A ceiling on each wait for the page (an element, a navigation): 60 s, for a loaded machine.
+  context.setDefaultTimeout(options.timeoutMs ?? 60_000);
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: serviceUrl });
   const origin = new URL(serviceUrl).origin;
   await context.route("**/*", (route) => {

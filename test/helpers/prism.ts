@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pollUntil, START_MS, StopWaiting, tail } from "./timing.ts";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const SPEC_FILE = join(ROOT, "openapi", "openapi.yaml");
@@ -39,7 +40,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * `prism mock <spec>` or `prism proxy <spec> <upstream>` plus `args`, on 127.0.0.1 and a free port.
- * Rejects with Prism's output when it exits or does not listen within 45 s.
+ * Rejects with Prism's output when it exits first or does not listen within START_MS.
  */
 export async function startPrism(args: readonly string[]): Promise<Prism> {
   const port = await freePort();
@@ -98,14 +99,18 @@ async function launch(
     signal("SIGKILL"); // whatever of the group outlived its leader (prism under make)
   };
 
-  const deadline = Date.now() + 45_000;
-  while (!/Prism is listening on/.test(log)) {
-    if (!running()) throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${log}`);
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${label} did not listen on port ${port} in time:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    await pollUntil(
+      `${label} to listen on port ${port}`,
+      () => {
+        if (!running()) throw new StopWaiting(`it exited (${child.exitCode ?? child.signalCode})`);
+        return /Prism is listening on/.test(log);
+      },
+      { timeoutMs: START_MS, pending: () => `its output ends:\n${tail(log)}` },
+    );
+  } catch (err) {
+    await stop();
+    throw err;
   }
   return { url: `http://127.0.0.1:${port}`, port, stop };
 }

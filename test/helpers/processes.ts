@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { busy, pollUntil, START_MS, StopWaiting, tail } from "./timing.ts";
 
 export const PG_BIN = "/usr/lib/postgresql/15/bin";
 export const HAS_POSTGRES_BINARIES = existsSync(join(PG_BIN, "initdb"));
@@ -28,13 +29,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** Polls `check` until it is true; on giving up names `what`, the last error seen and `pending()`. */
+export function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  pending?: () => string,
+): Promise<void> {
+  return pollUntil(what, check, { timeoutMs, ...(pending && { pending }) });
 }
 
 export interface ServiceProcess {
@@ -60,12 +62,23 @@ export async function startService(env: Record<string, string>, port?: number): 
     child.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
   );
   const url = `http://127.0.0.1:${p}`;
-  await Promise.race([
-    waitFor(async () => (await fetch(`${url}/healthz`)).ok, 30_000, "the service to answer /healthz"),
-    exited.then((code) => {
-      throw new Error(`service exited (${code}) before answering:\n${out}`);
-    }),
-  ]);
+  // Ready when /healthz answers 200, however long the machine takes to start it (up to START_MS).
+  try {
+    await pollUntil(
+      `the service (pid ${child.pid}) to answer ${url}/healthz`,
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new StopWaiting(`it exited (${child.exitCode ?? child.signalCode}) before answering`);
+        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5000) });
+        await res.arrayBuffer();
+        return { ok: res.ok, seen: `HTTP ${res.status}` };
+      },
+      { timeoutMs: START_MS, intervalMs: 200, pending: () => `${busy(child.pid)}; its output ends:\n${tail(out)}` },
+    );
+  } catch (err) {
+    child.kill("SIGKILL"); // never leave a half-started service behind
+    throw err;
+  }
   return { url, port: p, child, output: () => out, exited };
 }
 

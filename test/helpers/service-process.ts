@@ -9,6 +9,7 @@ import { createServer } from "node:net";
 import { productionEnv, productionNodeFlags } from "../../bench/lib/service.ts";
 import { type ServiceClient, serviceClient } from "./app.ts";
 import { createTestDatabase } from "./database.ts";
+import { busy, pollUntil, START_MS, StopWaiting, tail } from "./timing.ts";
 
 export interface ServiceProcess extends ServiceClient {
   readonly child: ChildProcess;
@@ -58,14 +59,21 @@ export async function startServiceProcess(
   };
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);
-  const deadline = Date.now() + 30_000;
-  while (!output.includes(readyLine)) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}:\n${output}`);
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`service did not log ${readyLine} in time:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  // Ready when it logs `readyLine`, however long the machine takes (up to START_MS).
+  try {
+    await pollUntil(
+      `the service (pid ${child.pid}) to log ${readyLine}`,
+      () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new StopWaiting(`it exited (${child.exitCode ?? child.signalCode}) first`);
+        return output.includes(readyLine);
+      },
+      { timeoutMs: START_MS, intervalMs: 50, pending: () => `${busy(child.pid)}; its output ends:\n${tail(output)}` },
+    );
+  } catch (err) {
+    child.kill("SIGKILL");
+    await database.drop().catch(() => {});
+    throw err;
   }
   return {
     ...serviceClient(port, { secret }),
