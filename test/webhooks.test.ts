@@ -545,6 +545,7 @@ describe("webhook targets inside the network", () => {
       NODE_ENV: "production",
       JWT_SECRET: `webhook-test-jwt-secret-${"x".repeat(16)}`,
       API_KEY_SECRET: `webhook-test-api-key-secret-${"y".repeat(16)}`,
+      PUBLIC_BASE_URL: "https://api.example.com",
       ...FAST_RETRIES,
     });
     try {

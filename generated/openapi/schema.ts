@@ -1617,7 +1617,7 @@ export interface components {
       user: components["schemas"]["PortalUser"];
       /**
        * Format: uri
-       * @description The link that sets the password (the token is in the fragment). Shown only here.
+       * @description The link that sets the password (the token is in the fragment), under the deployment's `PUBLIC_BASE_URL` (required in production); never built from a `Host` that is not a plain `host[:port]`. Shown only here.
        */
       invite_url: string;
       /** Format: date-time */
@@ -2288,6 +2288,8 @@ export interface components {
         | "portal_user_not_found"
         | "duplicate_portal_user_email"
         | "cross_origin_refused"
+        | "duplicate_header"
+        | "invalid_host"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
