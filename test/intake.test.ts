@@ -3,7 +3,9 @@
  * TEST_DATABASE_URL) Postgres: contact checks, duplicates across providers, per-provider rules,
  * caps and hours, the published rules, the rules-changed event and the sandbox's answers.
  */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { DateTime } from "luxon";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema, RetryInfoSchema } from "../generated/proto/google/rpc/error_details_pb.ts";
@@ -45,6 +47,16 @@ function freshEmail(): string {
 }
 /** A lead with its own phone and email, so no other test's lead makes it a duplicate. */
 const fresh = (overrides: Json = {}) => leadBody({ phone_number: freshPhone(), email: freshEmail(), ...overrides });
+
+/** The start of the New York business day of `iso`, as the API writes an instant. */
+const businessDayStart = (iso: string) =>
+  DateTime.fromISO(iso, { zone: "America/New_York" }).startOf("day").toUTC().toISO() as string;
+
+/**
+ * 02:30:15.123 UTC yesterday: a time that is the day before yesterday in New York, so an answer
+ * dated by the UTC day, or left exact, cannot pass for the business day's start.
+ */
+const lateEveningInNewYork = () => `${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}T02:30:15.123Z`;
 
 describe.each(BACKENDS)("intake ($name)", (backend) => {
   let t: TestApp;
@@ -197,7 +209,7 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       expect(lead.billable).toBe(false);
       expect(lead.duplicate).toEqual({
         matched_on: ["phone_number"],
-        first_seen_at: original.created_at,
+        first_seen_at: businessDayStart(original.created_at),
         same_provider: false,
         original: null,
       });
@@ -227,6 +239,63 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
         order_number: original.order_number,
         external_id: originalBody.external_id,
       });
+    });
+
+    it("dates another provider's original to its business day (REST, events, webhook), the provider's own to the millisecond", async () => {
+      const receiver = await startReceiver();
+      try {
+        const first = await t.provider();
+        const second = await t.provider(undefined, { webhook_url: receiver.url });
+        const refusing = await t.provider();
+        expect((await setRules(refusing.id, { duplicate_policy: "reject" })).status).toBe(200);
+        const phone = freshPhone();
+        const original = await j(create(first.key, fresh({ phone_number: phone })));
+        // Sent at 02:30:15.123 UTC yesterday: the evening before in New York.
+        const seen = lateEveningInNewYork();
+        await t.app.database.db
+          .updateTable("leads")
+          .set({ created_at: new Date(seen) })
+          .where("id", "=", original.id)
+          .execute();
+        const day = businessDayStart(seen);
+        expect(day.slice(0, 10)).toBe(new Date(Date.parse(seen) - 86_400_000).toISOString().slice(0, 10));
+        expect(day).toMatch(/T0[45]:00:00\.000Z$/);
+
+        const flagged = await j(create(second.key, fresh({ phone_number: phone })));
+        expect(flagged.duplicate).toEqual({
+          matched_on: ["phone_number"],
+          first_seen_at: day,
+          same_provider: false,
+          original: null,
+        });
+        const got = await j(t.call("GET", `${LEADS}${flagged.external_id}/`, { auth: second.key }));
+        expect(got.duplicate.first_seen_at).toBe(day);
+        const listed = await j(t.call("GET", `${LEADS}?page_size=1`, { auth: second.key }));
+        expect(listed.results[0].duplicate.first_seen_at).toBe(day);
+        const feed = await j(t.call("GET", "/api/v1/public/events/?type=lead.created", { auth: second.key }));
+        expect(feed.results[0].data.lead.duplicate.first_seen_at).toBe(day);
+        await receiver.waitFor((all) => all.length >= 1, 10_000, "the lead.created webhook");
+        const hook = JSON.parse(receiver.ofType("lead.created", flagged.id)[0]?.body ?? "{}") as Json;
+        expect(hook.data.lead.duplicate.first_seen_at).toBe(day);
+
+        const refused = await create(refusing.key, fresh({ phone_number: phone }));
+        expect(refused.status).toBe(400);
+        const problem = await j(refused);
+        expect(problem.duplicate.first_seen_at).toBe(day);
+        expect(problem.detail).toContain(day);
+        expect(problem.detail).not.toContain(seen.slice(11, 19));
+
+        // The provider's own original: exact.
+        const own = await j(create(first.key, fresh({ phone_number: phone })));
+        expect(own.duplicate).toMatchObject({ same_provider: true, first_seen_at: seen });
+        // Administrators see every original exactly.
+        const admin_ = await j(
+          t.call("GET", `/api/v1/admin/leads/?duplicate=true&provider_id=${second.id}`, { auth: admin }),
+        );
+        expect(admin_.results[0].duplicate.first_seen_at).toBe(seen);
+      } finally {
+        await receiver.close();
+      }
     });
 
     it("matches the same provider under another external_id, naming its own original; email with its domain in any case", async () => {
@@ -630,6 +699,48 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       const published = await leads.getIntakeRules({}, bearer(b.key));
       expect(published.intakeRules?.rules?.originStates?.values).toEqual(["FL"]);
       expect(published.intakeRules?.rules?.duplicatePolicy).toBe("reject");
+    });
+
+    it("dates another provider's original to its business day over gRPC and Connect, the provider's own exactly", async () => {
+      const a = await t.provider();
+      const b = await t.provider();
+      const refusing = await t.provider();
+      await connectClient(ProviderService, t.port, "connect").setIntakeRules(
+        { id: BigInt(refusing.id), rules: { duplicatePolicy: "reject" } },
+        bearer(await t.token()),
+      );
+      const phone = freshPhone();
+      const grpc = connectClient(PublicLeadService, t.port, "grpc");
+      const connect = connectClient(PublicLeadService, t.port, "connect");
+      const first = await grpc.createLead(request({ phoneNumber: phone }), bearer(a.key));
+      const seen = lateEveningInNewYork();
+      await t.app.database.db
+        .updateTable("leads")
+        .set({ created_at: new Date(seen) })
+        .where("id", "=", Number(first.lead?.id))
+        .execute();
+      const day = businessDayStart(seen);
+      for (const client of [grpc, connect]) {
+        const created = await client.createLead(request({ phoneNumber: phone }), bearer(b.key));
+        const dup = created.lead?.duplicate;
+        expect(dup?.sameProvider).toBe(false);
+        expect(dup?.firstSeenAt && timestampDate(dup.firstSeenAt).toISOString()).toBe(day);
+        const read = await client.getLead({ externalId: created.lead?.externalId ?? "" }, bearer(b.key));
+        expect(read.lead?.duplicate?.firstSeenAt && timestampDate(read.lead.duplicate.firstSeenAt).toISOString()).toBe(
+          day,
+        );
+        const refused = (await client
+          .createLead(request({ phoneNumber: phone }), bearer(refusing.key))
+          .catch((e: unknown) => e)) as ConnectError;
+        expect(refused.code).toBe(Code.InvalidArgument);
+        const detail = refused.findDetails(ErrorDetailSchema)[0];
+        expect(detail?.duplicate?.firstSeenAt && timestampDate(detail.duplicate.firstSeenAt).toISOString()).toBe(day);
+      }
+      const own = await grpc.createLead(request({ phoneNumber: phone }), bearer(a.key));
+      expect(own.lead?.duplicate?.sameProvider).toBe(true);
+      expect(own.lead?.duplicate?.firstSeenAt && timestampDate(own.lead.duplicate.firstSeenAt).toISOString()).toBe(
+        seen,
+      );
     });
 
     it("caps answer RESOURCE_EXHAUSTED with cap_reached, the window and the reset; bad rules are named", async () => {
