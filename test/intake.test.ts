@@ -488,6 +488,30 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       expect((await create(test.api_key, fresh())).status).toBe(201);
     });
 
+    it.each([
+      ["the week cap is full, the day cap is not", { day: 5, week: 2 }, 2, "week"],
+      ["the day cap is full, the week cap is not", { day: 1, week: 5 }, 1, "day"],
+      ["both are full: none gets in before the week resets", { day: 1, week: 1 }, 1, "week"],
+      ["the month cap is full, the day and week caps are not", { day: 4, week: 3, month: 2 }, 2, "month"],
+      ["the day cap is full, the month cap is not", { day: 1, month: 3 }, 1, "day"],
+    ] as const)("cap_reached names the window that is full: %s", async (_what, caps, fits, window) => {
+      const p = await t.provider();
+      expect((await setRules(p.id, { caps })).status).toBe(200);
+      for (let i = 0; i < fits; i += 1) expect((await create(p.key, fresh())).status).toBe(201);
+      const full = await create(p.key, fresh());
+      expect(full.status).toBe(429);
+      const problem = await j(full);
+      // When that window resets in New York (computed after the answer, so a midnight between cannot flake it).
+      const here = DateTime.now().setZone("America/New_York");
+      const resets = here
+        .startOf(window)
+        .plus({ [`${window}s`]: 1 })
+        .toUTC()
+        .toISO();
+      expect(problem).toMatchObject({ code: "cap_reached", window, resets_at: resets });
+      expect(problem.detail).toContain(`the ${window} cap`);
+    });
+
     it("caps: 50 creates at once against a remaining cap of 10 give exactly 10 × 201, then cap_reached with the reset", async () => {
       const p = await t.provider(undefined, { rate_limit_per_minute: 10_000 });
       await setRules(p.id, { caps: { day: 12 } });
@@ -897,6 +921,91 @@ describe.each(BACKENDS)("intake schedule ($name, a Saturday evening in New York)
     expect(published).toMatchObject({ open: false, opens_at: "2026-11-30T13:00:00.000Z", closes_at: null });
   });
 });
+
+describe.each(BACKENDS)(
+  "intake judged in BUSINESS_TIMEZONE, at hours where New York and UTC disagree ($name)",
+  (backend) => {
+    let t: TestApp;
+    let admin: string;
+    // Tuesday 2026-12-01 02:00 UTC is Monday 21:00 in New York (EST, UTC−5); 06:00 UTC is Tuesday 01:00.
+    const mondayEvening = new Date("2026-12-01T02:00:00Z");
+    const tuesdayNight = new Date("2026-12-01T06:00:00Z");
+    let clock = mondayEvening;
+    beforeAll(async () => {
+      t = await startTestApp(backend, { BUSINESS_TIMEZONE: "America/New_York" }, { now: () => clock });
+      admin = await t.token();
+    });
+    afterAll(async () => {
+      await t?.stop();
+    });
+
+    const lead = () => fresh({ estimated_ship_date: "2026-12-20" });
+    const setRules = async (id: number, body: unknown) =>
+      expect((await t.call("PUT", rulesPath(id), { auth: admin, body })).status).toBe(200);
+    /** Creates a lead and files it at `at` (or, when `at` is null, a month back: outside every window here). */
+    async function createAt(key: string, at: string | null): Promise<Response> {
+      const res = await t.call("POST", LEADS, { auth: key, body: lead() });
+      if (res.status === 201) {
+        const { id } = (await res.clone().json()) as Json;
+        await t.app.database.db
+          .updateTable("leads")
+          .set({ created_at: new Date(at ?? "2026-11-01T12:00:00Z") })
+          .where("id", "=", id)
+          .execute();
+      }
+      return res;
+    }
+
+    it("judges the weekly schedule by the clock in New York, not UTC", async () => {
+      clock = mondayEvening;
+      const monday = await t.provider();
+      await setRules(monday.id, { schedule: { mon: [{ open: "20:00", close: "24:00" }] } });
+      expect((await createAt(monday.key, null)).status).toBe(201); // Monday 21:00 there; Tuesday in UTC
+      expect(await j(t.call("GET", RULES, { auth: monday.key }))).toMatchObject({
+        open: true,
+        closes_at: "2026-12-01T05:00:00.000Z",
+      });
+      const tuesday = await t.provider();
+      await setRules(tuesday.id, { schedule: { tue: [{ open: "00:00", close: "06:00" }] } });
+      const closed = await createAt(tuesday.key, null); // Tuesday 02:00 in UTC, but Monday there
+      expect(closed.status).toBe(429);
+      expect(await j(closed)).toMatchObject({ code: "intake_closed", opens_at: "2026-12-01T05:00:00.000Z" });
+      expect(Number(closed.headers.get("retry-after"))).toBe(3 * 3600);
+    });
+
+    it("resets a day cap at midnight in New York, not at midnight UTC", async () => {
+      // Monday 21:00 there: a lead of Monday 18:00 there (23:00 UTC, the day before in UTC) fills it.
+      clock = mondayEvening;
+      const p = await t.provider();
+      await setRules(p.id, { caps: { day: 1 } });
+      expect((await createAt(p.key, "2026-11-30T23:00:00Z")).status).toBe(201);
+      const full = await createAt(p.key, null);
+      expect(full.status).toBe(429);
+      expect(await j(full)).toMatchObject({
+        code: "cap_reached",
+        window: "day",
+        resets_at: "2026-12-01T05:00:00.000Z",
+      });
+      expect(await j(t.call("GET", RULES, { auth: p.key }))).toMatchObject({
+        cap_usage: { day: { limit: 1, used: 1, remaining: 0, resets_at: "2026-12-01T05:00:00.000Z" } },
+      });
+
+      // Tuesday 01:00 there: Monday 22:00 there (03:00 UTC, the same day in UTC) no longer counts.
+      clock = tuesdayNight;
+      const q = await t.provider();
+      await setRules(q.id, { caps: { day: 1 } });
+      expect((await createAt(q.key, "2026-12-01T03:00:00Z")).status).toBe(201);
+      expect((await createAt(q.key, "2026-12-01T05:30:00Z")).status).toBe(201);
+      const next = await createAt(q.key, null);
+      expect(next.status).toBe(429);
+      expect(await j(next)).toMatchObject({
+        code: "cap_reached",
+        window: "day",
+        resets_at: "2026-12-02T05:00:00.000Z",
+      });
+    });
+  },
+);
 
 describe.each(BACKENDS.filter((b) => b.name === "postgres"))("intake on two instances sharing $name", () => {
   let one: TestApp;
