@@ -205,7 +205,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     businessTimezone: config.intake.businessTimezone,
   });
   const states = createStateService(db);
-  const events = createEventService(db);
+  const events = createEventService(db, config.intake.businessTimezone);
   const workflow = createLeadWorkflowService({
     database,
     onEvent: (type, livemode) => {
@@ -246,6 +246,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     testConcurrency: config.webhooks.testConcurrency,
     timeoutMs: config.webhooks.timeoutMs,
     retryScheduleMs: config.webhooks.retryScheduleMs,
+    zone: config.intake.businessTimezone,
     onOutcome: (outcome) => metrics.webhookOutcome(outcome),
   });
   const requestLogWriter = config.requestLog.enabled

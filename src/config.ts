@@ -10,7 +10,7 @@ export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" |
 export interface Config {
   /** NODE_ENV, lower-cased; unset is `development`. */
   readonly nodeEnv: string;
-  /** Production's rules (real secrets, https public webhook targets): every NODE_ENV but development and test. */
+  /** Production's rules (real secrets, PUBLIC_BASE_URL, https public webhook targets): every NODE_ENV but development and test. */
   readonly production: boolean;
   readonly host: string;
   readonly port: number;
@@ -65,7 +65,11 @@ export interface Config {
    * (X-Forwarded-For), in proxy-addr's terms: a hop count, or addresses/CIDRs; false: none.
    */
   readonly trustProxy: false | number | readonly string[];
-  /** Origin for absolute links (pagination); undefined: links are relative. */
+  /**
+   * PUBLIC_BASE_URL: the service's origin, for absolute links (pagination, portal invites) and the
+   * portal's expected Origin; required under production's rules. Undefined (development and test
+   * only): pagination links are relative, and the portal uses the request's own (checked) Host.
+   */
   readonly publicBaseUrl: string | undefined;
   /** Test (sandbox) leads older than this many days are deleted. */
   readonly sandboxRetentionDays: number;
@@ -211,6 +215,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (production && apiKeySecretRaw === undefined) {
     problems.push(`API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=${nodeEnv})`);
+  }
+
+  // Without it, the portal's invite links and expected Origin come from each request's Host.
+  if (production && str("PUBLIC_BASE_URL") === undefined) {
+    problems.push(`PUBLIC_BASE_URL is required unless NODE_ENV is development or test (NODE_ENV=${nodeEnv})`);
   }
 
   const jwksAlgorithms = (str("JWT_JWKS_ALGORITHMS") ?? "RS256,ES256").split(",").map((a) => a.trim());

@@ -4,9 +4,11 @@
  * timing only: never headers, bodies or query strings (keys, JWTs, emails and phones stay out).
  */
 
+import { hostProblem } from "./edge/host-header.ts";
 import { RPC_CODES } from "./edge/http-status.ts";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 import { type RequestNote, startNote } from "./edge/request-note.ts";
+import type { FieldViolation } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { type Metrics, serveMetrics } from "./metrics.ts";
 import { assignRequestId } from "./request-id.ts";
@@ -95,6 +97,13 @@ function repeatedHeader(req: AnyRequest): string | undefined {
     else if (name.length === 4 && name.toLowerCase() === "host") host += 1;
   }
   return authorization > 1 ? "authorization" : host > 1 ? "host" : undefined;
+}
+
+/** A 400 problem+json for a request refused before routing, whatever its protocol. */
+function refuse(res: AnyResponse, requestId: string, code: string, detail: string, errors?: FieldViolation[]): void {
+  res.statusCode = 400;
+  res.setHeader("content-type", PROBLEM_CONTENT_TYPE);
+  res.end(problemJson({ status: 400, code, title: "Bad request", detail, requestId, errors }));
 }
 
 const FAST_PATH = Symbol("served by a fast path");
@@ -285,17 +294,13 @@ export function createObservedHandler(
     });
     const repeated = repeatedHeader(req);
     if (repeated !== undefined) {
-      res.statusCode = 400;
-      res.setHeader("content-type", PROBLEM_CONTENT_TYPE);
-      res.end(
-        problemJson({
-          status: 400,
-          code: "duplicate_header",
-          title: "Bad request",
-          detail: `the ${repeated} header must be sent once`,
-          requestId,
-        }),
-      );
+      refuse(res, requestId, "duplicate_header", `the ${repeated} header must be sent once`);
+      return;
+    }
+    // Before anything reads the Host (the portal's Origin check and invite links, Connect's URL).
+    const badHost = hostProblem(req.headers);
+    if (badHost !== undefined) {
+      refuse(res, requestId, "invalid_host", badHost, [{ field: "Host", code: "invalid_host", message: badHost }]);
       return;
     }
     inner(req, res);

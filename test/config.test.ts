@@ -69,7 +69,11 @@ describe("configuration", () => {
     expect(webhooks.retryScheduleMs.reduce((a, b) => a + b, 0)).toBeGreaterThan(3 * 86_400_000);
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "0.05, 1,2" }).webhooks.retryScheduleMs).toEqual([50, 1000, 2000]);
     expect(loadConfig({ NODE_ENV: "test" }).webhooks.allowPrivateTargets).toBe(true);
-    const secrets = { JWT_SECRET: "s".repeat(40), API_KEY_SECRET: "s".repeat(40) };
+    const secrets = {
+      JWT_SECRET: "s".repeat(40),
+      API_KEY_SECRET: "s".repeat(40),
+      PUBLIC_BASE_URL: "https://api.example.com",
+    };
     expect(loadConfig({ NODE_ENV: "staging", ...secrets }).webhooks.allowPrivateTargets).toBe(false);
     expect(problems({ WEBHOOK_RETRY_SCHEDULE: "5,soon", WEBHOOK_CONCURRENCY: "-1", WEBHOOK_TIMEOUT_MS: "5" })).toEqual([
       'WEBHOOK_CONCURRENCY must be an integer from 0 to 256 (got "-1")',
@@ -78,13 +82,37 @@ describe("configuration", () => {
     ]);
   });
 
-  it("refuses to run in production on development secrets", () => {
+  it("refuses to run in production on development secrets or without PUBLIC_BASE_URL", () => {
     expect(problems({ NODE_ENV: "production" })).toEqual([
       "JWT_SECRET or JWT_JWKS_URL is required unless NODE_ENV is development or test (NODE_ENV=production)",
       "API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=production)",
+      "PUBLIC_BASE_URL is required unless NODE_ENV is development or test (NODE_ENV=production)",
     ]);
     const secret = "s".repeat(40);
-    expect(problems({ NODE_ENV: "production", JWT_SECRET: secret, API_KEY_SECRET: secret })).toEqual([]);
+    expect(problems({ NODE_ENV: "production", JWT_SECRET: secret, API_KEY_SECRET: secret })).toEqual([
+      "PUBLIC_BASE_URL is required unless NODE_ENV is development or test (NODE_ENV=production)",
+    ]);
+    expect(problems({ NODE_ENV: "staging", JWT_SECRET: secret, API_KEY_SECRET: secret, PUBLIC_BASE_URL: " " })).toEqual(
+      ["PUBLIC_BASE_URL is required unless NODE_ENV is development or test (NODE_ENV=staging)"],
+    );
+    const production = { NODE_ENV: "production", JWT_SECRET: secret, API_KEY_SECRET: secret };
+    expect(problems({ ...production, PUBLIC_BASE_URL: "https://api.example.com" })).toEqual([]);
+    // Development and test may go without it (links relative, the portal on the request's own host).
+    expect(loadConfig({ NODE_ENV: "test" }).publicBaseUrl).toBeUndefined();
+  });
+
+  it("refuses to start in production without PUBLIC_BASE_URL, listed with the other problems (78)", async () => {
+    const secret = "s".repeat(40);
+    const env = { PATH: process.env.PATH, NODE_ENV: "production", JWT_SECRET: secret, API_KEY_SECRET: secret };
+    const err = (await run(process.execPath, ["src/main.ts"], {
+      env: { ...env, DATA_DIR: "memory://", PORT: "0", LOG_LEVEL: "silent" },
+      timeout: 60_000,
+    }).catch((e: unknown) => e)) as { code: number; stderr: string };
+    expect(err.code).toBe(78);
+    expect(err.stderr).toContain("invalid configuration");
+    expect(err.stderr).toContain(
+      "PUBLIC_BASE_URL is required unless NODE_ENV is development or test (NODE_ENV=production)",
+    );
   });
 
   it("exits with a clear message when started with bad configuration", async () => {
@@ -96,6 +124,9 @@ describe("configuration", () => {
     expect(err.stderr).toContain("PORT must be an integer");
     expect(err.stderr).toContain(
       "API_KEY_SECRET is required unless NODE_ENV is development or test (NODE_ENV=production)",
+    );
+    expect(err.stderr).toContain(
+      "PUBLIC_BASE_URL is required unless NODE_ENV is development or test (NODE_ENV=production)",
     );
   }, 150_000);
 

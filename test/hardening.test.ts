@@ -312,6 +312,7 @@ describe("9. webhook_url in production", () => {
       NODE_ENV: "production",
       JWT_SECRET: DEV_JWT_SECRET,
       API_KEY_SECRET: "production-like-api-key-secret-0123456789abcdef",
+      PUBLIC_BASE_URL: "https://api.example.com",
     });
     try {
       const admin = await t.token();

@@ -3,7 +3,9 @@
  * TEST_DATABASE_URL) Postgres: contact checks, duplicates across providers, per-provider rules,
  * caps and hours, the published rules, the rules-changed event and the sandbox's answers.
  */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { DateTime } from "luxon";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema, RetryInfoSchema } from "../generated/proto/google/rpc/error_details_pb.ts";
@@ -45,6 +47,16 @@ function freshEmail(): string {
 }
 /** A lead with its own phone and email, so no other test's lead makes it a duplicate. */
 const fresh = (overrides: Json = {}) => leadBody({ phone_number: freshPhone(), email: freshEmail(), ...overrides });
+
+/** The start of the New York business day of `iso`, as the API writes an instant. */
+const businessDayStart = (iso: string) =>
+  DateTime.fromISO(iso, { zone: "America/New_York" }).startOf("day").toUTC().toISO() as string;
+
+/**
+ * 02:30:15.123 UTC yesterday: a time that is the day before yesterday in New York, so an answer
+ * dated by the UTC day, or left exact, cannot pass for the business day's start.
+ */
+const lateEveningInNewYork = () => `${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}T02:30:15.123Z`;
 
 describe.each(BACKENDS)("intake ($name)", (backend) => {
   let t: TestApp;
@@ -197,7 +209,7 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       expect(lead.billable).toBe(false);
       expect(lead.duplicate).toEqual({
         matched_on: ["phone_number"],
-        first_seen_at: original.created_at,
+        first_seen_at: businessDayStart(original.created_at),
         same_provider: false,
         original: null,
       });
@@ -227,6 +239,63 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
         order_number: original.order_number,
         external_id: originalBody.external_id,
       });
+    });
+
+    it("dates another provider's original to its business day (REST, events, webhook), the provider's own to the millisecond", async () => {
+      const receiver = await startReceiver();
+      try {
+        const first = await t.provider();
+        const second = await t.provider(undefined, { webhook_url: receiver.url });
+        const refusing = await t.provider();
+        expect((await setRules(refusing.id, { duplicate_policy: "reject" })).status).toBe(200);
+        const phone = freshPhone();
+        const original = await j(create(first.key, fresh({ phone_number: phone })));
+        // Sent at 02:30:15.123 UTC yesterday: the evening before in New York.
+        const seen = lateEveningInNewYork();
+        await t.app.database.db
+          .updateTable("leads")
+          .set({ created_at: new Date(seen) })
+          .where("id", "=", original.id)
+          .execute();
+        const day = businessDayStart(seen);
+        expect(day.slice(0, 10)).toBe(new Date(Date.parse(seen) - 86_400_000).toISOString().slice(0, 10));
+        expect(day).toMatch(/T0[45]:00:00\.000Z$/);
+
+        const flagged = await j(create(second.key, fresh({ phone_number: phone })));
+        expect(flagged.duplicate).toEqual({
+          matched_on: ["phone_number"],
+          first_seen_at: day,
+          same_provider: false,
+          original: null,
+        });
+        const got = await j(t.call("GET", `${LEADS}${flagged.external_id}/`, { auth: second.key }));
+        expect(got.duplicate.first_seen_at).toBe(day);
+        const listed = await j(t.call("GET", `${LEADS}?page_size=1`, { auth: second.key }));
+        expect(listed.results[0].duplicate.first_seen_at).toBe(day);
+        const feed = await j(t.call("GET", "/api/v1/public/events/?type=lead.created", { auth: second.key }));
+        expect(feed.results[0].data.lead.duplicate.first_seen_at).toBe(day);
+        await receiver.waitFor((all) => all.length >= 1, 10_000, "the lead.created webhook");
+        const hook = JSON.parse(receiver.ofType("lead.created", flagged.id)[0]?.body ?? "{}") as Json;
+        expect(hook.data.lead.duplicate.first_seen_at).toBe(day);
+
+        const refused = await create(refusing.key, fresh({ phone_number: phone }));
+        expect(refused.status).toBe(400);
+        const problem = await j(refused);
+        expect(problem.duplicate.first_seen_at).toBe(day);
+        expect(problem.detail).toContain(day);
+        expect(problem.detail).not.toContain(seen.slice(11, 19));
+
+        // The provider's own original: exact.
+        const own = await j(create(first.key, fresh({ phone_number: phone })));
+        expect(own.duplicate).toMatchObject({ same_provider: true, first_seen_at: seen });
+        // Administrators see every original exactly.
+        const admin_ = await j(
+          t.call("GET", `/api/v1/admin/leads/?duplicate=true&provider_id=${second.id}`, { auth: admin }),
+        );
+        expect(admin_.results[0].duplicate.first_seen_at).toBe(seen);
+      } finally {
+        await receiver.close();
+      }
     });
 
     it("matches the same provider under another external_id, naming its own original; email with its domain in any case", async () => {
@@ -417,6 +486,30 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
         }),
       );
       expect((await create(test.api_key, fresh())).status).toBe(201);
+    });
+
+    it.each([
+      ["the week cap is full, the day cap is not", { day: 5, week: 2 }, 2, "week"],
+      ["the day cap is full, the week cap is not", { day: 1, week: 5 }, 1, "day"],
+      ["both are full: none gets in before the week resets", { day: 1, week: 1 }, 1, "week"],
+      ["the month cap is full, the day and week caps are not", { day: 4, week: 3, month: 2 }, 2, "month"],
+      ["the day cap is full, the month cap is not", { day: 1, month: 3 }, 1, "day"],
+    ] as const)("cap_reached names the window that is full: %s", async (_what, caps, fits, window) => {
+      const p = await t.provider();
+      expect((await setRules(p.id, { caps })).status).toBe(200);
+      for (let i = 0; i < fits; i += 1) expect((await create(p.key, fresh())).status).toBe(201);
+      const full = await create(p.key, fresh());
+      expect(full.status).toBe(429);
+      const problem = await j(full);
+      // When that window resets in New York (computed after the answer, so a midnight between cannot flake it).
+      const here = DateTime.now().setZone("America/New_York");
+      const resets = here
+        .startOf(window)
+        .plus({ [`${window}s`]: 1 })
+        .toUTC()
+        .toISO();
+      expect(problem).toMatchObject({ code: "cap_reached", window, resets_at: resets });
+      expect(problem.detail).toContain(`the ${window} cap`);
     });
 
     it("caps: 50 creates at once against a remaining cap of 10 give exactly 10 × 201, then cap_reached with the reset", async () => {
@@ -632,6 +725,48 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       expect(published.intakeRules?.rules?.duplicatePolicy).toBe("reject");
     });
 
+    it("dates another provider's original to its business day over gRPC and Connect, the provider's own exactly", async () => {
+      const a = await t.provider();
+      const b = await t.provider();
+      const refusing = await t.provider();
+      await connectClient(ProviderService, t.port, "connect").setIntakeRules(
+        { id: BigInt(refusing.id), rules: { duplicatePolicy: "reject" } },
+        bearer(await t.token()),
+      );
+      const phone = freshPhone();
+      const grpc = connectClient(PublicLeadService, t.port, "grpc");
+      const connect = connectClient(PublicLeadService, t.port, "connect");
+      const first = await grpc.createLead(request({ phoneNumber: phone }), bearer(a.key));
+      const seen = lateEveningInNewYork();
+      await t.app.database.db
+        .updateTable("leads")
+        .set({ created_at: new Date(seen) })
+        .where("id", "=", Number(first.lead?.id))
+        .execute();
+      const day = businessDayStart(seen);
+      for (const client of [grpc, connect]) {
+        const created = await client.createLead(request({ phoneNumber: phone }), bearer(b.key));
+        const dup = created.lead?.duplicate;
+        expect(dup?.sameProvider).toBe(false);
+        expect(dup?.firstSeenAt && timestampDate(dup.firstSeenAt).toISOString()).toBe(day);
+        const read = await client.getLead({ externalId: created.lead?.externalId ?? "" }, bearer(b.key));
+        expect(read.lead?.duplicate?.firstSeenAt && timestampDate(read.lead.duplicate.firstSeenAt).toISOString()).toBe(
+          day,
+        );
+        const refused = (await client
+          .createLead(request({ phoneNumber: phone }), bearer(refusing.key))
+          .catch((e: unknown) => e)) as ConnectError;
+        expect(refused.code).toBe(Code.InvalidArgument);
+        const detail = refused.findDetails(ErrorDetailSchema)[0];
+        expect(detail?.duplicate?.firstSeenAt && timestampDate(detail.duplicate.firstSeenAt).toISOString()).toBe(day);
+      }
+      const own = await grpc.createLead(request({ phoneNumber: phone }), bearer(a.key));
+      expect(own.lead?.duplicate?.sameProvider).toBe(true);
+      expect(own.lead?.duplicate?.firstSeenAt && timestampDate(own.lead.duplicate.firstSeenAt).toISOString()).toBe(
+        seen,
+      );
+    });
+
     it("caps answer RESOURCE_EXHAUSTED with cap_reached, the window and the reset; bad rules are named", async () => {
       const p = await t.provider();
       const providers = connectClient(ProviderService, t.port, "connect");
@@ -786,6 +921,91 @@ describe.each(BACKENDS)("intake schedule ($name, a Saturday evening in New York)
     expect(published).toMatchObject({ open: false, opens_at: "2026-11-30T13:00:00.000Z", closes_at: null });
   });
 });
+
+describe.each(BACKENDS)(
+  "intake judged in BUSINESS_TIMEZONE, at hours where New York and UTC disagree ($name)",
+  (backend) => {
+    let t: TestApp;
+    let admin: string;
+    // Tuesday 2026-12-01 02:00 UTC is Monday 21:00 in New York (EST, UTC−5); 06:00 UTC is Tuesday 01:00.
+    const mondayEvening = new Date("2026-12-01T02:00:00Z");
+    const tuesdayNight = new Date("2026-12-01T06:00:00Z");
+    let clock = mondayEvening;
+    beforeAll(async () => {
+      t = await startTestApp(backend, { BUSINESS_TIMEZONE: "America/New_York" }, { now: () => clock });
+      admin = await t.token();
+    });
+    afterAll(async () => {
+      await t?.stop();
+    });
+
+    const lead = () => fresh({ estimated_ship_date: "2026-12-20" });
+    const setRules = async (id: number, body: unknown) =>
+      expect((await t.call("PUT", rulesPath(id), { auth: admin, body })).status).toBe(200);
+    /** Creates a lead and files it at `at` (or, when `at` is null, a month back: outside every window here). */
+    async function createAt(key: string, at: string | null): Promise<Response> {
+      const res = await t.call("POST", LEADS, { auth: key, body: lead() });
+      if (res.status === 201) {
+        const { id } = (await res.clone().json()) as Json;
+        await t.app.database.db
+          .updateTable("leads")
+          .set({ created_at: new Date(at ?? "2026-11-01T12:00:00Z") })
+          .where("id", "=", id)
+          .execute();
+      }
+      return res;
+    }
+
+    it("judges the weekly schedule by the clock in New York, not UTC", async () => {
+      clock = mondayEvening;
+      const monday = await t.provider();
+      await setRules(monday.id, { schedule: { mon: [{ open: "20:00", close: "24:00" }] } });
+      expect((await createAt(monday.key, null)).status).toBe(201); // Monday 21:00 there; Tuesday in UTC
+      expect(await j(t.call("GET", RULES, { auth: monday.key }))).toMatchObject({
+        open: true,
+        closes_at: "2026-12-01T05:00:00.000Z",
+      });
+      const tuesday = await t.provider();
+      await setRules(tuesday.id, { schedule: { tue: [{ open: "00:00", close: "06:00" }] } });
+      const closed = await createAt(tuesday.key, null); // Tuesday 02:00 in UTC, but Monday there
+      expect(closed.status).toBe(429);
+      expect(await j(closed)).toMatchObject({ code: "intake_closed", opens_at: "2026-12-01T05:00:00.000Z" });
+      expect(Number(closed.headers.get("retry-after"))).toBe(3 * 3600);
+    });
+
+    it("resets a day cap at midnight in New York, not at midnight UTC", async () => {
+      // Monday 21:00 there: a lead of Monday 18:00 there (23:00 UTC, the day before in UTC) fills it.
+      clock = mondayEvening;
+      const p = await t.provider();
+      await setRules(p.id, { caps: { day: 1 } });
+      expect((await createAt(p.key, "2026-11-30T23:00:00Z")).status).toBe(201);
+      const full = await createAt(p.key, null);
+      expect(full.status).toBe(429);
+      expect(await j(full)).toMatchObject({
+        code: "cap_reached",
+        window: "day",
+        resets_at: "2026-12-01T05:00:00.000Z",
+      });
+      expect(await j(t.call("GET", RULES, { auth: p.key }))).toMatchObject({
+        cap_usage: { day: { limit: 1, used: 1, remaining: 0, resets_at: "2026-12-01T05:00:00.000Z" } },
+      });
+
+      // Tuesday 01:00 there: Monday 22:00 there (03:00 UTC, the same day in UTC) no longer counts.
+      clock = tuesdayNight;
+      const q = await t.provider();
+      await setRules(q.id, { caps: { day: 1 } });
+      expect((await createAt(q.key, "2026-12-01T03:00:00Z")).status).toBe(201);
+      expect((await createAt(q.key, "2026-12-01T05:30:00Z")).status).toBe(201);
+      const next = await createAt(q.key, null);
+      expect(next.status).toBe(429);
+      expect(await j(next)).toMatchObject({
+        code: "cap_reached",
+        window: "day",
+        resets_at: "2026-12-02T05:00:00.000Z",
+      });
+    });
+  },
+);
 
 describe.each(BACKENDS.filter((b) => b.name === "postgres"))("intake on two instances sharing $name", () => {
   let one: TestApp;

@@ -33,6 +33,7 @@ const PRODUCTION = {
   NODE_ENV: "production",
   JWT_SECRET: SECRETS.JWT_SECRET,
   API_KEY_SECRET: SECRETS.API_KEY_SECRET,
+  PUBLIC_BASE_URL: "https://api.example.com",
 };
 
 const rejection = async (p: Promise<unknown>) =>

@@ -241,3 +241,63 @@ describe.each(BACKENDS)("this week's leads in the provider list ($name)", (backe
     expect(await thisWeek()).toBe(5);
   });
 });
+
+describe.each(BACKENDS)(
+  "stats periods are business days and weeks, where New York and UTC disagree ($name)",
+  (backend) => {
+    let t: TestApp;
+    // The app's clock: Wednesday 2026-12-02 10:00 in New York.
+    const now = () => new Date("2026-12-02T15:00:00Z");
+    beforeAll(async () => {
+      t = await startTestApp(backend, { BUSINESS_TIMEZONE: ZONE }, { now });
+    });
+    afterAll(async () => {
+      await t?.stop();
+    });
+
+    it("counts a lead in its day and week in New York, from the leads and from the rollup alike", async () => {
+      const p = await t.provider();
+      const admin = await t.token();
+      const db = t.app.database.db;
+      const at = [
+        "2026-11-30T04:30:00Z", // Sunday 29 November 23:30 there (Monday in UTC): week of 23 November there
+        "2026-12-01T02:30:00Z", // Monday 30 November 21:30 there (Tuesday in UTC)
+      ];
+      for (const [i, when] of at.entries()) {
+        const r = await t.call("POST", "/api/v1/public/leads/", {
+          auth: p.key,
+          body: leadBody({ email: `zone.${Date.now()}.${i}@example.com`, estimated_ship_date: "2026-12-20" }),
+        });
+        expect(r.status).toBe(201);
+        await sql`update leads set created_at = ${new Date(when)} where id = ${(await j(r)).id}`.execute(db);
+      }
+      const days = async (path: string, auth: string) => {
+        const stats = await j(t.call("GET", path, { auth }));
+        return Object.fromEntries(stats.periods.map((r: Json) => [r.period, r.accepted]));
+      };
+      const range = "from=2026-11-29&to=2026-12-02";
+      const expectBusinessPeriods = async (stage: string) => {
+        const daily = { "2026-11-29": 1, "2026-11-30": 1, "2026-12-01": 0, "2026-12-02": 0 };
+        expect(await days(`/api/v1/public/stats/?${range}`, p.key), stage).toEqual(daily);
+        expect(await days(`/api/v1/admin/stats/?${range}&provider_id=${p.id}`, admin), stage).toEqual(daily);
+        const weekly = { "2026-11-23": 1, "2026-11-30": 1 };
+        expect(await days(`/api/v1/public/stats/?${range}&granularity=week`, p.key), stage).toEqual(weekly);
+      };
+
+      await sql`update lead_stats_rollup set rolled_through = null, history_id = 0`.execute(db);
+      await sql`delete from lead_stats_daily`.execute(db);
+      await expectBusinessPeriods("from the leads");
+
+      // The rollup's days by the app's clock: through Tuesday 1 December, the day before its today.
+      await createStatsRollup({ db, zone: ZONE, logger: createLogger("silent"), now, lagSeconds: 0 }).runOnce();
+      const { rows } = await sql<{ day: string; accepted: number }>`
+      select day::text as day, accepted from lead_stats_daily where provider_id = ${p.id} and livemode
+      order by day`.execute(db);
+      expect(rows).toEqual([
+        { day: "2026-11-29", accepted: 1 },
+        { day: "2026-11-30", accepted: 1 },
+      ]);
+      await expectBusinessPeriods("from the rollup");
+    });
+  },
+);

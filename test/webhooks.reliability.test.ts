@@ -1,15 +1,17 @@
 /**
  * Webhook delivery under the conditions that lose events in weaker designs: two instances sharing
- * one Postgres outbox (each event sent exactly once in a healthy run), and the service killed
- * with SIGKILL while a delivery is in flight (the event is delivered after the restart).
+ * one Postgres outbox (each event sent exactly once in a healthy run), the service killed with
+ * SIGKILL while a delivery is in flight (the event is delivered after the restart), and a backlog
+ * of hundreds at one slow, failing endpoint (another provider's deliveries still go at once).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
+import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
-import { createTestDatabase } from "./helpers/database.ts";
+import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
 import { createProviderKey, SECRETS, type ServiceProcess, startService, waitFor } from "./helpers/processes.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 
@@ -150,4 +152,58 @@ describe.each(BACKEND_ENVS)("SIGKILL mid-delivery ($name)", (backend) => {
     }
     // Two service starts, a kill and a lease to expire: 10–20 s on a busy 2-core machine.
   }, 60_000);
+});
+
+describe.each(BACKENDS)("a backlog at one slow, failing endpoint ($name)", (backend) => {
+  let t: TestApp | undefined;
+  let fine: Receiver | undefined;
+  afterEach(async () => {
+    await t?.stop();
+    await fine?.close();
+  });
+
+  it("leaves another provider's 20 deliveries to arrive within 8 s while 600 wait behind the slow one", async () => {
+    // The defaults: 16 slots (a claim scans 64 due rows), 4 per endpoint.
+    t = await startTestApp(backend, UNLIMITED);
+    receiver = await startReceiver();
+    let inFlight = 0;
+    let most = 0;
+    receiver.answer = async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 500));
+      inFlight -= 1;
+      return 500;
+    };
+    fine = await startReceiver();
+    const slow = await t.provider(undefined, { webhook_url: receiver.url });
+    const other = await t.provider(undefined, { webhook_url: fine.url });
+    const first = await t.call("POST", "/api/v1/public/leads/", { auth: slow.key, body: leadBody() });
+    expect(first.status).toBe(201);
+    // 600 more events of the slow provider, queued the outbox's way (each delivery made by the
+    // lead_events trigger), a minute older than anything else, of no lead so the per-lead order
+    // holds none back: every one is a due row ahead of the other provider's in the claims' scan.
+    const db = t.app.database.db;
+    await sql`insert into lead_events (event_id, provider_id, lead_id, type, created_at, livemode, data)
+      select 'evt_' || md5(random()::text || g::text), e.provider_id, null, e.type, e.created_at - interval '1 minute',
+             e.livemode, e.data
+      from lead_events e, generate_series(1, 600) g where e.provider_id = ${slow.id}`.execute(db);
+    await sql`update webhook_deliveries set next_attempt_at = now() - interval '1 minute'
+      where provider_id = ${slow.id} and attempts = 0`.execute(db);
+    await receiver.waitFor((all) => all.length >= 4, 15_000, "the slow endpoint's first attempts");
+
+    for (let i = 0; i < 20; i += 1) {
+      const created = await t.call("POST", "/api/v1/public/leads/", { auth: other.key, body: leadBody() });
+      expect(created.status).toBe(201);
+    }
+    const committed = Date.now();
+    await fine.waitFor((all) => all.length >= 20, 8_000, "the other provider's 20 deliveries within 8 s");
+    expect(Math.max(...fine.received.map((r) => r.at)) - committed).toBeLessThan(8_000);
+    // The backlog was real: most of it still waits for its first attempt.
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries
+      where provider_id = ${slow.id} and state = 'pending' and attempts = 0`.execute(db);
+    expect(rows[0]?.n).toBeGreaterThan(450);
+    // The slow endpoint never had more than its share in flight.
+    expect(most).toBeLessThanOrEqual(4);
+  }, 120_000);
 });

@@ -545,6 +545,7 @@ describe("webhook targets inside the network", () => {
       NODE_ENV: "production",
       JWT_SECRET: `webhook-test-jwt-secret-${"x".repeat(16)}`,
       API_KEY_SECRET: `webhook-test-api-key-secret-${"y".repeat(16)}`,
+      PUBLIC_BASE_URL: "https://api.example.com",
       ...FAST_RETRIES,
     });
     try {
@@ -555,6 +556,17 @@ describe("webhook targets inside the network", () => {
         body: { name: "Inside Job", webhook_url: `https://127.0.0.1:${receiver.port}/hooks` },
       });
       expect(refused.status).toBe(400);
+      // So is a name for this machine written with a trailing dot or in another case, naming the field.
+      for (const url of ["https://localhost./hooks", "https://LOCALHOST./hooks", "https://foo.localhost./hooks"]) {
+        const res = await t.call("POST", `${PROVIDERS}create/`, {
+          auth: admin,
+          body: { name: "Dotted", webhook_url: url },
+        });
+        expect(res.status, url).toBe(400);
+        expect(((await res.json()) as Json).errors, url).toEqual([
+          { field: "webhook_url", code: "invalid_url", message: NOT_PUBLIC },
+        ]);
+      }
       // ...and a public name that later points inside (DNS changed after it was saved) is refused
       // when sending: here the stored URL is changed underneath the service.
       const p = await t.provider(undefined, { webhook_url: "https://hooks.example.com/lead-provider" });

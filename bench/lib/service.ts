@@ -124,6 +124,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         LOG_LEVEL: "warn",
         HOST: "127.0.0.1",
         PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         ...(options.script ? {} : productionEnv(options.root ?? process.env.BENCH_SERVICE_DIR ?? ROOT)),
         ...options.env,
       },

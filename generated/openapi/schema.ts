@@ -1645,7 +1645,7 @@ export interface components {
       user: components["schemas"]["PortalUser"];
       /**
        * Format: uri
-       * @description The link that sets the password (the token is in the fragment). Shown only here.
+       * @description The link that sets the password (the token is in the fragment), under the deployment's `PUBLIC_BASE_URL` (required in production); never built from a `Host` that is not a plain `host[:port]`. Shown only here.
        */
       invite_url: string;
       /** Format: date-time */
@@ -2316,6 +2316,8 @@ export interface components {
         | "portal_user_not_found"
         | "duplicate_portal_user_email"
         | "cross_origin_refused"
+        | "duplicate_header"
+        | "invalid_host"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
@@ -2866,7 +2868,12 @@ export interface components {
       matched_on: ("phone_number" | "email")[];
       /**
        * Format: date-time
-       * @description When the earliest matching lead was created.
+       * @description When the earliest matching lead was created. Your own lead (`same_provider: true`):
+       *     exactly, to the millisecond. Another provider's lead: only its day, as the start of that
+       *     business day (00:00 in the broker's `BUSINESS_TIMEZONE`, see `GET
+       *     /api/v1/public/intake_rules/`'s `business_timezone`; e.g. `2026-11-02T05:00:00.000Z`
+       *     for a lead sent on 2 November in New York), so the answer never tells at what time
+       *     someone else sent it. Administrators see every original's exact time.
        */
       first_seen_at: string;
       /** @description Whether that lead is your own (under another external_id). */

@@ -1,6 +1,7 @@
 /**
  * The provider portal's session cookie, `__Host-portal`: HttpOnly (no script reads it), Secure
- * (browsers also keep Secure cookies from http://localhost and loopback addresses, so development
+ * (over plain http chromium keeps it from http://localhost, 127.0.0.1 and [::1], not from 0.0.0.0
+ * or another name for the machine: test/portal-cookie.test.ts; so development on loopback
  * behaves like production), SameSite=Strict, Path=/ and no Domain (what the `__Host-` prefix
  * demands). Its value is a random token; the server keeps only its digest.
  */

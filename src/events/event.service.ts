@@ -34,7 +34,8 @@ function readEventCursor(f: Fields, token: string | undefined): string | undefin
 
 export type EventService = ReturnType<typeof createEventService>;
 
-export function createEventService(db: Kysely<Database>) {
+/** `zone`: BUSINESS_TIMEZONE, the day another provider's original is dated to in a lead's `duplicate`. */
+export function createEventService(db: Kysely<Database>, zone: string) {
   return {
     /** The provider's own events of the caller's mode, newest first, one cursor page at a time. */
     async list(owner: LeadOwner, q: EventListQuery): Promise<Page<LeadEvent>> {
@@ -45,8 +46,8 @@ export function createEventService(db: Kysely<Database>) {
       const createdAfter = f.instant(q.createdAfter, "created_after");
       throwIfViolations(f.violations);
       const rows = await listProviderEvents(db, owner, { type, createdAfter, beforeEventId }, size + 1);
-      // Providers see who changed a lead by role only (lead.ts providerView).
-      const items = rows.slice(0, size).map((e) => (e.lead ? { ...e, lead: providerView(e.lead) } : e));
+      // Providers see who changed a lead by role only, and a duplicate as lead.ts providerView words it.
+      const items = rows.slice(0, size).map((e) => (e.lead ? { ...e, lead: providerView(e.lead, zone) } : e));
       const last = items.at(-1);
       return { items, nextPageToken: rows.length > size && last ? encodeEventCursor(last.id) : "" };
     },

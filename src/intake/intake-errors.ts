@@ -52,20 +52,20 @@ export function capReached(window: CapWindow, resetsAt: Date, now: Date): Domain
   );
 }
 
-/** `duplicate` as the provider may see it (providerView already applied). */
+/** `duplicate` as the provider may see it (providerDuplicate already applied). */
 export function duplicateLead(duplicate: Duplicate): DomainError {
   const on = duplicate.matchedOn.join(" and ");
-  return new DomainError(
-    "invalid_argument",
-    `the lead duplicates one first seen at ${duplicate.firstSeenAt.toISOString()} (same ${on}); nothing was stored`,
-    {
+  // Another provider's original is dated to its business day (its start), yours to the millisecond.
+  const seen = duplicate.sameProvider
+    ? `one first seen at ${duplicate.firstSeenAt.toISOString()}`
+    : `another provider's lead first seen on the business day starting ${duplicate.firstSeenAt.toISOString()}`;
+  return new DomainError("invalid_argument", `the lead duplicates ${seen} (same ${on}); nothing was stored`, {
+    code: "duplicate_lead",
+    duplicate,
+    violations: duplicate.matchedOn.map((field) => ({
+      field,
       code: "duplicate_lead",
-      duplicate,
-      violations: duplicate.matchedOn.map((field) => ({
-        field,
-        code: "duplicate_lead",
-        message: `${field} matches a lead created within the duplicate window`,
-      })),
-    },
-  );
+      message: `${field} matches a lead created within the duplicate window`,
+    })),
+  });
 }

@@ -33,7 +33,7 @@ export interface LeadServiceDeps {
   readonly zips: ZipDirectory;
   /** Pause, schedule and criteria before the insert; the duplicate check and caps with it. */
   readonly intake: IntakeService;
-  /** BUSINESS_TIMEZONE: "yesterday" for ship_date_in_past. */
+  /** BUSINESS_TIMEZONE: "yesterday" for ship_date_in_past; the day another provider's original is dated to. */
   readonly zone: string;
   readonly now?: () => Date;
   /** Called after a lead is stored (metrics). */
@@ -82,11 +82,11 @@ export function createLeadService(deps: LeadServiceDeps) {
     const result = await insertLead(deps.db, owner, lead, actor, newEventId(), guard);
     if (result.kind === "cap_reached") throw deps.intake.capReached(result.windows);
     if (result.kind === "duplicate_lead") {
-      throw duplicateLead(providerDuplicate(result.duplicate));
+      throw duplicateLead(providerDuplicate(result.duplicate, deps.zone));
     }
     if (result.kind === "duplicate") throw duplicateExternalId(lead.externalId, result.existing);
     deps.onCreated?.(result.lead);
-    return { lead: providerView(result.lead), warnings, warningsTruncated };
+    return { lead: providerView(result.lead, deps.zone), warnings, warningsTruncated };
   }
 
   /**
@@ -135,7 +135,7 @@ export function createLeadService(deps: LeadServiceDeps) {
       if (!lead) {
         throw new DomainError("not_found", `no lead with external_id ${externalId}`, { code: "lead_not_found" });
       }
-      return providerView(lead);
+      return providerView(lead, deps.zone);
     },
 
     /** The provider's own leads of the caller's mode, newest first, one cursor page at a time. */
@@ -146,7 +146,9 @@ export function createLeadService(deps: LeadServiceDeps) {
       const updatedAfter = f.instant(q.updatedAfter, "updated_after");
       throwIfViolations(f.violations);
       const filter = { state, updatedAfter, beforeId: page.afterId };
-      const rows = (await listProviderLeads(deps.db, owner, filter, page.size + 1)).map(providerView);
+      const rows = (await listProviderLeads(deps.db, owner, filter, page.size + 1)).map((l) =>
+        providerView(l, deps.zone),
+      );
       return pageOf(rows, page.size, (l) => l.id);
     },
 

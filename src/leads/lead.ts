@@ -1,4 +1,5 @@
 /** Lead domain types and pure rules (no I/O): vocabularies, the ship_via rule, the state machine. */
+import { DateTime } from "luxon";
 import type { Place } from "../zip/zip-directory.ts";
 
 export type { Place };
@@ -63,7 +64,10 @@ export interface Consent {
 export interface Duplicate {
   /** `phone_number`, `email`: the fields on which some lead in the window matched. */
   readonly matchedOn: readonly string[];
-  /** When the earliest matching lead was created. */
+  /**
+   * When the earliest matching lead was created (exact as stored; a provider is shown another
+   * provider's only to the business day: providerDuplicate).
+   */
   readonly firstSeenAt: Date;
   /** Whether that lead is the same provider's. */
   readonly sameProvider: boolean;
@@ -130,17 +134,29 @@ export function actorRole(actor: string): ActorRole {
 }
 
 /**
- * The lead as its provider sees it: every history actor replaced by its role, and a duplicate's
- * original only when it is the provider's own lead (never another provider's id or numbers).
+ * The lead as its provider sees it: every history actor replaced by its role, and a duplicate as
+ * providerDuplicate words it (`zone`: BUSINESS_TIMEZONE).
  */
-export function providerView(lead: Lead): Lead {
-  const duplicate = lead.duplicate && providerDuplicate(lead.duplicate);
+export function providerView(lead: Lead, zone: string): Lead {
+  const duplicate = lead.duplicate && providerDuplicate(lead.duplicate, zone);
   return { ...lead, duplicate, history: lead.history.map((h) => ({ ...h, actor: actorRole(h.actor) })) };
 }
 
-/** A duplicate as its provider may see it: the original only when it is the provider's own lead. */
-export function providerDuplicate(d: Duplicate): Duplicate {
-  return { ...d, original: d.sameProvider && d.original ? { ...d.original } : null };
+/**
+ * A duplicate as its provider may see it: the original only when it is the provider's own lead
+ * (never another provider's id or numbers), and when it was first seen exactly only then too.
+ * Another provider's original is dated to its business day: `firstSeenAt` is that day's start,
+ * 00:00 in `zone` (BUSINESS_TIMEZONE), so the answer tells whether someone sent the phone or
+ * email within the window and on which day, never at what time.
+ */
+export function providerDuplicate(d: Duplicate, zone: string): Duplicate {
+  const firstSeenAt = d.sameProvider ? d.firstSeenAt : businessDayStart(d.firstSeenAt, zone);
+  return { ...d, firstSeenAt, original: d.sameProvider && d.original ? { ...d.original } : null };
+}
+
+/** The start (00:00 in `zone`) of the day `at` falls on there. */
+function businessDayStart(at: Date, zone: string): Date {
+  return DateTime.fromJSDate(at, { zone }).startOf("day").toJSDate();
 }
 
 /** Whether the broker pays for the lead: a live lead that duplicates none. */

@@ -5,9 +5,10 @@
  * since DNS can change after the URL is saved).
  *
  * Always: http(s), no credentials in the URL. Under production's rules also: https only, a port
- * from WEBHOOK_ALLOWED_PORTS (443 and 80 by default), not `localhost`, and no address outside the
- * public internet, written as an IP literal in any notation the URL parser accepts (`0x7f000001`
- * is 127.0.0.1) or resolved from a host name:
+ * from WEBHOOK_ALLOWED_PORTS (443 and 80 by default), not `localhost` or a name under it (in any
+ * case, with or without a trailing dot), and no address outside the public internet, written as
+ * an IP literal in any notation the URL parser accepts (`0x7f000001` is 127.0.0.1) or resolved
+ * from a host name:
  * - IPv4: ipaddr.js's `unicast` range only (no loopback, private, link-local such as the cloud
  *   metadata address 169.254.169.254, carrier-grade NAT, multicast, reserved).
  * - IPv6: global unicast `2000::/3` only, and within it ipaddr.js's `unicast` range only. Both
@@ -72,7 +73,10 @@ export function webhookUrlProblem(raw: string, policy: WebhookUrlPolicy): string
   const ports = policy.allowedPorts ?? DEFAULT_WEBHOOK_PORTS;
   if (!ports.includes(port)) return `webhook_url must use port ${ports.join(" or ")}`;
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (host === "localhost" || host.endsWith(".localhost")) return NOT_PUBLIC;
+  // A name is the same with its trailing dot (`localhost.` is `localhost`, fully qualified); the
+  // URL parser has already lower-cased it and dropped an IPv4 literal's trailing dot.
+  const name = host.replace(/\.+$/, "");
+  if (name === "localhost" || name.endsWith(".localhost")) return NOT_PUBLIC;
   if (ipaddr.isValid(host) && !isPublicAddress(host)) return NOT_PUBLIC;
   return undefined;
 }

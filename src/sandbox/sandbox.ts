@@ -5,7 +5,7 @@
 import { DomainError } from "../errors.ts";
 import { capWindow } from "../intake/business-time.ts";
 import { capReached, duplicateLead, intakeClosed, outsideCriteria } from "../intake/intake-errors.ts";
-import type { LeadState, NewLead } from "../leads/lead.ts";
+import { type LeadState, type NewLead, providerDuplicate } from "../leads/lead.ts";
 
 /** Seconds between the sandbox's steps (after creation, and between two moves). */
 export const SANDBOX_STEP_SECONDS = 2;
@@ -75,12 +75,17 @@ export function createSandboxRefusal(zone: string) {
           { code: "rate_limited", window: "minute", retryAfterSeconds: SANDBOX_RETRY_AFTER_SECONDS },
         );
       case "sandbox:duplicate":
-        return duplicateLead({
-          matchedOn: ["phone_number"],
-          firstSeenAt: new Date(now.getTime() - 24 * 3600 * 1000),
-          sameProvider: false,
-          original: null,
-        });
+        return duplicateLead(
+          providerDuplicate(
+            {
+              matchedOn: ["phone_number"],
+              firstSeenAt: new Date(now.getTime() - 24 * 3600 * 1000),
+              sameProvider: false,
+              original: null,
+            },
+            zone,
+          ),
+        );
       case "sandbox:cap_reached":
         return capReached("day", capWindow("day", now, zone).resetsAt, now);
       case "sandbox:intake_closed":

@@ -10,13 +10,13 @@
  * again the past days whose leads moved since the last run (from lead_state_history; a move is
  * picked up once it is `lagSeconds` old), then today's leads created more than `lagSeconds` ago
  * (replacing the previous run's; stats read the leads created since from the leads). One
- * instance works at a time (an advisory lock).
+ * instance works at a time (an advisory lock). Which days a run rolls up: rollup-plan.ts.
  * Test data deleted by the sandbox's retention stays counted in its day (see docs/decisions.md).
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { businessToday } from "../intake/business-time.ts";
 import { errorForLog, type Logger } from "../logger.ts";
+import { daysToRollUp, lastWholeDay, movedDaysToRollAgain, rollsTodayUp, shiftDay } from "./rollup-plan.ts";
 import { movedDays, rollUpAgain, rollUpDay, rollUpToday, rollupState } from "./stats.repository.ts";
 
 export interface StatsRollupOptions {
@@ -27,9 +27,6 @@ export interface StatsRollupOptions {
   readonly intervalMs?: number;
   readonly lagSeconds?: number;
 }
-
-const shiftDay = (day: string, days: number) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 export type StatsRollup = ReturnType<typeof createStatsRollup>;
 
@@ -44,30 +41,19 @@ export function createStatsRollup(options: StatsRollupOptions) {
 
   async function runOnce(): Promise<void> {
     const state = await rollupState(db, zone);
-    // A day is whole once `lagSeconds` have passed its end, so a lead inserted just before
-    // midnight whose transaction commits after it is in the day's roll-up.
-    const yesterday = shiftDay(businessToday(new Date(now().getTime() - lagSeconds * 1000), zone), -1);
-    let day =
-      state.rolledThrough === null
-        ? state.firstDay !== null && state.firstDay < yesterday
-          ? state.firstDay
-          : yesterday
-        : shiftDay(state.rolledThrough, 1);
+    const lastWhole = lastWholeDay(now(), zone, lagSeconds);
     let rolled = state.rolledThrough;
-    for (let n = 0; day <= yesterday && n < 31; n += 1) {
+    for (const day of daysToRollUp(state, lastWhole)) {
       if (!(await rollUpDay(db, zone, day))) return; // another instance is at it
       rolled = day;
-      day = shiftDay(day, 1);
     }
     if (rolled === null) return;
     const moved = await movedDays(db, zone, state.historyId, 5000, lagSeconds);
     if (moved.lastId !== state.historyId) {
-      const through = rolled;
-      const again = moved.keys.filter((k) => k.day <= through);
-      if (!(await rollUpAgain(db, zone, again, moved.lastId))) return;
+      if (!(await rollUpAgain(db, zone, movedDaysToRollAgain(moved.keys, rolled), moved.lastId))) return;
     }
     // Today so far, once every whole day is: its leads created before the lag, moves included.
-    if (rolled === yesterday) await rollUpToday(db, zone, shiftDay(yesterday, 1), lagSeconds);
+    if (rollsTodayUp(rolled, lastWhole)) await rollUpToday(db, zone, shiftDay(lastWhole, 1), lagSeconds);
   }
 
   const tick = () => {

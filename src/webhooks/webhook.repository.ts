@@ -5,6 +5,7 @@ import { eventPayload } from "../events/event.repository.ts";
 import type { EventData } from "../events/event.ts";
 import type { VersionedRules } from "../intake/intake.service.ts";
 import type { Lead } from "../leads/lead.ts";
+import { chooseDeliveries, endpointsWithoutRoom, scanSize, scansTestDeliveries } from "./webhook.claim.ts";
 import type { Delivery, DeliveryState } from "./webhook.ts";
 
 type Db = Kysely<Database>;
@@ -139,76 +140,65 @@ export interface ClaimLimits {
   readonly leaseMs: number;
 }
 
+interface ClaimedRow {
+  readonly id: number;
+  readonly provider_id: number;
+  readonly livemode: boolean;
+  readonly attempts: number;
+  readonly event_id: string;
+  readonly type: string;
+  readonly event_created_at: Date;
+  readonly data: EventData;
+  readonly webhook_url: string | null;
+  readonly secret_ciphertext: string | null;
+  readonly previous_secret_ciphertext: string | null;
+}
+
 /** Advisory-lock key that serialises claims across instances (so the per-endpoint cap holds). */
 const CLAIM_LOCK = 7_283_021;
 
 /**
- * Takes due deliveries for this worker, fairly: each is leased (its next attempt moved `leaseMs`
- * ahead and `lease_expires_at` set), so a worker that dies mid-delivery lets it come due again; an
- * endpoint never has more than `perEndpoint` leased deliveries at once, so one endpoint that
- * hangs cannot hold every slot while other providers' events wait; test-mode deliveries take at
- * most `testLimit`; a delivery waits while an earlier one of the same lead is pending (being sent
- * or retried), so a lead's events arrive in order. Claims take a transaction-scoped advisory lock,
- * so two instances never both fill the same endpoint's free places; SKIP LOCKED and the re-checked
- * due condition keep a row from being taken twice. Only the first `limit × 4` due rows of
- * endpoints with room are looked at, so a large backlog costs a bounded scan.
+ * Takes due deliveries for this worker, fairly (the rules: webhook.claim.ts): each is leased (its
+ * next attempt moved `leaseMs` ahead and `lease_expires_at` set), so a worker that dies
+ * mid-delivery lets it come due again; a delivery waits while an earlier one of the same lead is
+ * pending (being sent or retried), so a lead's events arrive in order. In one transaction under
+ * an advisory lock, so two instances never both fill the same endpoint's free places: the
+ * endpoints' in-flight counts are read, a bounded scan of the due rows of endpoints with room,
+ * the choice, then the lease (SKIP LOCKED and the re-checked due condition keep a row from being
+ * taken twice).
  */
 export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const { limit, testLimit, perEndpoint, leaseMs } = limits;
+  const { limit, perEndpoint, leaseMs } = limits;
   if (limit <= 0) return [];
   const result = await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
-    return sql<{
-      id: number;
-      provider_id: number;
-      livemode: boolean;
-      attempts: number;
-      event_id: string;
-      type: string;
-      event_created_at: Date;
-      data: EventData;
-      webhook_url: string | null;
-      secret_ciphertext: string | null;
-      previous_secret_ciphertext: string | null;
-    }>`
-      with in_flight as (
-        -- Leased deliveries, whatever their state: one disabled mid-attempt is still being sent.
-        select provider_id, count(*)::int as n from webhook_deliveries
-        where lease_expires_at is not null and lease_expires_at > clock_timestamp()
-        group by provider_id
-      ),
-      candidates as (
-        select d.id, d.provider_id, d.livemode, d.next_attempt_at from webhook_deliveries d
-        where d.state = 'pending' and d.next_attempt_at <= now()
-          and (d.livemode or ${testLimit}::int > 0)
-          and coalesce((select i.n from in_flight i where i.provider_id = d.provider_id), 0) < ${perEndpoint}::int
-          and not exists (
-            select 1 from webhook_deliveries earlier
-            where earlier.lead_id = d.lead_id and earlier.state = 'pending' and earlier.id < d.id)
-        order by d.next_attempt_at, d.id
-        limit ${limit * 4}
-      ),
-      ranked as (
-        select c.id, c.next_attempt_at, c.livemode,
-          coalesce(i.n, 0) + row_number() over (partition by c.provider_id order by c.next_attempt_at, c.id)
-            as endpoint_place
-        from candidates c left join in_flight i on i.provider_id = c.provider_id
-      ),
-      within_cap as (
-        -- Test places are counted only among rows the endpoint cap lets through.
-        select id, next_attempt_at, livemode,
-          row_number() over (partition by livemode order by next_attempt_at, id) as mode_place
-        from ranked where endpoint_place <= ${perEndpoint}::int
-      ),
-      chosen as (
-        select id from within_cap
-        where livemode or mode_place <= ${testLimit}::int
-        order by next_attempt_at, id
-        limit ${limit}
-      ),
-      due as (
+    // Leased deliveries, whatever their state: one disabled mid-attempt is still being sent.
+    const leased = await sql<{ provider_id: number; n: number }>`
+      select provider_id, count(*)::int as n from webhook_deliveries
+      where lease_expires_at is not null and lease_expires_at > clock_timestamp()
+      group by provider_id`.execute(trx);
+    const inFlight = new Map(leased.rows.map((r) => [Number(r.provider_id), Number(r.n)]));
+    const full = endpointsWithoutRoom(inFlight, perEndpoint);
+    const due = await sql<{ id: number; provider_id: number; livemode: boolean }>`
+      select d.id, d.provider_id, d.livemode from webhook_deliveries d
+      where d.state = 'pending' and d.next_attempt_at <= now()
+        and (d.livemode or ${scansTestDeliveries(limits)}::boolean)
+        and d.provider_id <> all(${full}::bigint[])
+        and not exists (
+          select 1 from webhook_deliveries earlier
+          where earlier.lead_id = d.lead_id and earlier.state = 'pending' and earlier.id < d.id)
+      order by d.next_attempt_at, d.id
+      limit ${scanSize(limit)}`.execute(trx);
+    const chosen = chooseDeliveries(
+      due.rows.map((r) => ({ id: Number(r.id), providerId: Number(r.provider_id), livemode: r.livemode })),
+      inFlight,
+      limits,
+    );
+    if (chosen.length === 0) return [];
+    const claimed = await sql<ClaimedRow>`
+      with due as (
         select d.id from webhook_deliveries d
-        where d.id in (select id from chosen) and d.state = 'pending' and d.next_attempt_at <= now()
+        where d.id = any(${chosen}::bigint[]) and d.state = 'pending' and d.next_attempt_at <= now()
         for update skip locked
       ),
       claimed as (
@@ -230,8 +220,9 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
       join providers p on p.id = c.provider_id
       left join webhook_endpoints we on we.provider_id = c.provider_id
       order by c.id`.execute(trx);
+    return claimed.rows;
   });
-  return result.rows.map((r) => ({
+  return result.map((r) => ({
     id: r.id,
     providerId: r.provider_id,
     livemode: r.livemode,

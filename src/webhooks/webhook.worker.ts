@@ -36,6 +36,8 @@ export interface WorkerDeps {
   readonly testConcurrency: number;
   readonly timeoutMs: number;
   readonly retryScheduleMs: readonly number[];
+  /** BUSINESS_TIMEZONE: the day another provider's original is dated to in a lead's `duplicate`. */
+  readonly zone: string;
   readonly onOutcome?: (outcome: OutcomeKind | "failed") => void;
 }
 
@@ -150,8 +152,8 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
         type: d.type,
         occurredAt: d.eventCreatedAt,
         livemode: d.livemode,
-        // The provider's endpoint: actors by role only.
-        ...(d.lead && { lead: providerView(d.lead) }),
+        // The provider's endpoint: actors by role only, a duplicate as providerView words it.
+        ...(d.lead && { lead: providerView(d.lead, deps.zone) }),
         ...(d.intakeRules && { intakeRules: d.intakeRules }),
       });
       const kind = classify(outcome);

@@ -45,6 +45,7 @@ export async function startServiceProcess(
       LOG_LEVEL: "info",
       HOST: "127.0.0.1",
       PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       DATABASE_URL: database.url as string,
       JWT_SECRET: secret,
       API_KEY_SECRET: randomBytes(32).toString("hex"),

@@ -606,7 +606,10 @@ describe("the intake refusals", () => {
       original: null,
     });
     expect(dup.message).toBe(
-      "the lead duplicates one first seen at 2026-11-25T15:00:00.000Z (same phone_number and email); nothing was stored",
+      "the lead duplicates another provider's lead first seen on the business day starting 2026-11-25T15:00:00.000Z (same phone_number and email); nothing was stored",
+    );
+    expect(duplicateLead({ matchedOn: ["email"], firstSeenAt: now, sameProvider: true, original: null }).message).toBe(
+      "the lead duplicates one first seen at 2026-11-25T15:00:00.000Z (same email); nothing was stored",
     );
     expect(dup.violations).toEqual([
       {
@@ -658,12 +661,32 @@ describe("what a provider is shown of a duplicate", () => {
   const original = { id: 7, providerId: 3, orderNumber: "LP-X", externalId: "theirs" };
   it("names the original only when it is the provider's own", () => {
     const other = { matchedOn: ["phone_number"], firstSeenAt: new Date(0), sameProvider: false, original };
-    expect(providerDuplicate(other).original).toBeNull();
-    expect(providerDuplicate({ ...other, sameProvider: true }).original).toEqual(original);
+    expect(providerDuplicate(other, NY).original).toBeNull();
+    expect(providerDuplicate({ ...other, sameProvider: true }, NY).original).toEqual(original);
     expect(isBillable({ livemode: true, duplicate: null })).toBe(true);
     expect(isBillable({ livemode: true, duplicate: other })).toBe(false);
     expect(isBillable({ livemode: false, duplicate: null })).toBe(false);
   });
+  it("dates another provider's original to the start of its business day, the provider's own to the millisecond", () => {
+    // 2026-11-25 01:30 UTC is still the 24th in New York (EST, UTC−5) and already the 25th in Tokyo.
+    const seen = new Date("2026-11-25T01:30:12.345Z");
+    const other = { matchedOn: ["email"], firstSeenAt: seen, sameProvider: false, original };
+    expect(providerDuplicate(other, NY)).toEqual({
+      ...other,
+      firstSeenAt: new Date("2026-11-24T05:00:00Z"),
+      original: null,
+    });
+    expect(providerDuplicate(other, "Asia/Tokyo").firstSeenAt).toEqual(new Date("2026-11-24T15:00:00Z"));
+    expect(providerDuplicate(other, "UTC").firstSeenAt).toEqual(new Date("2026-11-25T00:00:00Z"));
+    // A day of summer time in New York starts at 04:00 UTC.
+    const july = { ...other, firstSeenAt: new Date("2026-07-04T23:59:59.999Z") };
+    expect(providerDuplicate(july, NY).firstSeenAt).toEqual(new Date("2026-07-04T04:00:00Z"));
+    const own = { ...other, sameProvider: true };
+    expect(providerDuplicate(own, NY)).toEqual(own);
+    // The stored record is not changed: administrators still read it exactly.
+    expect(other.firstSeenAt).toEqual(seen);
+  });
+
   it("reads intake_guard's record", () => {
     expect(duplicateFromRow(null)).toBeNull();
     expect(

@@ -1,5 +1,6 @@
 /** Which webhook targets are allowed (src/providers/webhook-url.ts), rule by rule. `make mutation` runs it. */
 import { describe, expect, it } from "vitest";
+import { parseProviderInput } from "../../src/providers/provider.ts";
 import {
   DEFAULT_WEBHOOK_PORTS,
   firstRefusedIpv6,
@@ -128,5 +129,31 @@ describe("webhookUrlProblem", () => {
     "https://[fd00::1]/x",
   ])("refuses %s under production's rules with the one message", (url) => {
     expect(webhookUrlProblem(url, PROD)).toBe(NOT_PUBLIC);
+  });
+
+  it.each([
+    "https://localhost./x",
+    "https://LOCALHOST./x",
+    "https://LocalHost/x",
+    "https://localhost../x",
+    "https://localhost.:443/x",
+    "https://foo.localhost./x",
+    "https://Foo.LOCALHOST./x",
+    "https://a.b.localhost../x",
+    "https://127.0.0.1./x",
+    "https://0x7f000001./x",
+  ])("refuses %s (a trailing dot or another case names the same host) when it is saved", (url) => {
+    expect(webhookUrlProblem(url, PROD)).toBe(NOT_PUBLIC);
+    // The provider's field is named, with the code a bad URL gets.
+    expect(parseProviderInput({ name: "Acme", webhook_url: url }, false, PROD).violations).toEqual([
+      { field: "webhook_url", code: "invalid_url", message: NOT_PUBLIC },
+    ]);
+  });
+
+  it("keeps names that only contain localhost, and allows a trailing dot in development", () => {
+    for (const url of ["https://localhost.example.com/x", "https://mylocalhost./x", "https://localhostx/x"]) {
+      expect(webhookUrlProblem(url, PROD), url).toBeUndefined();
+    }
+    expect(webhookUrlProblem("http://localhost./x", DEV)).toBeUndefined();
   });
 });

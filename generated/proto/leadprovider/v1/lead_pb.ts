@@ -573,7 +573,9 @@ export type Duplicate = Message<"leadprovider.v1.Duplicate"> & {
   matchedOn: string[];
 
   /**
-   * When the earliest matching lead was created.
+   * When the earliest matching lead was created: exactly when it is the caller's own;
+   * another provider's lead only to its business day (the start of that day, 00:00 in the
+   * broker's BUSINESS_TIMEZONE). Administrators' views carry every original's exact time.
    *
    * @generated from field: google.protobuf.Timestamp first_seen_at = 2;
    */
