@@ -29,11 +29,17 @@ import {
   weakPassword,
 } from "./portal-user.ts";
 
-/** Throttles failed sign-ins (the rate limiter's failure counters: Redis when configured). */
+/**
+ * Per-minute attempt counters (the rate limiter's: Redis when configured), taken atomically
+ * before the work they guard: all of the given counters, or none when one is at its limit.
+ */
 export interface SignInThrottle {
-  /** Seconds to wait when `key` has failed `limit` times this minute, else 0. */
-  failureBlock(key: string, limit: number): Promise<number>;
-  recordFailure(key: string): Promise<void>;
+  takeAttempt(
+    counters: readonly { readonly key: string; readonly limit: number }[],
+  ): Promise<
+    | { readonly admitted: true; giveBack(): Promise<void> }
+    | { readonly admitted: false; readonly retryAfterSeconds: number }
+  >;
 }
 
 /** Sends an invite by e-mail (SMTP_URL); absent when the administrator hands the link over. */
@@ -162,27 +168,32 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
     return id ?? 0;
   }
 
-  /** Throws rate_limited when the account or the address has failed too often this minute. */
-  async function throttled(email: string, clientIp: string | undefined): Promise<void> {
-    const [account, address] = await Promise.all([
-      throttle.failureBlock(`portal:${email.toLowerCase()}`, SIGN_IN_FAILURES.perAccountPerMinute),
-      throttle.failureBlock(`portal-ip:${clientIp ?? "unknown"}`, SIGN_IN_FAILURES.perAddressPerMinute),
-    ]);
-    const wait = Math.max(account, address);
-    if (wait > 0) {
-      throw new DomainError("rate_limited", `too many failed sign-ins; retry in ${wait} s`, {
-        code: "rate_limited",
-        window: "minute",
-        retryAfterSeconds: wait,
-      });
-    }
+  /**
+   * Takes one attempt from each counter before any work is done (all or none, atomically, across
+   * instances sharing Redis), or throws rate_limited when one of them is at its limit this minute.
+   */
+  async function admit(counters: { key: string; limit: number }[], what: string) {
+    const attempt = await throttle.takeAttempt(counters);
+    if (attempt.admitted) return attempt;
+    const wait = attempt.retryAfterSeconds;
+    throw new DomainError("rate_limited", `too many ${what}; retry in ${wait} s`, {
+      code: "rate_limited",
+      window: "minute",
+      retryAfterSeconds: wait,
+    });
   }
 
-  async function failed(email: string, clientIp: string | undefined, user: repo.RowOf | undefined, why: string) {
-    await Promise.all([
-      throttle.recordFailure(`portal:${email.toLowerCase()}`),
-      throttle.recordFailure(`portal-ip:${clientIp ?? "unknown"}`),
-    ]);
+  /** A sign-in attempt, taken from the account's and the address's counters before the password is verified. */
+  const signInAttempt = (email: string, clientIp: string | undefined) =>
+    admit(
+      [
+        { key: `portal:${email.toLowerCase()}`, limit: SIGN_IN_FAILURES.perAccountPerMinute },
+        { key: `portal-ip:${clientIp ?? "unknown"}`, limit: SIGN_IN_FAILURES.perAddressPerMinute },
+      ],
+      "failed sign-ins",
+    );
+
+  async function failed(clientIp: string | undefined, user: repo.RowOf | undefined, why: string) {
     // An unknown email is recorded without it (it may be a password typed in the wrong field).
     await recordAudit(db, {
       actor: user ? `portal:${user.email}` : "portal:unknown",
@@ -391,8 +402,10 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
 
     /**
      * Signs in with email, password and (when the user has one) a TOTP code: a new session token
-     * for the cookie. Every failure, whether the email exists or not, is the same 401 and counts
-     * against the account and the address; past their limits the answer is 429 for both alike.
+     * for the cookie. Every attempt is taken from the account's and the address's counters before
+     * anything is verified, so simultaneous guesses cannot all pass; past their limits the answer
+     * is 429 whether the email exists or not. A success (or a right password waiting for its code)
+     * gives its attempt back. Every failure, whether the email exists or not, is the same 401.
      */
     async signIn(
       input: unknown,
@@ -406,13 +419,15 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       // Authenticator apps show "123 456": the space is not part of the code.
       const code = f.text(body, "totp_code", { max: 20 })?.replace(/\s+/g, "");
       throwIfViolations(f.violations);
-      await throttled(email as string, clientIp);
+      const attempt = await signInAttempt(email as string, clientIp);
       const user = await repo.findUserByEmail(db, email as string);
       const passwordOk = await verifyPassword(user?.password_hash ?? null, password as string);
-      if (!user || !passwordOk) throw await failed(email as string, clientIp, user, "password");
-      if (user.status !== "active") throw await failed(email as string, clientIp, user, user.status);
+      if (!user || !passwordOk) throw await failed(clientIp, user, "password");
+      if (user.status !== "active") throw await failed(clientIp, user, user.status);
       if (user.totp_secret !== null) {
         if (code === undefined) {
+          // The password was right: asking for the code is no failed guess.
+          await attempt.giveBack();
           throw new DomainError("unauthenticated", "enter the 6-digit code from your authenticator app", {
             code: "second_factor_required",
             violations: [{ field: "totp_code", code: "required", message: "totp_code is required for this account" }],
@@ -421,7 +436,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
         const step = await totpStep(crypto.decrypt(user.totp_secret), code, user.totp_last_step);
         if (step === undefined) {
           // The password was right (the previous answer said so): say which part is wrong.
-          await failed(email as string, clientIp, user, "totp_code");
+          await failed(clientIp, user, "totp_code");
           throw invalidSignInCode();
         }
         // Conditional on the last step: two sign-ins racing with one code, one wins.
@@ -432,11 +447,12 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
           .where((eb) => eb.or([eb("totp_last_step", "is", null), eb("totp_last_step", "<", String(step))]))
           .executeTakeFirst();
         if (Number(taken.numUpdatedRows) === 0) {
-          await failed(email as string, clientIp, user, "totp_code");
+          await failed(clientIp, user, "totp_code");
           throw invalidSignInCode();
         }
       }
       const session = await startSession(Number(user.id), replacing);
+      await attempt.giveBack();
       await audit(`portal:${user.email}`, "portal_user.signed_in", Number(user.provider_id), {
         user_id: Number(user.id),
         second_factor: user.totp_secret !== null,

@@ -47,7 +47,10 @@ export const PASSWORD_MAX_LENGTH = 256;
  */
 export const PASSWORD_MIN_SCORE = 4;
 
-/** Failed sign-ins that are answered before the account or the address is throttled. */
+/**
+ * Sign-in attempts a minute, per account and per client address. Each attempt is taken before
+ * the password is verified (a success gives it back), so this many guesses at most are checked.
+ */
 export const SIGN_IN_FAILURES = { perAccountPerMinute: 5, perAddressPerMinute: 20 } as const;
 
 /** A random token for a link or a cookie (256 bits, base64url) and the digest that is stored. */
