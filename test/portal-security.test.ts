@@ -227,3 +227,129 @@ describe.runIf(process.env.REDIS_URL && process.env.TEST_DATABASE_URL)(
     });
   },
 );
+
+describe("a deactivated provider's portal", () => {
+  let t: TestApp;
+  let p: ReturnType<typeof portalOf>;
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" }, { TRUST_PROXY: "1" });
+    p = portalOf(t);
+  });
+  afterAll(() => t?.stop());
+
+  const setActive = async (id: number, active: boolean) => {
+    const res = await t.call("PATCH", `/api/v1/lead_providers/${id}/`, {
+      auth: await p.admin,
+      body: { is_active: active },
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it("ends its open sessions at deactivation (audited): no lead read, webhook change or test key; sign-in is 403 provider_inactive until reactivated", async () => {
+    const provider = await t.provider("Suspended provider");
+    const { cookie, email, userId } = await p.activeUser(provider.id);
+    const other = await p.activeUser(provider.id, "Other Person");
+    expect((await p.call("GET", "leads/", { cookie })).status).toBe(200);
+    await setActive(provider.id, false);
+
+    for (const [method, path, body] of [
+      ["GET", "leads/", undefined],
+      ["GET", "webhook/", undefined],
+      ["PUT", "webhook/", { webhook_url: "https://hooks.example.com/x" }],
+      ["POST", "keys/test/", undefined],
+    ] as const) {
+      const res = await p.call(method, path, { cookie, body });
+      expect(res.status, `${method} ${path}`).toBe(401);
+    }
+    expect((await p.call("GET", "me/", { cookie: other.cookie })).status).toBe(401);
+    const detail = (await (
+      await t.call("GET", `/api/v1/lead_providers/${provider.id}/`, { auth: await p.admin })
+    ).json()) as Json;
+    expect(detail.webhook_url).toBeNull();
+    expect(detail.test_api_key).toBeNull();
+
+    const ended = await sql<{ details: unknown; actor: string }>`
+      select details, actor from audit_log where action = 'portal_user.sessions_ended' and target_id = ${String(provider.id)}`.execute(
+      t.app.database.db,
+    );
+    expect(ended.rows).toHaveLength(1);
+    const details = (
+      typeof ended.rows[0]?.details === "string" ? JSON.parse(ended.rows[0].details) : ended.rows[0]?.details
+    ) as Json;
+    expect(details).toMatchObject({ reason: "provider_inactive", ended_sessions: 2 });
+    expect(details.user_ids.sort()).toEqual([userId, other.userId].sort());
+    expect(ended.rows[0]?.actor).toBe("test-admin");
+
+    const refused = await p.signIn(email);
+    expect(refused.res.status).toBe(403);
+    const problem = (await refused.res.json()) as Json;
+    expect(problem.code).toBe("provider_inactive");
+    expect(problem.detail).toMatch(/portal access is suspended/);
+    expect(refused.cookie).toBe("");
+    // A wrong password still says only that the password is wrong.
+    const wrong = await p.signIn(email, "certainly not the password");
+    expect(wrong.res.status).toBe(401);
+
+    await setActive(provider.id, true);
+    const back = await p.signIn(email);
+    expect(back.res.status).toBe(200);
+    expect((await p.call("GET", "leads/", { cookie: back.cookie })).status).toBe(200);
+  });
+
+  it("refuses any session while the provider is inactive, however the provider became inactive", async () => {
+    const provider = await t.provider("Switched off in the database");
+    const { cookie } = await p.activeUser(provider.id);
+    await sql`update providers set is_active = false where id = ${provider.id}`.execute(t.app.database.db);
+    const res = await p.call("GET", "webhook/", { cookie });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as Json).code).toBe("provider_inactive");
+    await sql`update providers set is_active = true where id = ${provider.id}`.execute(t.app.database.db);
+    // The session ended with the refusal.
+    expect((await p.call("GET", "webhook/", { cookie })).status).toBe(401);
+  });
+
+  it("refuses to read or accept an invite while inactive (the link stays good), and accepts it once reactivated", async () => {
+    const provider = await t.provider("Inactive invite provider");
+    const { token, email } = await p.invite(provider.id);
+    await setActive(provider.id, false);
+    for (const [path, body] of [
+      ["invite/", { token }],
+      ["invite/accept/", { token, password: PASSWORD }],
+    ] as const) {
+      const res = await p.call("POST", path, { body, address: freshAddress() });
+      expect(res.status, path).toBe(403);
+      const problem = (await res.json()) as Json;
+      expect(problem.code).toBe("provider_inactive");
+      expect(problem.detail).toMatch(/portal access is suspended/);
+    }
+    await setActive(provider.id, true);
+    expect(
+      (await p.call("POST", "invite/accept/", { body: { token, password: PASSWORD }, address: freshAddress() })).status,
+    ).toBe(200);
+    expect((await p.signIn(email)).res.status).toBe(200);
+  });
+
+  it("administrators cannot invite or re-invite into an inactive provider: 409 provider_inactive naming it", async () => {
+    const provider = await t.provider("Closed provider");
+    const { userId } = await p.invite(provider.id);
+    await setActive(provider.id, false);
+    const invited = await t.call("POST", `/api/v1/lead_providers/${provider.id}/portal_users/`, {
+      auth: await p.admin,
+      body: { email: `late.${Date.now()}@portal-security.example`, name: "Late Person" },
+    });
+    const reinvited = await t.call("POST", `/api/v1/lead_providers/${provider.id}/portal_users/${userId}/invite/`, {
+      auth: await p.admin,
+    });
+    for (const res of [invited, reinvited]) {
+      expect(res.status).toBe(409);
+      const problem = (await res.json()) as Json;
+      expect(problem.code).toBe("provider_inactive");
+      expect(problem.detail).toContain("Closed provider");
+      expect(problem.detail).toContain(String(provider.id));
+    }
+    const list = (await (
+      await t.call("GET", `/api/v1/lead_providers/${provider.id}/portal_users/`, { auth: await p.admin })
+    ).json()) as Json;
+    expect(list.results).toHaveLength(1);
+  });
+});

@@ -112,6 +112,24 @@ export function sessionRequired(detail = "sign in to the portal first"): DomainE
   return new DomainError("unauthenticated", detail, { code: "session_required" });
 }
 
+/** A person of a provider an administrator has deactivated: no session, sign-in or invite until it is active again. */
+export function portalSuspended(): DomainError {
+  return new DomainError(
+    "permission_denied",
+    "this provider's portal access is suspended; contact the broker's administrators to have it restored",
+    { code: "provider_inactive" },
+  );
+}
+
+/** An administrator inviting a person into a provider that is not active. */
+function providerInactive(provider: { id: number; name: string }): DomainError {
+  return new DomainError(
+    "failed_precondition",
+    `provider ${provider.id} ("${provider.name}") is inactive: reactivate it (is_active: true) before inviting its people`,
+    { code: "provider_inactive" },
+  );
+}
+
 export function createPortalUserService(deps: PortalUserServiceDeps) {
   const { db, crypto, throttle } = deps;
   const now = deps.now ?? (() => new Date());
@@ -235,7 +253,9 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       const name = f.text(body, "name", { max: 100, required: true, noControl: true })?.trim();
       if (name === "") f.add("name", "required", "name must not be blank");
       throwIfViolations(f.violations);
-      if (!(await findProvider(db, providerId))) throw providerNotFound(providerId);
+      const provider = await findProvider(db, providerId);
+      if (!provider) throw providerNotFound(providerId);
+      if (!provider.isActive) throw providerInactive(provider);
       const { token, digest } = newToken();
       const expiresAt = new Date(now().getTime() + INVITE_TTL_MS);
       const row = await db.transaction().execute(async (trx) => {
@@ -286,6 +306,8 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       const row = await db.transaction().execute(async (trx) => {
         const current = await repo.findUser(trx, providerId, userId);
         if (!current) throw userNotFound(userId);
+        const provider = await findProvider(trx, providerId);
+        if (provider && !provider.isActive) throw providerInactive(provider);
         // A fresh invite is also the way back for someone who lost their authenticator: the second
         // factor is removed, and set up again after signing in (required again if the portal says so).
         const updated = await repo.updateUser(trx, userId, {
@@ -346,11 +368,33 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       return repo.userOf(row);
     },
 
+    /**
+     * Ends the sessions of every portal user of a provider being deactivated, in the caller's
+     * transaction, and audits what ended. Returns how many ended.
+     */
+    async endProviderSessions(on: Kysely<Database>, actor: string, providerId: number): Promise<number> {
+      const ended = await repo.deleteSessionsOfProvider(on, providerId);
+      if (ended.length === 0) return 0;
+      await audit(
+        actor,
+        "portal_user.sessions_ended",
+        providerId,
+        {
+          reason: "provider_inactive",
+          ended_sessions: ended.length,
+          user_ids: [...new Set(ended)].sort((a, b) => a - b),
+        },
+        on,
+      );
+      return ended.length;
+    },
+
     /** What an invite link is for (the page that sets the password shows it). */
     async inspectInvite(input: unknown) {
       const token = inviteToken(input);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
+      if (!row.provider_active) throw portalSuspended();
       return {
         email: row.email,
         name: row.name,
@@ -369,6 +413,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       throwIfViolations(f.violations);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
+      if (!row.provider_active) throw portalSuspended();
       const weak = await weakPassword(password as string, [row.email, row.name, row.provider_name]);
       if (weak !== undefined) {
         throw new DomainError("invalid_argument", weak.message, {
@@ -406,6 +451,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
      * anything is verified, so simultaneous guesses cannot all pass; past their limits the answer
      * is 429 whether the email exists or not. A success (or a right password waiting for its code)
      * gives its attempt back. Every failure, whether the email exists or not, is the same 401.
+     * A right password of an inactive provider's user is 403 provider_inactive.
      */
     async signIn(
       input: unknown,
@@ -424,6 +470,10 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       const passwordOk = await verifyPassword(user?.password_hash ?? null, password as string);
       if (!user || !passwordOk) throw await failed(clientIp, user, "password");
       if (user.status !== "active") throw await failed(clientIp, user, user.status);
+      if (!(await findProvider(db, Number(user.provider_id)))?.isActive) {
+        await failed(clientIp, user, "provider_inactive");
+        throw portalSuspended();
+      }
       if (user.totp_secret !== null) {
         if (code === undefined) {
           // The password was right: asking for the code is no failed guess.
@@ -471,6 +521,17 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       if (s.expiresAt.getTime() <= at.getTime() || s.lastSeenAt.getTime() + SESSION_IDLE_MS <= at.getTime()) {
         await repo.deleteSession(db, digest);
         throw sessionRequired("the session has expired; sign in again");
+      }
+      if (!s.providerActive) {
+        // Deactivation ends every session; one that slipped past it (started meanwhile) ends here.
+        if ((await repo.deleteSession(db, digest)) > 0) {
+          await audit(`portal:${s.email}`, "portal_user.sessions_ended", Number(s.providerId), {
+            reason: "provider_inactive",
+            ended_sessions: 1,
+            user_ids: [Number(s.userId)],
+          });
+        }
+        throw portalSuspended();
       }
       if (at.getTime() - s.lastSeenAt.getTime() >= SESSION_TOUCH_MS) await repo.touchSession(db, digest, at);
       return {
