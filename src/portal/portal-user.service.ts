@@ -16,6 +16,7 @@ import { providerId as parseProviderId, notFound as providerNotFound } from "../
 import * as repo from "./portal-user.repository.ts";
 import {
   hashPassword,
+  INVITE_ATTEMPTS,
   INVITE_TTL_MS,
   newToken,
   type PortalPrincipal,
@@ -211,6 +212,16 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       "failed sign-ins",
     );
 
+  /** An attempt with an invite link (read or accepted), taken from the link's and the address's counters. */
+  const inviteAttempt = (token: string, clientIp: string | undefined) =>
+    admit(
+      [
+        { key: `invite:${tokenDigest(token)}`, limit: INVITE_ATTEMPTS.perInvitePerMinute },
+        { key: `invite-ip:${clientIp ?? "unknown"}`, limit: INVITE_ATTEMPTS.perAddressPerMinute },
+      ],
+      "attempts with invite links",
+    );
+
   async function failed(clientIp: string | undefined, user: repo.RowOf | undefined, why: string) {
     // An unknown email is recorded without it (it may be a password typed in the wrong field).
     await recordAudit(db, {
@@ -389,9 +400,13 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       return ended.length;
     },
 
-    /** What an invite link is for (the page that sets the password shows it). */
-    async inspectInvite(input: unknown) {
+    /**
+     * What an invite link is for (the page that sets the password shows it). Each read is an
+     * attempt against the link's and the address's limits.
+     */
+    async inspectInvite(input: unknown, clientIp?: string) {
       const token = inviteToken(input);
+      await inviteAttempt(token, clientIp);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
       if (!row.provider_active) throw portalSuspended();
@@ -404,13 +419,18 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       };
     },
 
-    /** Sets the password of the invite's user, who becomes active; the link stops working. */
-    async acceptInvite(input: unknown): Promise<PortalUser> {
+    /**
+     * Sets the password of the invite's user, who becomes active; the link stops working and the
+     * user's sessions end. Each try is an attempt against the link's and the address's limits
+     * (taken before the password is judged); a refused password leaves the link as it was.
+     */
+    async acceptInvite(input: unknown, clientIp?: string): Promise<PortalUser> {
       const token = inviteToken(input);
       const body = (input ?? {}) as Record<string, unknown>;
       const f = new Fields();
       const password = f.text(body, "password", { max: 1024, required: true });
       throwIfViolations(f.violations);
+      await inviteAttempt(token, clientIp);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
       if (!row.provider_active) throw portalSuspended();
