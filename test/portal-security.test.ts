@@ -7,9 +7,11 @@
  * password set from a fresh invite.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { sql } from "kysely";
 import { generate as totpCode } from "otplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { type Json, type ServiceClient, startTestApp, type TestApp } from "./helpers/app.ts";
 import { type ServiceProcess, startServiceProcess } from "./helpers/service-process.ts";
 
@@ -547,5 +549,97 @@ describe("the password judge and the invite routes' limits", { timeout: 180_000 
     const count = statuses(answers);
     expect(count[404]).toBe(30);
     expect(count[429]).toBe(6);
+  });
+});
+
+/** Every operation under /api/v1/portal/ in openapi.yaml: method, path template and parameters. */
+function portalOperations(): { method: string; path: string; url: string }[] {
+  const spec = parse(readFileSync(new URL("../openapi/openapi.yaml", import.meta.url), "utf8")) as Json;
+  const sample: Record<string, string> = {
+    external_id: "some-lead",
+    request_id: "00000000-0000-4000-8000-000000000000",
+    delivery_id: "1",
+  };
+  return Object.entries(spec.paths as Json)
+    .filter(([path]) => path.startsWith("/api/v1/portal/"))
+    .flatMap(([path, item]) =>
+      Object.keys(item as Json)
+        .filter((m) => ["get", "put", "post", "patch", "delete"].includes(m))
+        .map((method) => ({
+          method: method.toUpperCase(),
+          path,
+          url: path.replace(/\{(\w+)\}/g, (_m, name: string) => sample[name] ?? "x"),
+        })),
+    );
+}
+
+describe("the second-factor gate (PORTAL_REQUIRE_2FA) on every portal route of openapi.yaml", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" }, { PORTAL_REQUIRE_2FA: "true" });
+  });
+  afterAll(() => t?.stop());
+
+  /** Open without a session (sign-in, invites), or what a user without a factor needs to get one. */
+  const UNGATED = new Set([
+    "POST /api/v1/portal/sign_in/",
+    "POST /api/v1/portal/sign_out/",
+    "POST /api/v1/portal/invite/",
+    "POST /api/v1/portal/invite/accept/",
+    "GET /api/v1/portal/me/",
+    "POST /api/v1/portal/me/second_factor/",
+    "POST /api/v1/portal/me/second_factor/confirm/",
+  ]);
+
+  it("refuses a signed-in user without a second factor on every route but sign-in, sign-out, me and enrolment, reads included", async () => {
+    const operations = portalOperations();
+    const gated = operations.filter((o) => !UNGATED.has(`${o.method} ${o.path}`));
+    // The table is read from the contract: a new portal route is in it without editing this test.
+    expect(operations.filter((o) => UNGATED.has(`${o.method} ${o.path}`))).toHaveLength(UNGATED.size);
+    expect(gated.map((o) => `${o.method} ${o.path}`)).toEqual(
+      expect.arrayContaining([
+        "GET /api/v1/portal/webhook/",
+        "GET /api/v1/portal/keys/test/",
+        "GET /api/v1/portal/leads/{external_id}/",
+        "POST /api/v1/portal/webhook/rotate_secret/",
+      ]),
+    );
+    expect(gated.length).toBeGreaterThanOrEqual(15);
+
+    const provider = await t.provider();
+    const invited = (await (
+      await t.call("POST", `/api/v1/lead_providers/${provider.id}/portal_users/`, {
+        auth: await t.token(),
+        body: { email: "gate@portal-security.example", name: "Gate Person" },
+      })
+    ).json()) as Json;
+    const token = String(invited.invite_url).split("#invite=")[1];
+    const headers = { origin: t.url };
+    await t.call("POST", "/api/v1/portal/invite/accept/", { body: { token, password: PASSWORD }, headers });
+    const signed = await t.call("POST", "/api/v1/portal/sign_in/", {
+      body: { email: "gate@portal-security.example", password: PASSWORD },
+      headers,
+    });
+    const cookie = (signed.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    expect((await t.call("GET", "/api/v1/portal/me/", { headers: { cookie } })).status).toBe(200);
+
+    for (const op of gated) {
+      for (const body of op.method === "GET"
+        ? [undefined]
+        : [undefined, {}, { webhook_url: "https://hooks.example.com/x", overlap_seconds: 60 }]) {
+        const res = await t.call(op.method, op.url, {
+          headers: { ...headers, cookie },
+          ...(body !== undefined && { body }),
+        });
+        expect(res.status, `${op.method} ${op.url} ${JSON.stringify(body)}`).toBe(403);
+        expect(((await res.json()) as Json).code, `${op.method} ${op.url}`).toBe("second_factor_required");
+      }
+    }
+    // Nothing was changed or revealed on the way.
+    const detail = (await (
+      await t.call("GET", `/api/v1/lead_providers/${provider.id}/`, { auth: await t.token() })
+    ).json()) as Json;
+    expect(detail.webhook_url).toBeNull();
+    expect(detail.test_api_key).toBeNull();
   });
 });
