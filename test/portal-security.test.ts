@@ -552,6 +552,101 @@ describe("the password judge and the invite routes' limits", { timeout: 180_000 
   });
 });
 
+describe("the Origin check on portal writes, with hostile neighbours", () => {
+  let t: TestApp;
+  let local: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" }, { PUBLIC_BASE_URL: "https://svc.example" });
+    local = await startTestApp({ name: "pglite" });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await local?.stop();
+  });
+
+  async function cookieOf(app: TestApp, origin: string) {
+    const provider = await app.provider();
+    const invited = (await (
+      await app.call("POST", `/api/v1/lead_providers/${provider.id}/portal_users/`, {
+        auth: await app.token(),
+        body: { email: `origin.${randomBytes(3).toString("hex")}@portal-security.example`, name: "Origin Person" },
+      })
+    ).json()) as Json;
+    const token = String(invited.invite_url).split("#invite=")[1];
+    const headers = { origin };
+    expect(
+      (await app.call("POST", "/api/v1/portal/invite/accept/", { body: { token, password: PASSWORD }, headers }))
+        .status,
+    ).toBe(200);
+    const signed = await app.call("POST", "/api/v1/portal/sign_in/", {
+      body: { email: invited.user.email, password: PASSWORD },
+      headers,
+    });
+    expect(signed.status).toBe(200);
+    return (signed.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  }
+
+  /** A write with a session (a test key issued) and one without (sign-out), from `origin` (undefined: no header). */
+  async function writes(app: TestApp, cookie: string, origin: string | undefined) {
+    const headers = { cookie, ...(origin !== undefined && { origin }) };
+    return [
+      await app.call("POST", "/api/v1/portal/keys/test/", { headers }),
+      await app.call("PUT", "/api/v1/portal/webhook/", { headers, body: { webhook_url: null } }),
+      await app.call("POST", "/api/v1/portal/sign_out/", { headers: origin === undefined ? {} : { origin } }),
+    ];
+  }
+
+  it("takes PUBLIC_BASE_URL's origin exactly: not a prefix, a suffix, another scheme or port, null, or none", async () => {
+    const own = "https://svc.example";
+    const cookie = await cookieOf(t, own);
+    for (const hostile of [
+      "https://svc.example.evil",
+      "https://svc.example.evil.example",
+      "https://evilsvc.example",
+      "https://evil.svc.example",
+      "http://svc.example",
+      "https://svc.example:8443",
+      "https://svc.example:443.evil",
+      "null",
+      "HTTPS://SVC.EXAMPLE.evil",
+      undefined,
+    ]) {
+      for (const res of await writes(t, cookie, hostile)) {
+        expect(res.status, `${hostile}`).toBe(403);
+        expect(((await res.json()) as Json).code, `${hostile}`).toBe("cross_origin_refused");
+      }
+    }
+    const [issued, webhook, signedOut] = await writes(t, cookie, own);
+    expect(issued?.status).toBe(201);
+    expect(webhook?.status).toBe(200);
+    expect(signedOut?.status).toBe(204);
+  });
+
+  it("without PUBLIC_BASE_URL takes the origin the request came to, exactly", async () => {
+    const own = local.url; // http://127.0.0.1:<port>
+    const port = new URL(own).port;
+    const cookie = await cookieOf(local, own);
+    for (const hostile of [
+      `${own}.evil.example`,
+      `${own}0`,
+      `http://127.0.0.1:${Number(port) + 1}`,
+      `https://127.0.0.1:${port}`,
+      "http://127.0.0.1",
+      `http://localhost:${port}`,
+      `http://evil127.0.0.1:${port}`,
+      "null",
+      undefined,
+    ]) {
+      for (const res of await writes(local, cookie, hostile)) {
+        expect(res.status, `${hostile}`).toBe(403);
+        expect(((await res.json()) as Json).code).toBe("cross_origin_refused");
+      }
+    }
+    const [issued] = await writes(local, cookie, own);
+    expect(issued?.status).toBe(201);
+  });
+});
+
 /** Every operation under /api/v1/portal/ in openapi.yaml: method, path template and parameters. */
 function portalOperations(): { method: string; path: string; url: string }[] {
   const spec = parse(readFileSync(new URL("../openapi/openapi.yaml", import.meta.url), "utf8")) as Json;
@@ -641,5 +736,111 @@ describe("the second-factor gate (PORTAL_REQUIRE_2FA) on every portal route of o
     ).json()) as Json;
     expect(detail.webhook_url).toBeNull();
     expect(detail.test_api_key).toBeNull();
+  });
+});
+
+describe("portal isolation from a provider id smuggled outside the path", () => {
+  let t: TestApp;
+  let p: ReturnType<typeof portalOf>;
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" }, { TRUST_PROXY: "1" });
+    p = portalOf(t);
+  });
+  afterAll(() => t?.stop());
+
+  it("a header, a query member or a body member naming another provider never changes whose data is read or written", async () => {
+    const mine = await t.provider("Isolated A");
+    const theirs = await t.provider("Isolated B");
+    const admin = await p.admin;
+    await t.call("PATCH", `/api/v1/lead_providers/${theirs.id}/`, {
+      auth: admin,
+      body: { webhook_url: "https://theirs.example.com/hook" },
+    });
+    const { cookie } = await p.activeUser(mine.id);
+    const smuggle = {
+      "x-provider-id": String(theirs.id),
+      "x-lead-provider-id": String(theirs.id),
+      "x-forwarded-provider": String(theirs.id),
+    };
+    const me = (await (await p.call("GET", "me/", { cookie, headers: smuggle })).json()) as Json;
+    expect(me.provider.name).toBe("Isolated A");
+    const hook = await p.call("GET", "webhook/", { cookie, headers: smuggle });
+    expect(await hook.text()).not.toContain("theirs.example.com");
+    for (const path of ["me/", "webhook/", "keys/", "leads/", "stats/"]) {
+      const res = await p.call("GET", `${path}?provider_id=${theirs.id}`, { cookie });
+      // An unknown query member is refused, naming it: nothing is read.
+      expect(res.status, path).toBe(400);
+      expect(await res.text(), path).toContain("provider_id");
+    }
+
+    const set = await p.call("PUT", "webhook/", {
+      cookie,
+      headers: smuggle,
+      body: { webhook_url: "https://mine.example.com/hook", provider_id: theirs.id },
+    });
+    expect([200, 400]).toContain(set.status);
+    const issued = await p.call("POST", "keys/test/", { cookie, headers: smuggle, body: { provider_id: theirs.id } });
+    expect([201, 400]).toContain(issued.status);
+    const rotated = await p.call("POST", "webhook/rotate_secret/", {
+      cookie,
+      headers: smuggle,
+      body: { provider_id: theirs.id },
+    });
+    expect([200, 400, 404, 409]).toContain(rotated.status);
+
+    const [a, b] = await Promise.all(
+      [mine, theirs].map(
+        async (x) => (await (await t.call("GET", `/api/v1/lead_providers/${x.id}/`, { auth: admin })).json()) as Json,
+      ),
+    );
+    expect(b?.webhook_url).toBe("https://theirs.example.com/hook");
+    expect(b?.test_api_key).toBeNull();
+    if (set.status === 200) expect(a?.webhook_url).toBe("https://mine.example.com/hook");
+    if (issued.status === 201) expect(a?.test_api_key).not.toBeNull();
+    const audit = await sql<{ target_id: string; actor: string }>`
+      select target_id, actor from audit_log where actor like 'portal:%'`.execute(t.app.database.db);
+    expect(audit.rows.filter((r) => r.target_id === String(theirs.id))).toEqual([]);
+  });
+});
+
+describe("a password set from a fresh invite", () => {
+  let t: TestApp;
+  let p: ReturnType<typeof portalOf>;
+  beforeAll(async () => {
+    t = await startTestApp({ name: "pglite" }, { TRUST_PROXY: "1" });
+    p = portalOf(t);
+  });
+  afterAll(() => t?.stop());
+
+  it("ends the user's other sessions, including one started with the old password after the invite was issued", async () => {
+    const provider = await t.provider("Fresh invite provider");
+    const { email, userId, cookie: before } = await p.activeUser(provider.id);
+    const reissued = (await (
+      await t.call("POST", `/api/v1/lead_providers/${provider.id}/portal_users/${userId}/invite/`, {
+        auth: await p.admin,
+      })
+    ).json()) as Json;
+    expect((await p.call("GET", "me/", { cookie: before })).status).toBe(401);
+    // The old password keeps working until the link is used.
+    const meanwhile = await p.signIn(email);
+    expect(meanwhile.res.status).toBe(200);
+    const elsewhere = await p.signIn(email);
+    expect((await p.call("GET", "me/", { cookie: meanwhile.cookie })).status).toBe(200);
+
+    const fresh = String(reissued.invite_url).split("#invite=")[1];
+    const newPassword = "copper lantern meadow 41 drift";
+    const accepted = await p.call("POST", "invite/accept/", {
+      body: { token: fresh, password: newPassword },
+      cookie: meanwhile.cookie,
+      address: freshAddress(),
+    });
+    expect(accepted.status).toBe(200);
+    for (const cookie of [meanwhile.cookie, elsewhere.cookie]) {
+      const res = await p.call("GET", "me/", { cookie });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as Json).code).toBe("session_required");
+    }
+    expect((await p.signIn(email)).res.status).toBe(401);
+    expect((await p.signIn(email, newPassword)).res.status).toBe(200);
   });
 });
