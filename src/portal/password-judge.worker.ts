@@ -1,15 +1,18 @@
 /**
  * The password judge's thread (worker_threads, started by portal-user.ts): zxcvbn-ts with the
  * common and English dictionaries, loaded once, answering one password at a time with its score
- * and advice, at the lowest CPU priority. It holds nothing else and knows nothing of requests;
- * the main thread decides how long a judgement may take and ends this thread when it takes longer.
+ * and advice. It holds nothing else and knows nothing of requests; the main thread limits each
+ * judgement by this thread's CPU time and ends the thread when it takes more.
+ *
+ * It lowers its own CPU priority to the lowest (Linux keeps a nice value per thread) before it
+ * loads the dictionaries, so neither loading nor judging, the part a stranger's password
+ * controls, competes with the service's thread that answers requests. Because the limit is CPU
+ * time and not the clock, running last on a busy machine does not make an ordinary password run
+ * out of time; it only waits longer.
  */
 import { constants, setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
 
-// The lowest CPU priority, for this thread only (Linux keeps a nice value per thread), set before
-// the dictionaries load: while this thread loads them or judges, the service's own thread,
-// answering requests, comes first.
 try {
   setPriority(constants.priority.PRIORITY_LOW);
 } catch {

@@ -70,8 +70,15 @@ export const INVITE_ATTEMPTS = { perInvitePerMinute: 10, perAddressPerMinute: 30
  * password is long enough when its first 64 characters are strong on their own.
  */
 export const JUDGED_LENGTH = 64;
-/** The longest one judgement may take; past it the password is refused as too costly to judge. */
+/**
+ * The CPU time one judgement may take (the judge's thread's own, so a busy machine does not
+ * shorten it); past it the password is refused as too costly to judge.
+ */
 export const JUDGE_TIME_LIMIT_MS = 2000;
+/** However little CPU it got, a judgement not done after this long is refused too. */
+export const JUDGE_WAIT_LIMIT_MS = 30_000;
+/** How often the judge's CPU time is read while it judges (a usual judgement is done before the first look). */
+const JUDGE_POLL_MS = 50;
 /** The judge's thread, and the dictionaries it holds, end after this long without a password to judge. */
 export const JUDGE_IDLE_MS = 60_000;
 
@@ -108,6 +115,12 @@ export interface Verdict {
   readonly advice: readonly string[];
 }
 
+/** The judgement the thread is on, and the timer that reads its CPU time. */
+interface Running {
+  readonly judgement: Judgement;
+  timer: NodeJS.Timeout | undefined;
+}
+
 interface Judgement {
   readonly password: string;
   readonly words: readonly string[];
@@ -119,9 +132,11 @@ interface Judgement {
 /**
  * The password judge: zxcvbn-ts in a worker_threads thread of its own, so that judging never
  * holds the event loop (one judgement of a hostile 256-character password took seconds there,
- * and every other request waited). One password at a time, in order; each may take at most its
- * time limit (counted from when the thread starts on it), after which the thread is ended and
- * the password gets no verdict (undefined). The thread and its dictionaries (about 45 MiB) are
+ * and every other request waited). The thread judges at the lowest CPU priority, so the thread
+ * answering requests comes first on a busy machine. One password at a time, in order; each may
+ * use at most its time limit of the thread's CPU time (read every 50 ms; so a starved judge is
+ * not cut short), and at most JUDGE_WAIT_LIMIT_MS of wall time, after which the thread is ended
+ * and the password gets no verdict (undefined). The thread and its dictionaries (about 45 MiB) are
  * loaded when a password is first judged and dropped after JUDGE_IDLE_MS without one, so a
  * process that is not onboarding anyone does not carry them (issue 25's RSS budget).
  */
@@ -129,7 +144,7 @@ const judge: {
   thread: Worker | undefined;
   ready: boolean;
   queue: Judgement[];
-  running: { judgement: Judgement; timer: NodeJS.Timeout } | undefined;
+  running: Running | undefined;
   idle: NodeJS.Timeout | undefined;
 } = { thread: undefined, ready: false, queue: [], running: undefined, idle: undefined };
 
@@ -152,18 +167,41 @@ function nextJudgement(): void {
   const thread = judge.thread;
   if (!judge.ready) return; // its "ready" message comes back here
   const judgement = judge.queue.shift() as Judgement;
-  const timer = setTimeout(() => {
+  const running: Running = { judgement, timer: undefined };
+  judge.running = running;
+  const since = performance.now();
+  const timeUp = () => {
     endJudge(thread);
     settleJudgement(undefined);
-  }, judgement.timeLimitMs);
-  judge.running = { judgement, timer };
-  thread.postMessage({ password: judgement.password, words: judgement.words });
+  };
+  // The thread's CPU time so far first: the limit counts this judgement's own.
+  void thread.cpuUsage().then(
+    (base) => {
+      if (judge.running !== running) return;
+      thread.postMessage({ password: judgement.password, words: judgement.words });
+      running.timer = setInterval(() => {
+        void thread.cpuUsage().then(
+          (used) => {
+            if (judge.running !== running) return;
+            const spent = cpuMs(used) - cpuMs(base);
+            if (spent > judgement.timeLimitMs || performance.now() - since > JUDGE_WAIT_LIMIT_MS) timeUp();
+          },
+          () => undefined, // the thread is gone: its error or exit settles the judgement
+        );
+      }, JUDGE_POLL_MS);
+    },
+    () => {
+      if (judge.running === running) timeUp();
+    },
+  );
 }
+
+const cpuMs = (usage: { user: number; system: number }) => (usage.user + usage.system) / 1000;
 
 function settleJudgement(verdict: Verdict | undefined, err?: unknown): void {
   const running = judge.running;
   if (running === undefined) return;
-  clearTimeout(running.timer);
+  clearInterval(running.timer);
   judge.running = undefined;
   if (err === undefined) running.judgement.resolve(verdict);
   else running.judgement.reject(err);
@@ -219,7 +257,7 @@ export function personalParts(personal: readonly string[]): string[] {
  * Why the password is refused (a field error's code and message), or undefined when it is strong
  * enough: 12 to 256 characters, not containing the person's email, name or provider or a part of
  * them (see personalParts), and zxcvbn's score 4 for its first JUDGED_LENGTH characters, counting
- * those names as guessable words. A judgement that takes longer than JUDGE_TIME_LIMIT_MS refuses.
+ * those names as guessable words. A judgement that takes more than JUDGE_TIME_LIMIT_MS of CPU refuses.
  */
 export async function weakPassword(
   password: string,
