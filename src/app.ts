@@ -202,6 +202,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     production: config.production,
     webhookPorts: config.webhooks.allowedPorts,
     onProviderChanged: (id) => apiKeys.forgetProvider(id),
+    // A deactivated provider's portal sessions end with the change (portalUsers is made below).
+    onDeactivating: (trx, actor, id) => portalUsers.endProviderSessions(trx, actor, id),
     businessTimezone: config.intake.businessTimezone,
   });
   const states = createStateService(db);

@@ -69,7 +69,7 @@ const SCHEME_RULES: Record<string, readonly Rule[]> = {
 };
 
 const ROOT = join(import.meta.dirname, "..");
-const PORTAL_PASSWORD = "matrix violet tundra harbor 42";
+const PORTAL_PASSWORD = "copper violet tundra harbor 42";
 const spec = YAML.parse(readFileSync(join(ROOT, "openapi/openapi.yaml"), "utf8")) as Json;
 const ref = (o: Json): Json => (o.$ref ? ref(spec.components.parameters[o.$ref.split("/").pop()]) : o);
 const firstExample = (p: Json): unknown =>

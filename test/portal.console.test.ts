@@ -25,7 +25,7 @@ if (!HAVE_CHROMIUM) console.log(`portal.console.test: SKIPPING the browser check
 const SHOTS = process.env.PORTAL_SCREENSHOTS;
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
-const PASSWORD = "harbor violet tundra 87 quay";
+const PASSWORD = "copper violet tundra 87 quay";
 const run = promisify(execFile);
 
 // Each check drives chromium through many screens, minutes on a loaded 2-core machine: 300 s, and

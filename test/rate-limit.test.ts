@@ -1,13 +1,39 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
-import { createServer } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { generateKey } from "../src/api-keys/api-key.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { type ServiceProcess, startServiceProcess } from "./helpers/service-process.ts";
+
+/** A TCP proxy that holds every answer from `target` for `ms` before passing it on. */
+async function startLaggingProxy(target: { host: string; port: number }, ms: number) {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => s.destroy());
+      s.on("close", () => sockets.delete(s));
+    }
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.on("data", (d) => upstream.write(d));
+    upstream.on("data", (d) => setTimeout(() => client.writable && client.write(d), ms));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
 
 /** The limiter's store: always in-process; Redis too when REDIS_URL is set (as CI sets it). */
 const STORES = process.env.REDIS_URL ? [{ name: "memory" }, { name: "redis" }] : [{ name: "memory" }];
@@ -122,6 +148,29 @@ describe.each(STORES)("rate limits ($name store)", (store) => {
       await tight.stop();
     }
   }, 150_000);
+
+  it("answers exactly the limit of 100 simultaneous failed authentications from one address with 401", async () => {
+    const tight = await startTestApp(
+      { name: "pglite" },
+      { ...storeEnv(store), AUTH_FAILURES_PER_MINUTE: "5" },
+      { now: clock.now },
+    );
+    try {
+      // Malformed keys (refused at once, no lookup in between) and well-formed ones that exist nowhere.
+      const { key } = await tight.provider();
+      const bad = "lp_live_0000000000000000000000000000000000000000000000000";
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => read(tight, i % 2 ? bad : generateKey())),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(95);
+      // The provider's own key still works: a valid credential is never refused by this limit.
+      expect((await read(tight, key)).status).toBe(404);
+    } finally {
+      await tight.stop();
+    }
+  });
 });
 
 describe.runIf(process.env.REDIS_URL)("rate limits shared through Redis", () => {
@@ -145,6 +194,28 @@ describe.runIf(process.env.REDIS_URL)("rate limits shared through Redis", () => 
       await Promise.all([a.stop(), b.stop()]);
     }
   }, 270_000);
+
+  it("answers exactly the limit of 100 simultaneous failed authentications with 401 when Redis is 20 ms away", async () => {
+    // A Redis a network away: every answer is held 20 ms, so a count read first and written
+    // after would let every simultaneous failure through before the first one was counted.
+    const target = new URL(process.env.REDIS_URL as string);
+    const far = await startLaggingProxy({ host: target.hostname, port: Number(target.port || 6379) }, 20);
+    const clock = testClock();
+    const t = await startTestApp(
+      { name: "pglite" },
+      { ...storeEnv({ name: "redis" }), REDIS_URL: `redis://127.0.0.1:${far.port}`, AUTH_FAILURES_PER_MINUTE: "5" },
+      { now: clock.now },
+    );
+    try {
+      const bad = "lp_live_0000000000000000000000000000000000000000000000000";
+      const statuses = (await Promise.all(Array.from({ length: 100 }, () => read(t, bad)))).map((a) => a.status);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(95);
+    } finally {
+      await t.stop();
+      await far.close();
+    }
+  });
 
   it("keeps serving when Redis stops, says so in /readyz, and enforces again when it returns", async () => {
     const port = await freePort();

@@ -921,7 +921,7 @@ export interface paths {
     put?: never;
     /**
      * Sign in to the provider portal
-     * @description Signs a portal user in with email and password (and `totp_code` when the user has set up a second factor). On success the answer sets the session cookie `__Host-portal` (HttpOnly, Secure, SameSite=Strict, Path=/): the session ends after 12 idle hours or 7 days, at sign-out, or when an administrator disables the user. Any failure is the same 401 `sign_in_failed` ("email or password is incorrect"), whether the email exists or not; after 5 failures for one email (or 20 from one address) in a minute, every attempt gets 429 until the minute ends. The request must carry the service's own `Origin`.
+     * @description Signs a portal user in with email and password (and `totp_code` when the user has set up a second factor). On success the answer sets the session cookie `__Host-portal` (HttpOnly, Secure, SameSite=Strict, Path=/): the session ends after 12 idle hours or 7 days, at sign-out, or when an administrator disables the user or deactivates its provider. Any failure is the same 401 `sign_in_failed` ("email or password is incorrect"), whether the email exists or not. Each attempt is taken from the email's (5 a minute) and the address's (20 a minute) counters before the password is checked, atomically and across instances, so simultaneous guesses cannot all be checked: past either limit every attempt gets 429 until the minute ends. A successful sign-in (or a right password waiting for its TOTP code) gives its attempt back. A right password of a user whose provider is inactive gets 403 `provider_inactive`. The request must carry the service's own `Origin`.
      */
     post: operations["portalSignIn"];
     delete?: never;
@@ -961,7 +961,7 @@ export interface paths {
     put?: never;
     /**
      * Read an invite
-     * @description What an invite link is for: the person's email and name, the provider, and when the link expires. The token is the part after `#invite=` in the link an administrator handed over (it travels in the body, never in a URL). An expired, used or replaced link gets 404 `invite_invalid`.
+     * @description What an invite link is for: the person's email and name, the provider, and when the link expires. The token is the part after `#invite=` in the link an administrator handed over (it travels in the body, never in a URL). An expired, used or replaced link gets 404 `invite_invalid`; a link of a provider that is inactive gets 403 `provider_inactive` (it works again when the provider is reactivated). Reading and accepting count together against 10 attempts a minute per link and 30 per client address (429 with `Retry-After`).
      */
     post: operations["inspectPortalInvite"];
     delete?: never;
@@ -981,7 +981,7 @@ export interface paths {
     put?: never;
     /**
      * Accept an invite: choose a password
-     * @description Sets the password of the invite's user, who becomes `active`; the link stops working and any session of the user ends. The password must be at least 12 characters and hard to guess (zxcvbn score 4, counting the person's email, name and provider as known words): a weak one gets 400 `weak_password` with the estimator's advice. Then sign in with `sign_in`.
+     * @description Sets the password of the invite's user, who becomes `active`; the link stops working and any session of the user ends. The password must be 12 to 256 characters, must not contain the person's email, name or provider's name, whole or any part of 4 or more letters or digits, whatever the case, and must be hard to guess: zxcvbn score 4 for its first 64 characters (a longer password is long enough when they are strong), counting those names as known words, judged within 2 seconds. A weak one gets 400 `weak_password` with the estimator's advice; the link stays good. Reading and accepting count together against 10 attempts a minute per link and 30 per client address (429 with `Retry-After`); a link of a provider that is inactive gets 403 `provider_inactive`. Then sign in with `sign_in`.
      */
     post: operations["acceptPortalInvite"];
     delete?: never;
@@ -1390,7 +1390,7 @@ export interface paths {
     put?: never;
     /**
      * Invite a person to the provider portal
-     * @description Creates a portal user for the provider and returns its invite link (`invite_url`, valid 72 hours, shown only here). With `SMTP_URL` set the link is also e-mailed (`emailed`); otherwise hand it over. An email is unique across providers (400 `duplicate_portal_user_email`). Audited. Requires the admin-only position.
+     * @description Creates a portal user for the provider and returns its invite link (`invite_url`, valid 72 hours, shown only here). With `SMTP_URL` set the link is also e-mailed (`emailed`); otherwise hand it over. An email is unique across providers (400 `duplicate_portal_user_email`). An inactive provider cannot invite anyone (409 `provider_inactive`; reactivate it first). Audited. Requires the admin-only position.
      */
     post: operations["invitePortalUser"];
     delete?: never;
@@ -1415,7 +1415,7 @@ export interface paths {
     put?: never;
     /**
      * Issue a fresh invite (password reset)
-     * @description A new invite link for the user (72 hours); the previous link stops working and the user's sessions end. It is also the password reset, and the way back for a disabled user (who becomes `invited`). Audited. Requires the admin-only position.
+     * @description A new invite link for the user (72 hours); the previous link stops working and the user's sessions end. It is also the password reset, and the way back for a disabled user (who becomes `invited`). An inactive provider's people get no fresh invite (409 `provider_inactive`; reactivate it first). Audited. Requires the admin-only position.
      */
     post: operations["reinvitePortalUser"];
     delete?: never;
@@ -2318,6 +2318,7 @@ export interface components {
         | "cross_origin_refused"
         | "duplicate_header"
         | "invalid_host"
+        | "provider_inactive"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
@@ -3479,7 +3480,7 @@ export interface components {
     };
   };
   responses: {
-    /** @description No session cookie, or its session has ended (signed out, expired after 12 idle hours or 7 days, or the user was disabled); an API key or JWT is not accepted here. */
+    /** @description No session cookie, or its session has ended (signed out, expired after 12 idle hours or 7 days, the user was disabled or re-invited, or its provider was deactivated); an API key or JWT is not accepted here. */
     PortalUnauthorized: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3499,7 +3500,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The request changes something but its `Origin` is missing or is not the service's own; or a second factor must be set up first. */
+    /** @description The request changes something but its `Origin` is missing or is not the service's own; or a second factor must be set up first; or the user's provider is inactive (its portal access is suspended until an administrator reactivates it). */
     CrossOriginRefused: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3509,9 +3510,30 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Too many failed sign-ins for this email or from this address this minute. Wait `Retry-After` seconds. */
+    /** @description A second factor must be set up first (`PORTAL_REQUIRE_2FA`; every route but `me/`, the second factor's set-up and sign-out refuses until then, reads included), or the user's provider is inactive (its portal access is suspended, and the session ends, until an administrator reactivates it). */
+    PortalForbidden: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The provider is inactive (`is_active` false), so its people cannot be invited or re-invited; reactivate it first. */
+    ProviderInactive: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Too many sign-in attempts for this email (5) or from this address (20) this minute, or too many attempts with this invite link (10) or from this address (30); each is taken before any password is checked. Wait `Retry-After` seconds. */
     PortalThrottled: {
       headers: {
+        "Retry-After": components["headers"]["Retry-After"];
         "X-Request-Id": components["headers"]["X-Request-Id"];
         [name: string]: unknown;
       };
@@ -5360,6 +5382,7 @@ export interface operations {
         };
       };
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5458,6 +5481,7 @@ export interface operations {
       };
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5490,6 +5514,7 @@ export interface operations {
       };
       400: components["responses"]["PathValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       404: components["responses"]["LeadNotFound"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
@@ -5528,6 +5553,7 @@ export interface operations {
       };
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5576,6 +5602,7 @@ export interface operations {
       };
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5608,6 +5635,7 @@ export interface operations {
       };
       400: components["responses"]["PathValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       404: components["responses"]["RequestNotFound"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
@@ -5649,6 +5677,7 @@ export interface operations {
       };
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5678,6 +5707,7 @@ export interface operations {
       };
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5703,6 +5733,7 @@ export interface operations {
         };
       };
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5828,6 +5859,7 @@ export interface operations {
       };
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5857,6 +5889,7 @@ export interface operations {
       };
       400: components["responses"]["PathValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       404: components["responses"]["PortalDeliveryNotFound"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
@@ -5915,6 +5948,7 @@ export interface operations {
         };
       };
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -5940,6 +5974,7 @@ export interface operations {
         };
       };
       401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -6033,6 +6068,7 @@ export interface operations {
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["ProviderNotFound"];
+      409: components["responses"]["ProviderInactive"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       429: components["responses"]["AuthFailuresLimited"];
@@ -6068,6 +6104,7 @@ export interface operations {
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["PortalUserNotFound"];
+      409: components["responses"]["ProviderInactive"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

@@ -8,7 +8,7 @@ import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
 import type { JwtPrincipal } from "../auth/jwt.ts";
 import { DomainError } from "../errors.ts";
-import type { PortalPrincipal } from "../portal/portal-user.ts";
+import { type PortalPrincipal, secondFactorFirst } from "../portal/portal-user.ts";
 import type { Admission } from "../rate-limit/admission.ts";
 import type { Quota } from "../rate-limit/rate-limiter.ts";
 
@@ -36,6 +36,11 @@ export interface Surface {
   readonly ownLimit?: { readonly restPaths: readonly string[]; readonly rpcMethods: readonly string[] };
   /** REST paths under the prefix that need no credential (signing in, reading and accepting an invite). */
   readonly openPaths?: readonly string[];
+  /**
+   * REST paths under the prefix open to a portal user who must still set up a second factor
+   * (PORTAL_REQUIRE_2FA): every other path refuses them, reads included, whatever its route.
+   */
+  readonly enrolmentPaths?: readonly string[];
   /**
    * A request that changes something (any method but GET, HEAD, OPTIONS) must carry the service's
    * own Origin: the surface's credential is a cookie, which a browser would send from any site.
@@ -73,6 +78,7 @@ export const SURFACES: readonly Surface[] = [
     caller: "portal_session",
     rateLimited: false,
     openPaths: ["/sign_in/", "/sign_out/", "/invite/", "/invite/accept/"],
+    enrolmentPaths: ["/me/", "/me/second_factor/", "/me/second_factor/confirm/"],
     sameOriginWrites: true,
   },
   {
@@ -111,6 +117,17 @@ export function hasOwnLimit(surface: Surface, operation: { restPath?: string; rp
 export function isOpenPath(surface: Surface, restPath: string): boolean {
   const path = restPath.toLowerCase();
   return surface.openPaths?.some((p) => path === p || path === p.slice(0, -1)) ?? false;
+}
+
+/**
+ * Refuses a portal user who must still set up a second factor anywhere but the surface's
+ * enrolment paths: checked once for every route, before the route or its validation runs.
+ */
+export function refuseUnenrolled(surface: Surface, caller: Caller, restPath: string): void {
+  if (caller.kind !== "portal" || !caller.portal.mustEnrolSecondFactor) return;
+  const path = restPath.toLowerCase();
+  if (surface.enrolmentPaths?.some((p) => path === p || path === p.slice(0, -1))) return;
+  throw secondFactorFirst();
 }
 
 /** The verified caller of a request (`none`: an open path of a surface). */

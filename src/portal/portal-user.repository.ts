@@ -73,13 +73,13 @@ export function findUserByEmail(db: Db, email: string): Promise<Row | undefined>
     .executeTakeFirst();
 }
 
-/** The user an unexpired, unused invite belongs to, with its provider's name. */
+/** The user an unexpired, unused invite belongs to, with its provider's name and whether it is active. */
 export function findByInvite(db: Db, digest: string, at: Date) {
   return db
     .selectFrom("portal_users as u")
     .innerJoin("providers as p", "p.id", "u.provider_id")
     .selectAll("u")
-    .select("p.name as provider_name")
+    .select(["p.name as provider_name", "p.is_active as provider_active"])
     .where("u.invite_digest", "=", digest)
     .where("u.invite_expires_at", ">", at)
     .where("u.status", "!=", "disabled")
@@ -121,6 +121,7 @@ export function findSession(db: Db, digest: string) {
   return db
     .selectFrom("portal_sessions as s")
     .innerJoin("portal_users as u", "u.id", "s.user_id")
+    .innerJoin("providers as p", "p.id", "u.provider_id")
     .select([
       "s.user_id as userId",
       "s.last_seen_at as lastSeenAt",
@@ -129,6 +130,7 @@ export function findSession(db: Db, digest: string) {
       "u.email as email",
       "u.status as status",
       "u.totp_secret as totpSecret",
+      "p.is_active as providerActive",
     ])
     .where("s.digest", "=", digest)
     .executeTakeFirst();
@@ -146,6 +148,16 @@ export async function deleteSession(db: Db, digest: string): Promise<number> {
 export async function deleteSessionsOf(db: Db, userId: number): Promise<number> {
   const r = await db.deleteFrom("portal_sessions").where("user_id", "=", userId).executeTakeFirst();
   return Number(r.numDeletedRows);
+}
+
+/** Ends every session of the provider's users: the user id of each session ended. */
+export async function deleteSessionsOfProvider(db: Db, providerId: number): Promise<number[]> {
+  const rows = await db
+    .deleteFrom("portal_sessions")
+    .where("user_id", "in", (eb) => eb.selectFrom("portal_users").select("id").where("provider_id", "=", providerId))
+    .returning("user_id")
+    .execute();
+  return rows.map((r) => Number(r.user_id));
 }
 
 /** The user's sessions past their idle or absolute end (each sign-in clears them, so the table stays small). */

@@ -16,6 +16,7 @@ import { providerId as parseProviderId, notFound as providerNotFound } from "../
 import * as repo from "./portal-user.repository.ts";
 import {
   hashPassword,
+  INVITE_ATTEMPTS,
   INVITE_TTL_MS,
   newToken,
   type PortalPrincipal,
@@ -29,11 +30,17 @@ import {
   weakPassword,
 } from "./portal-user.ts";
 
-/** Throttles failed sign-ins (the rate limiter's failure counters: Redis when configured). */
+/**
+ * Per-minute attempt counters (the rate limiter's: Redis when configured), taken atomically
+ * before the work they guard: all of the given counters, or none when one is at its limit.
+ */
 export interface SignInThrottle {
-  /** Seconds to wait when `key` has failed `limit` times this minute, else 0. */
-  failureBlock(key: string, limit: number): Promise<number>;
-  recordFailure(key: string): Promise<void>;
+  takeAttempt(
+    counters: readonly { readonly key: string; readonly limit: number }[],
+  ): Promise<
+    | { readonly admitted: true; giveBack(): Promise<void> }
+    | { readonly admitted: false; readonly retryAfterSeconds: number }
+  >;
 }
 
 /** Sends an invite by e-mail (SMTP_URL); absent when the administrator hands the link over. */
@@ -106,6 +113,24 @@ export function sessionRequired(detail = "sign in to the portal first"): DomainE
   return new DomainError("unauthenticated", detail, { code: "session_required" });
 }
 
+/** A person of a provider an administrator has deactivated: no session, sign-in or invite until it is active again. */
+export function portalSuspended(): DomainError {
+  return new DomainError(
+    "permission_denied",
+    "this provider's portal access is suspended; contact the broker's administrators to have it restored",
+    { code: "provider_inactive" },
+  );
+}
+
+/** An administrator inviting a person into a provider that is not active. */
+function providerInactive(provider: { id: number; name: string }): DomainError {
+  return new DomainError(
+    "failed_precondition",
+    `provider ${provider.id} ("${provider.name}") is inactive: reactivate it (is_active: true) before inviting its people`,
+    { code: "provider_inactive" },
+  );
+}
+
 export function createPortalUserService(deps: PortalUserServiceDeps) {
   const { db, crypto, throttle } = deps;
   const now = deps.now ?? (() => new Date());
@@ -162,27 +187,42 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
     return id ?? 0;
   }
 
-  /** Throws rate_limited when the account or the address has failed too often this minute. */
-  async function throttled(email: string, clientIp: string | undefined): Promise<void> {
-    const [account, address] = await Promise.all([
-      throttle.failureBlock(`portal:${email.toLowerCase()}`, SIGN_IN_FAILURES.perAccountPerMinute),
-      throttle.failureBlock(`portal-ip:${clientIp ?? "unknown"}`, SIGN_IN_FAILURES.perAddressPerMinute),
-    ]);
-    const wait = Math.max(account, address);
-    if (wait > 0) {
-      throw new DomainError("rate_limited", `too many failed sign-ins; retry in ${wait} s`, {
-        code: "rate_limited",
-        window: "minute",
-        retryAfterSeconds: wait,
-      });
-    }
+  /**
+   * Takes one attempt from each counter before any work is done (all or none, atomically, across
+   * instances sharing Redis), or throws rate_limited when one of them is at its limit this minute.
+   */
+  async function admit(counters: { key: string; limit: number }[], what: string) {
+    const attempt = await throttle.takeAttempt(counters);
+    if (attempt.admitted) return attempt;
+    const wait = attempt.retryAfterSeconds;
+    throw new DomainError("rate_limited", `too many ${what}; retry in ${wait} s`, {
+      code: "rate_limited",
+      window: "minute",
+      retryAfterSeconds: wait,
+    });
   }
 
-  async function failed(email: string, clientIp: string | undefined, user: repo.RowOf | undefined, why: string) {
-    await Promise.all([
-      throttle.recordFailure(`portal:${email.toLowerCase()}`),
-      throttle.recordFailure(`portal-ip:${clientIp ?? "unknown"}`),
-    ]);
+  /** A sign-in attempt, taken from the account's and the address's counters before the password is verified. */
+  const signInAttempt = (email: string, clientIp: string | undefined) =>
+    admit(
+      [
+        { key: `portal:${email.toLowerCase()}`, limit: SIGN_IN_FAILURES.perAccountPerMinute },
+        { key: `portal-ip:${clientIp ?? "unknown"}`, limit: SIGN_IN_FAILURES.perAddressPerMinute },
+      ],
+      "failed sign-ins",
+    );
+
+  /** An attempt with an invite link (read or accepted), taken from the link's and the address's counters. */
+  const inviteAttempt = (token: string, clientIp: string | undefined) =>
+    admit(
+      [
+        { key: `invite:${tokenDigest(token)}`, limit: INVITE_ATTEMPTS.perInvitePerMinute },
+        { key: `invite-ip:${clientIp ?? "unknown"}`, limit: INVITE_ATTEMPTS.perAddressPerMinute },
+      ],
+      "attempts with invite links",
+    );
+
+  async function failed(clientIp: string | undefined, user: repo.RowOf | undefined, why: string) {
     // An unknown email is recorded without it (it may be a password typed in the wrong field).
     await recordAudit(db, {
       actor: user ? `portal:${user.email}` : "portal:unknown",
@@ -224,7 +264,9 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       const name = f.text(body, "name", { max: 100, required: true, noControl: true })?.trim();
       if (name === "") f.add("name", "required", "name must not be blank");
       throwIfViolations(f.violations);
-      if (!(await findProvider(db, providerId))) throw providerNotFound(providerId);
+      const provider = await findProvider(db, providerId);
+      if (!provider) throw providerNotFound(providerId);
+      if (!provider.isActive) throw providerInactive(provider);
       const { token, digest } = newToken();
       const expiresAt = new Date(now().getTime() + INVITE_TTL_MS);
       const row = await db.transaction().execute(async (trx) => {
@@ -275,6 +317,8 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       const row = await db.transaction().execute(async (trx) => {
         const current = await repo.findUser(trx, providerId, userId);
         if (!current) throw userNotFound(userId);
+        const provider = await findProvider(trx, providerId);
+        if (provider && !provider.isActive) throw providerInactive(provider);
         // A fresh invite is also the way back for someone who lost their authenticator: the second
         // factor is removed, and set up again after signing in (required again if the portal says so).
         const updated = await repo.updateUser(trx, userId, {
@@ -335,11 +379,37 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       return repo.userOf(row);
     },
 
-    /** What an invite link is for (the page that sets the password shows it). */
-    async inspectInvite(input: unknown) {
+    /**
+     * Ends the sessions of every portal user of a provider being deactivated, in the caller's
+     * transaction, and audits what ended. Returns how many ended.
+     */
+    async endProviderSessions(on: Kysely<Database>, actor: string, providerId: number): Promise<number> {
+      const ended = await repo.deleteSessionsOfProvider(on, providerId);
+      if (ended.length === 0) return 0;
+      await audit(
+        actor,
+        "portal_user.sessions_ended",
+        providerId,
+        {
+          reason: "provider_inactive",
+          ended_sessions: ended.length,
+          user_ids: [...new Set(ended)].sort((a, b) => a - b),
+        },
+        on,
+      );
+      return ended.length;
+    },
+
+    /**
+     * What an invite link is for (the page that sets the password shows it). Each read is an
+     * attempt against the link's and the address's limits.
+     */
+    async inspectInvite(input: unknown, clientIp?: string) {
       const token = inviteToken(input);
+      await inviteAttempt(token, clientIp);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
+      if (!row.provider_active) throw portalSuspended();
       return {
         email: row.email,
         name: row.name,
@@ -349,15 +419,21 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       };
     },
 
-    /** Sets the password of the invite's user, who becomes active; the link stops working. */
-    async acceptInvite(input: unknown): Promise<PortalUser> {
+    /**
+     * Sets the password of the invite's user, who becomes active; the link stops working and the
+     * user's sessions end. Each try is an attempt against the link's and the address's limits
+     * (taken before the password is judged); a refused password leaves the link as it was.
+     */
+    async acceptInvite(input: unknown, clientIp?: string): Promise<PortalUser> {
       const token = inviteToken(input);
       const body = (input ?? {}) as Record<string, unknown>;
       const f = new Fields();
       const password = f.text(body, "password", { max: 1024, required: true });
       throwIfViolations(f.violations);
+      await inviteAttempt(token, clientIp);
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
+      if (!row.provider_active) throw portalSuspended();
       const weak = await weakPassword(password as string, [row.email, row.name, row.provider_name]);
       if (weak !== undefined) {
         throw new DomainError("invalid_argument", weak.message, {
@@ -391,8 +467,11 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
 
     /**
      * Signs in with email, password and (when the user has one) a TOTP code: a new session token
-     * for the cookie. Every failure, whether the email exists or not, is the same 401 and counts
-     * against the account and the address; past their limits the answer is 429 for both alike.
+     * for the cookie. Every attempt is taken from the account's and the address's counters before
+     * anything is verified, so simultaneous guesses cannot all pass; past their limits the answer
+     * is 429 whether the email exists or not. A success (or a right password waiting for its code)
+     * gives its attempt back. Every failure, whether the email exists or not, is the same 401.
+     * A right password of an inactive provider's user is 403 provider_inactive.
      */
     async signIn(
       input: unknown,
@@ -406,13 +485,19 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       // Authenticator apps show "123 456": the space is not part of the code.
       const code = f.text(body, "totp_code", { max: 20 })?.replace(/\s+/g, "");
       throwIfViolations(f.violations);
-      await throttled(email as string, clientIp);
+      const attempt = await signInAttempt(email as string, clientIp);
       const user = await repo.findUserByEmail(db, email as string);
       const passwordOk = await verifyPassword(user?.password_hash ?? null, password as string);
-      if (!user || !passwordOk) throw await failed(email as string, clientIp, user, "password");
-      if (user.status !== "active") throw await failed(email as string, clientIp, user, user.status);
+      if (!user || !passwordOk) throw await failed(clientIp, user, "password");
+      if (user.status !== "active") throw await failed(clientIp, user, user.status);
+      if (!(await findProvider(db, Number(user.provider_id)))?.isActive) {
+        await failed(clientIp, user, "provider_inactive");
+        throw portalSuspended();
+      }
       if (user.totp_secret !== null) {
         if (code === undefined) {
+          // The password was right: asking for the code is no failed guess.
+          await attempt.giveBack();
           throw new DomainError("unauthenticated", "enter the 6-digit code from your authenticator app", {
             code: "second_factor_required",
             violations: [{ field: "totp_code", code: "required", message: "totp_code is required for this account" }],
@@ -421,7 +506,7 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
         const step = await totpStep(crypto.decrypt(user.totp_secret), code, user.totp_last_step);
         if (step === undefined) {
           // The password was right (the previous answer said so): say which part is wrong.
-          await failed(email as string, clientIp, user, "totp_code");
+          await failed(clientIp, user, "totp_code");
           throw invalidSignInCode();
         }
         // Conditional on the last step: two sign-ins racing with one code, one wins.
@@ -432,11 +517,12 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
           .where((eb) => eb.or([eb("totp_last_step", "is", null), eb("totp_last_step", "<", String(step))]))
           .executeTakeFirst();
         if (Number(taken.numUpdatedRows) === 0) {
-          await failed(email as string, clientIp, user, "totp_code");
+          await failed(clientIp, user, "totp_code");
           throw invalidSignInCode();
         }
       }
       const session = await startSession(Number(user.id), replacing);
+      await attempt.giveBack();
       await audit(`portal:${user.email}`, "portal_user.signed_in", Number(user.provider_id), {
         user_id: Number(user.id),
         second_factor: user.totp_secret !== null,
@@ -455,6 +541,17 @@ export function createPortalUserService(deps: PortalUserServiceDeps) {
       if (s.expiresAt.getTime() <= at.getTime() || s.lastSeenAt.getTime() + SESSION_IDLE_MS <= at.getTime()) {
         await repo.deleteSession(db, digest);
         throw sessionRequired("the session has expired; sign in again");
+      }
+      if (!s.providerActive) {
+        // Deactivation ends every session; one that slipped past it (started meanwhile) ends here.
+        if ((await repo.deleteSession(db, digest)) > 0) {
+          await audit(`portal:${s.email}`, "portal_user.sessions_ended", Number(s.providerId), {
+            reason: "provider_inactive",
+            ended_sessions: 1,
+            user_ids: [Number(s.userId)],
+          });
+        }
+        throw portalSuspended();
       }
       if (at.getTime() - s.lastSeenAt.getTime() >= SESSION_TOUCH_MS) await repo.touchSession(db, digest, at);
       return {

@@ -4,8 +4,9 @@
  * as SHA-256 digests, passwords as Argon2id PHC strings (@node-rs/argon2).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { Worker } from "node:worker_threads";
 import { hash, verify } from "@node-rs/argon2";
-import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
+import { DomainError } from "../errors.ts";
 
 export type PortalUserStatus = "invited" | "active" | "disabled";
 
@@ -31,6 +32,13 @@ export interface PortalPrincipal {
   readonly mustEnrolSecondFactor: boolean;
 }
 
+/** PORTAL_REQUIRE_2FA is on and the user has no second factor: only enrolment (and me/, sign-out) answers. */
+export function secondFactorFirst(): DomainError {
+  return new DomainError("permission_denied", "set up a second factor (TOTP) first: this portal requires one", {
+    code: "second_factor_required",
+  });
+}
+
 /** An invite link is good for 72 hours (issue 27). */
 export const INVITE_TTL_MS = 72 * 3600_000;
 /** A session ends after 12 idle hours, or 7 days after sign-in, whichever is first. */
@@ -47,8 +55,32 @@ export const PASSWORD_MAX_LENGTH = 256;
  */
 export const PASSWORD_MIN_SCORE = 4;
 
-/** Failed sign-ins that are answered before the account or the address is throttled. */
+/**
+ * Sign-in attempts a minute, per account and per client address. Each attempt is taken before
+ * the password is verified (a success gives it back), so this many guesses at most are checked.
+ */
 export const SIGN_IN_FAILURES = { perAccountPerMinute: 5, perAddressPerMinute: 20 } as const;
+
+/** Attempts with invite links (reading one, choosing a password) a minute, per link and per client address. */
+export const INVITE_ATTEMPTS = { perInvitePerMinute: 10, perAddressPerMinute: 30 } as const;
+
+/**
+ * zxcvbn judges this many characters of a password (its first ones): the estimator's work grows
+ * steeply with length (its l33t and repeat matchers: 256 symbols took seconds), so a longer
+ * password is long enough when its first 64 characters are strong on their own.
+ */
+export const JUDGED_LENGTH = 64;
+/**
+ * The CPU time one judgement may take (the judge's thread's own, so a busy machine does not
+ * shorten it); past it the password is refused as too costly to judge.
+ */
+export const JUDGE_TIME_LIMIT_MS = 2000;
+/** However little CPU it got, a judgement not done after this long is refused too. */
+export const JUDGE_WAIT_LIMIT_MS = 30_000;
+/** How often the judge's CPU time is read while it judges (a usual judgement is done before the first look). */
+const JUDGE_POLL_MS = 50;
+/** The judge's thread, and the dictionaries it holds, end after this long without a password to judge. */
+export const JUDGE_IDLE_MS = 60_000;
 
 /** A random token for a link or a cookie (256 bits, base64url) and the digest that is stored. */
 export function newToken(): { token: string; digest: string } {
@@ -77,58 +109,184 @@ export async function verifyPassword(stored: string | null, password: string): P
   return stored !== null && ok;
 }
 
+/** What the judge's thread answers for one password: zxcvbn's score (0–4) and its advice. */
+export interface Verdict {
+  readonly score: number;
+  readonly advice: readonly string[];
+}
+
+/** The judgement the thread is on, and the timer that reads its CPU time. */
+interface Running {
+  readonly judgement: Judgement;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface Judgement {
+  readonly password: string;
+  readonly words: readonly string[];
+  readonly timeLimitMs: number;
+  resolve(verdict: Verdict | undefined): void;
+  reject(err: unknown): void;
+}
+
 /**
- * zxcvbn and its dictionaries, loaded when a password is first set: they add about 45 MiB to the
- * process (measured: RSS 42 → 74 MiB for the English dictionary alone), which every request
- * would otherwise carry for a step a portal user takes once (issue 25's RSS budget).
+ * The password judge: zxcvbn-ts in a worker_threads thread of its own, so that judging never
+ * holds the event loop (one judgement of a hostile 256-character password took seconds there,
+ * and every other request waited). The thread judges at the lowest CPU priority, so the thread
+ * answering requests comes first on a busy machine. One password at a time, in order; each may
+ * use at most its time limit of the thread's CPU time (read every 50 ms; so a starved judge is
+ * not cut short), and at most JUDGE_WAIT_LIMIT_MS of wall time, after which the thread is ended
+ * and the password gets no verdict (undefined). The thread and its dictionaries (about 45 MiB) are
+ * loaded when a password is first judged and dropped after JUDGE_IDLE_MS without one, so a
+ * process that is not onboarding anyone does not carry them (issue 25's RSS budget).
  */
-let zxcvbn: Promise<ZxcvbnFactory> | undefined;
-function loadZxcvbn(): Promise<ZxcvbnFactory> {
-  zxcvbn ??= Promise.all([
-    import("@zxcvbn-ts/core"),
-    import("@zxcvbn-ts/language-common"),
-    import("@zxcvbn-ts/language-en"),
-  ]).then(
-    ([{ ZxcvbnFactory }, common, en]) =>
-      new ZxcvbnFactory({
-        dictionary: { ...common.dictionary, ...en.dictionary },
-        graphs: common.adjacencyGraphs,
-        translations: en.translations,
-      }),
+const judge: {
+  thread: Worker | undefined;
+  ready: boolean;
+  queue: Judgement[];
+  running: Running | undefined;
+  idle: NodeJS.Timeout | undefined;
+} = { thread: undefined, ready: false, queue: [], running: undefined, idle: undefined };
+
+/** zxcvbn's verdict on `password` (with `words` as guessable), or undefined when it took longer than the limit. */
+export function judgePassword(
+  password: string,
+  words: readonly string[],
+  timeLimitMs = JUDGE_TIME_LIMIT_MS,
+): Promise<Verdict | undefined> {
+  return new Promise((resolve, reject) => {
+    judge.queue.push({ password, words, timeLimitMs, resolve, reject });
+    nextJudgement();
+  });
+}
+
+function nextJudgement(): void {
+  if (judge.running !== undefined || judge.queue.length === 0) return;
+  clearTimeout(judge.idle);
+  judge.thread ??= startJudge();
+  const thread = judge.thread;
+  if (!judge.ready) return; // its "ready" message comes back here
+  const judgement = judge.queue.shift() as Judgement;
+  const running: Running = { judgement, timer: undefined };
+  judge.running = running;
+  const since = performance.now();
+  const timeUp = () => {
+    endJudge(thread);
+    settleJudgement(undefined);
+  };
+  // The thread's CPU time so far first: the limit counts this judgement's own.
+  void thread.cpuUsage().then(
+    (base) => {
+      if (judge.running !== running) return;
+      thread.postMessage({ password: judgement.password, words: judgement.words });
+      running.timer = setInterval(() => {
+        void thread.cpuUsage().then(
+          (used) => {
+            if (judge.running !== running) return;
+            const spent = cpuMs(used) - cpuMs(base);
+            if (spent > judgement.timeLimitMs || performance.now() - since > JUDGE_WAIT_LIMIT_MS) timeUp();
+          },
+          () => undefined, // the thread is gone: its error or exit settles the judgement
+        );
+      }, JUDGE_POLL_MS);
+    },
+    () => {
+      if (judge.running === running) timeUp();
+    },
   );
-  return zxcvbn;
+}
+
+const cpuMs = (usage: { user: number; system: number }) => (usage.user + usage.system) / 1000;
+
+function settleJudgement(verdict: Verdict | undefined, err?: unknown): void {
+  const running = judge.running;
+  if (running === undefined) return;
+  clearInterval(running.timer);
+  judge.running = undefined;
+  if (err === undefined) running.judgement.resolve(verdict);
+  else running.judgement.reject(err);
+  if (judge.queue.length > 0) nextJudgement();
+  else judge.idle = setTimeout(() => endJudge(judge.thread), JUDGE_IDLE_MS).unref();
+}
+
+function startJudge(): Worker {
+  const thread = new Worker(new URL("./password-judge.worker.ts", import.meta.url));
+  thread.unref(); // never what keeps the process alive
+  judge.ready = false;
+  thread.on("message", (m: { ready: true } | Verdict) => {
+    if (thread !== judge.thread) return;
+    if ("ready" in m) {
+      judge.ready = true;
+      nextJudgement();
+    } else settleJudgement(m);
+  });
+  thread.on("error", (err) => {
+    if (thread !== judge.thread) return;
+    endJudge(thread);
+    // Nothing can judge these now: the next password starts a new thread.
+    settleJudgement(undefined, err);
+    for (const waiting of judge.queue.splice(0)) waiting.reject(err);
+  });
+  return thread;
+}
+
+function endJudge(thread: Worker | undefined): void {
+  if (thread === undefined) return;
+  if (judge.thread === thread) {
+    judge.thread = undefined;
+    judge.ready = false;
+  }
+  void thread.terminate();
+}
+
+/** Folds text for comparison: compatibility forms (full-width letters, ligatures) and case. */
+const fold = (text: string) => text.normalize("NFKC").toLowerCase();
+
+/**
+ * What a password must not contain, whatever the case: each of the person's email, name and
+ * provider name whole, and each of their parts of 4 or more letters or digits (the email's
+ * local part and domain labels, each name's words), so "QuokkaLogisticsDanaRuiz2026" is refused
+ * for Dana Ruiz of Quokka Logistics.
+ */
+export function personalParts(personal: readonly string[]): string[] {
+  const parts = personal.flatMap((p) => [fold(p), ...fold(p).split(/[^\p{L}\p{N}]+/u)]);
+  return [...new Set(parts.filter((w) => w.length >= 4))];
 }
 
 /**
  * Why the password is refused (a field error's code and message), or undefined when it is strong
- * enough: 12 to 256 characters, not containing the person's email, name or provider, and
- * zxcvbn's score 4 counting those as guessable words.
+ * enough: 12 to 256 characters, not containing the person's email, name or provider or a part of
+ * them (see personalParts), and zxcvbn's score 4 for its first JUDGED_LENGTH characters, counting
+ * those names as guessable words. A judgement that takes more than JUDGE_TIME_LIMIT_MS of CPU refuses.
  */
 export async function weakPassword(
   password: string,
   personal: readonly string[],
+  timeLimitMs = JUDGE_TIME_LIMIT_MS,
 ): Promise<{ code: "too_short" | "too_long" | "weak_password"; message: string } | undefined> {
-  const length = [...password].length;
-  if (length < PASSWORD_MIN_LENGTH)
+  const characters = [...password];
+  if (characters.length < PASSWORD_MIN_LENGTH)
     return { code: "too_short", message: `password must be at least ${PASSWORD_MIN_LENGTH} characters` };
-  if (length > PASSWORD_MAX_LENGTH)
+  if (characters.length > PASSWORD_MAX_LENGTH)
     return { code: "too_long", message: `password must be at most ${PASSWORD_MAX_LENGTH} characters` };
-  const lower = password.toLowerCase();
-  if (personal.some((p) => p.length >= 4 && lower.includes(p.toLowerCase()))) {
+  const folded = fold(password);
+  if (personalParts(personal).some((part) => folded.includes(part))) {
     return {
       code: "weak_password",
       message: "password must not contain your email address, your name or your provider's name",
     };
   }
-  const words = personal.flatMap((p) => p.toLowerCase().split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 3);
-  const result = (await loadZxcvbn()).check(password, words);
-  if (result.score >= PASSWORD_MIN_SCORE) return undefined;
-  const advice = [result.feedback.warning, ...result.feedback.suggestions]
-    .filter((t): t is string => Boolean(t))
-    .map((t) => t.replace(/\.$/, ""))
-    .join("; ");
+  const words = personal.flatMap((p) => fold(p).split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 3);
+  const verdict = await judgePassword(characters.slice(0, JUDGED_LENGTH).join(""), words, timeLimitMs);
+  const hint = "a phrase of four or more unrelated words works well";
+  if (verdict === undefined) {
+    const message = `password could not be judged in time (long runs of symbols, digits or repeats are slow to judge); ${hint}`;
+    return { code: "weak_password", message };
+  }
+  if (verdict.score >= PASSWORD_MIN_SCORE) return undefined;
+  const advice = verdict.advice.map((t) => t.replace(/\.$/, "")).join("; ");
   return {
     code: "weak_password",
-    message: `password is too easy to guess${advice ? ` (${advice})` : ""}; a phrase of four or more unrelated words works well`,
+    message: `password is too easy to guess${advice ? ` (${advice})` : ""}; ${hint}`,
   };
 }

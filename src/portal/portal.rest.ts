@@ -95,7 +95,7 @@ export function portalRoutes(
   router.post(
     `${P}invite/`,
     operation("inspectPortalInvite", async (req, res) => {
-      const i = await users.inspectInvite(req.body);
+      const i = await users.inspectInvite(req.body, options.clientAddress(req));
       res.json({
         email: i.email,
         name: i.name,
@@ -108,7 +108,7 @@ export function portalRoutes(
   router.post(
     `${P}invite/accept/`,
     operation("acceptPortalInvite", async (req, res) => {
-      res.json(portalUserJson(await users.acceptInvite(req.body)));
+      res.json(portalUserJson(await users.acceptInvite(req.body, options.clientAddress(req))));
     }),
   );
 

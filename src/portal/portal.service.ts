@@ -4,7 +4,6 @@
  * simply not found (404, the same answer as an id that does not exist). Each operation is the
  * existing service's, called with that provider; changes are audited as `portal:<email>`.
  */
-import { DomainError } from "../errors.ts";
 import type { EventListQuery, EventService } from "../events/event.service.ts";
 import type { IntakeService } from "../intake/intake.service.ts";
 import type { LeadListQuery, LeadService } from "../leads/lead.service.ts";
@@ -15,7 +14,7 @@ import { SANDBOX_VALUES } from "../sandbox/sandbox.ts";
 import type { StatsQuery, StatsService } from "../stats/stats.service.ts";
 import type { WebhookService } from "../webhooks/webhook.service.ts";
 import type { PortalUserService } from "./portal-user.service.ts";
-import type { PortalPrincipal } from "./portal-user.ts";
+import { type PortalPrincipal, secondFactorFirst } from "./portal-user.ts";
 
 export interface PortalServiceDeps {
   readonly users: PortalUserService;
@@ -39,13 +38,13 @@ const ownerOf = (p: PortalPrincipal, livemode: boolean | undefined): LeadOwner =
   livemode: livemode ?? true,
 });
 
-/** While PORTAL_REQUIRE_2FA waits for this user's second factor, only enrolment and sign-out answer. */
+/**
+ * While PORTAL_REQUIRE_2FA waits for this user's second factor, only enrolment and sign-out
+ * answer. The REST gate refuses such a user on every other path first (edge/surfaces.ts); this
+ * holds the rule for every other caller of these use cases too.
+ */
 function open(p: PortalPrincipal): PortalPrincipal {
-  if (p.mustEnrolSecondFactor) {
-    throw new DomainError("permission_denied", "set up a second factor (TOTP) first: this portal requires one", {
-      code: "second_factor_required",
-    });
-  }
+  if (p.mustEnrolSecondFactor) throw secondFactorFirst();
   return p;
 }
 

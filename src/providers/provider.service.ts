@@ -42,6 +42,11 @@ export interface ProviderServiceDeps {
   readonly webhookPorts?: readonly number[];
   /** Called after a provider's keys or limits change, so caches can drop what they hold. */
   readonly onProviderChanged?: (providerId: number) => void;
+  /**
+   * Called in the transaction of an update that sets is_active to false, with the administrator:
+   * ends what the provider's people have open (their portal sessions), audited with the change.
+   */
+  readonly onDeactivating?: (trx: Kysely<Database>, actor: string, providerId: number) => Promise<unknown>;
   /** BUSINESS_TIMEZONE: where the list's "this week" starts (Monday 00:00). */
   readonly businessTimezone?: string;
 }
@@ -245,6 +250,7 @@ export function createProviderService(deps: ProviderServiceDeps) {
         );
         await audit(trx, actor, "provider.updated", id, { fields: Object.keys(changes), changes: diff });
         if (typeof changes.webhookUrl === "string") await webhookUrlSet(trx, actor, id);
+        if (changes.isActive === false) await deps.onDeactivating?.(trx, actor, id);
         return repo.findProvider(trx, id);
       });
       changed(id);

@@ -80,9 +80,11 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
       } catch (err) {
         const guessed = presented && err instanceof DomainError && err.kind === "unauthenticated";
         if (!guessed) throw err;
-        const key = clientIp ?? "unknown";
-        const wait = await limiter.failureBlock(key, options.authFailuresPerMinute);
-        if (wait > 0) {
+        // Counted after the failure (a valid credential is never refused), in one atomic take: of
+        // any number of simultaneous failures from the address, only the limit are answered 401.
+        const taken = await limiter.takeAttempt([{ key: clientIp ?? "unknown", limit: options.authFailuresPerMinute }]);
+        if (!taken.admitted) {
+          const wait = taken.retryAfterSeconds;
           options.onRejected?.("auth_failures");
           throw new DomainError(
             "rate_limited",
@@ -94,7 +96,6 @@ export function createAdmission(limiter: RateLimiter, options: AdmissionOptions)
             },
           );
         }
-        await limiter.recordFailure(key);
         throw err;
       }
     },

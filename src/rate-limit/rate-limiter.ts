@@ -13,6 +13,11 @@
  * - Redis (REDIS_URL, shared by every instance and worker): one Lua script per admission that
  *   checks and takes both windows atomically, one round trip.
  *
+ * Attempts (failed authentications per address, portal sign-ins per account and address, invite
+ * attempts) are per-minute counters taken the same way: checked and taken in one step, all of a
+ * request's counters or none, so simultaneous attempts cannot all pass a check made before any
+ * of them was counted.
+ *
  * If Redis cannot answer, requests are admitted (fail open: a lost lead costs more than a missed
  * limit); the condition is logged once a minute, counted, and shown by /readyz.
  */
@@ -57,6 +62,17 @@ export interface RateLimiterOptions {
 
 export type RateLimiter = Awaited<ReturnType<typeof createRateLimiter>>;
 
+/** A per-minute attempt counter (failed authentications, sign-ins, invite attempts) and its limit. */
+export interface AttemptCounter {
+  readonly key: string;
+  readonly limit: number;
+}
+
+/** An attempt taken (which a success may give back), or refused with the counter at its limit. */
+export type Attempt =
+  | { readonly admitted: true; giveBack(): Promise<void> }
+  | { readonly admitted: false; readonly key: string; readonly retryAfterSeconds: number };
+
 /** Atomically: both windows' counts after taking one from each, or refused and nothing taken. */
 const ADMIT_SCRIPT = `
 local minute = redis.call('INCR', KEYS[1])
@@ -70,11 +86,25 @@ if minute > tonumber(ARGV[1]) or day > tonumber(ARGV[2]) then
 end
 return {minute, day, 1}`;
 
-/** Adds one to a counter (failed authentications), setting its expiry when it is new. */
-const INCREMENT_SCRIPT = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n`;
+/**
+ * Atomically: one from each counter (KEYS) when every one is under its limit (ARGV[i]), else
+ * nothing, and the 1-based index of the first counter at its limit; ARGV[#KEYS + 1] is the expiry.
+ */
+const TAKE_SCRIPT = `
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i]) then return i end
+end
+for i, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[#KEYS + 1]) end
+end
+return 0`;
+
+/** Gives one back to each counter (KEYS) that still holds one. */
+const GIVE_BACK_SCRIPT = `
+for _, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
+end
+return 0`;
 
 interface AdmitCounts {
   readonly minute: number;
@@ -85,7 +115,10 @@ interface AdmitCounts {
 /** Where the counters live. Memory answers synchronously; Redis with a promise. */
 interface CounterStore {
   admit(key: string, t: number, limits: Limits): AdmitCounts | Promise<AdmitCounts>;
-  increment(id: string, t: number): unknown;
+  /** Takes one from each of the minute counters `ids` (all or none): 0, or the 1-based index of the one at its limit. */
+  take(ids: readonly string[], limits: readonly number[], t: number): number | Promise<number>;
+  /** Gives one back to each of the minute counters `ids` of the minute of `t`. */
+  giveBack(ids: readonly string[], t: number): unknown;
   read(window: WindowName, id: string, t: number): number | Promise<number>;
 }
 
@@ -125,23 +158,37 @@ function memoryStore(): CounterStore {
       set("day", key, di, day);
       return { minute, day, admitted: true };
     },
-    increment(id, t) {
+    take(ids, limits, t) {
       const i = indexOf("minute", t);
-      set("minute", id, i, count("minute", id, i) + 1);
+      // Checked and taken with nothing in between: no other request runs until this returns.
+      const full = ids.findIndex((id, k) => count("minute", id, i) >= (limits[k] ?? 0));
+      if (full >= 0) return full + 1;
+      for (const id of ids) set("minute", id, i, count("minute", id, i) + 1);
+      return 0;
+    },
+    giveBack(ids, t) {
+      const i = indexOf("minute", t);
+      for (const id of ids) {
+        const n = count("minute", id, i);
+        if (n > 0) set("minute", id, i, n - 1);
+      }
     },
     read: (window, id, t) => count(window, id, indexOf(window, t)),
   };
 }
 
-/** The two scripts as ioredis commands: sent by SHA (EVALSHA), the text only when Redis lacks it. */
+/** The scripts as ioredis commands: sent by SHA (EVALSHA), the text only when Redis lacks it. */
 interface ScriptedRedis {
   lpAdmit(...args: (string | number)[]): Promise<[number, number, number]>;
-  lpIncrement(...args: (string | number)[]): Promise<number>;
+  lpTake(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+  lpGiveBack(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
 }
 
 function redisStore(client: Redis, namespace: string, timeoutMs: number): CounterStore {
   client.defineCommand("lpAdmit", { numberOfKeys: 2, lua: ADMIT_SCRIPT });
-  client.defineCommand("lpIncrement", { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+  // The number of keys is the call's first argument: one script takes any number of counters.
+  client.defineCommand("lpTake", { lua: TAKE_SCRIPT });
+  client.defineCommand("lpGiveBack", { lua: GIVE_BACK_SCRIPT });
   const redis = client as Redis & ScriptedRedis;
   const name = (window: WindowName, id: string, t: number) => `${namespace}:rate:${window}:${id}:${indexOf(window, t)}`;
   // Kept a little longer than the window, so a clock a little behind still finds its counter.
@@ -169,7 +216,9 @@ function redisStore(client: Redis, namespace: string, timeoutMs: number): Counte
       );
       return { minute, day, admitted: admitted === 1 };
     },
-    increment: (id, t) => timed(redis.lpIncrement(name("minute", id, t), ttl("minute"))),
+    take: (ids, limits, t) =>
+      timed(redis.lpTake(ids.length, ...ids.map((id) => name("minute", id, t)), ...limits, ttl("minute"))),
+    giveBack: (ids, t) => timed(redis.lpGiveBack(ids.length, ...ids.map((id) => name("minute", id, t)))),
     read: async (window, id, t) => Number((await timed(redis.get(name(window, id, t)))) ?? 0),
   };
 }
@@ -277,27 +326,45 @@ export async function createRateLimiter(options: RateLimiterOptions) {
       };
     },
 
-    /** Counts one failed authentication from `key` (a client address) in the minute window. */
-    async recordFailure(key: string): Promise<void> {
-      if (!healthy()) return;
-      try {
-        await store.increment(`fail:${key}`, now().getTime());
-      } catch (err) {
-        failOpen(err);
-      }
-    },
-
-    /** Seconds to wait when `key` has used up `limit` failures this minute, else 0. */
-    async failureBlock(key: string, limit: number): Promise<number> {
-      if (!healthy()) return 0;
+    /**
+     * Takes one attempt from each counter's current minute, all or none in one atomic step (in
+     * process, or one Redis script), or refuses without taking anything when any counter has
+     * reached its limit: so of any number of simultaneous attempts, at most the limit are
+     * admitted, on one instance or many. Taken before the work it guards (a password check),
+     * never read first and counted after. An admitted attempt may be given back (a success).
+     */
+    async takeAttempt(counters: readonly AttemptCounter[]): Promise<Attempt> {
       const t = now().getTime();
+      const ids = counters.map((c) => `fail:${c.key}`);
+      const admitted: Attempt = {
+        admitted: true,
+        giveBack: async () => {
+          if (!healthy()) return;
+          try {
+            await store.giveBack(ids, t);
+          } catch (err) {
+            failOpen(err);
+          }
+        },
+      };
+      if (!healthy()) {
+        failOpen(new Error(`redis is ${redis?.status}`));
+        return admitted;
+      }
+      let full: number;
       try {
-        const count = await store.read("minute", `fail:${key}`, t);
-        return count >= limit ? secondsLeft("minute", t) : 0;
+        full = await store.take(
+          ids,
+          counters.map((c) => c.limit),
+          t,
+        );
       } catch (err) {
         failOpen(err);
-        return 0;
+        return admitted;
       }
+      failingSince = undefined;
+      if (full === 0) return admitted;
+      return { admitted: false, key: counters[full - 1]?.key ?? "", retryAfterSeconds: secondsLeft("minute", t) };
     },
 
     /** For /readyz and metrics. */

@@ -9,7 +9,7 @@ import type { ClientAddress } from "../edge/client-address.ts";
 import { portalSessionToken } from "../edge/portal-cookie.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { noteCaller } from "../edge/request-note.ts";
-import { type Gate, hasOwnLimit, isOpenPath, SURFACES, type Surface } from "../edge/surfaces.ts";
+import { type Gate, hasOwnLimit, isOpenPath, refuseUnenrolled, SURFACES, type Surface } from "../edge/surfaces.ts";
 import { DomainError, type FieldViolation } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Readiness } from "../readiness.ts";
@@ -80,6 +80,7 @@ function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress, pub
     const caller = await gate.authenticate(surface, req.get("authorization"), clientAddress(req), session);
     res.locals.caller = caller;
     noteCaller(req, caller);
+    refuseUnenrolled(surface, caller, req.path);
     const quota = await gate.limit(surface, caller, hasOwnLimit(surface, { restPath: req.path }));
     if (quota) for (const [k, v] of Object.entries(rateLimitHeaders(quota))) res.setHeader(k, v);
     next();

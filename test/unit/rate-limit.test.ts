@@ -107,16 +107,64 @@ describe.each(STORES)("the rate limiter (%s)", (store) => {
     expect((await admit(`y-${t}`, 1, 10)).admitted).toBe(true);
   });
 
-  it("counts failed authentications per key and blocks at the limit until the minute ends", async () => {
+  const take = (...counters: { key: string; limit: number }[]) => limiter.takeAttempt(counters);
+
+  it("takes attempts per key up to the limit, then refuses without taking, until the minute ends", async () => {
     t = START + 30_000;
-    const ip = `203.0.113.${Math.floor(Math.random() * 200)}`;
-    expect(await limiter.failureBlock(ip, 2)).toBe(0);
-    await limiter.recordFailure(ip);
-    expect(await limiter.failureBlock(ip, 2)).toBe(0);
-    await limiter.recordFailure(ip);
-    expect(await limiter.failureBlock(ip, 2)).toBe(20);
+    const ip = `203.0.113.${randomBytes(2).toString("hex")}`;
+    expect((await take({ key: ip, limit: 2 })).admitted).toBe(true);
+    expect((await take({ key: ip, limit: 2 })).admitted).toBe(true);
+    expect(await take({ key: ip, limit: 2 })).toEqual({ admitted: false, key: ip, retryAfterSeconds: 20 });
+    expect(await take({ key: ip, limit: 2 })).toEqual({ admitted: false, key: ip, retryAfterSeconds: 20 });
+    // The refusals took nothing: a limit of 3 admits exactly one more.
+    expect((await take({ key: ip, limit: 3 })).admitted).toBe(true);
+    expect((await take({ key: ip, limit: 3 })).admitted).toBe(false);
+    t = START + 50_000; // the next minute
+    expect((await take({ key: ip, limit: 2 })).admitted).toBe(true);
+  });
+
+  it("takes all of a request's counters or none, and names the one at its limit", async () => {
+    t = START;
+    const [a, b] = [`a-${randomBytes(3).toString("hex")}`, `b-${randomBytes(3).toString("hex")}`];
+    expect((await take({ key: a, limit: 1 }, { key: b, limit: 5 })).admitted).toBe(true);
+    expect(await take({ key: a, limit: 1 }, { key: b, limit: 5 })).toMatchObject({ admitted: false, key: a });
+    expect(await take({ key: b, limit: 5 }, { key: a, limit: 1 })).toMatchObject({ admitted: false, key: a });
+    // b was taken once only: three more fit under 4.
+    for (let i = 0; i < 3; i++) expect((await take({ key: b, limit: 4 })).admitted).toBe(true);
+    expect(await take({ key: b, limit: 4 })).toMatchObject({ admitted: false, key: b });
+    expect((await take({ key: `${a}-other`, limit: 1 })).admitted).toBe(true);
+  });
+
+  it("admits exactly the limit of 50 simultaneous attempts", async () => {
+    t = START;
+    const key = `burst-${randomBytes(3).toString("hex")}`;
+    const all = await Promise.all(
+      Array.from({ length: 50 }, () => take({ key, limit: 5 }, { key: `${key}-ip`, limit: 7 })),
+    );
+    expect(all.filter((a) => a.admitted)).toHaveLength(5);
+  });
+
+  it("gives an attempt back once, never below zero, and only to its own minute", async () => {
+    t = START;
+    const key = `back-${randomBytes(3).toString("hex")}`;
+    const first = await take({ key, limit: 1 });
+    expect(await take({ key, limit: 1 })).toMatchObject({ admitted: false });
+    if (!first.admitted) throw new Error("not admitted");
+    await first.giveBack();
+    const second = await take({ key, limit: 1 });
+    expect(second.admitted).toBe(true);
+    if (!second.admitted) throw new Error("not admitted");
+    await second.giveBack();
+    await second.giveBack(); // nothing left to give back: the count stays at zero
+    expect((await take({ key, limit: 1 })).admitted).toBe(true);
+    expect((await take({ key, limit: 1 })).admitted).toBe(false);
+    // Given back after its minute ended, an attempt leaves the new minute's count alone.
+    const late = `late-${randomBytes(3).toString("hex")}`;
+    const old = await take({ key: late, limit: 1 });
     t = START + 50_000;
-    expect(await limiter.failureBlock(ip, 2)).toBe(0);
+    expect((await take({ key: late, limit: 1 })).admitted).toBe(true);
+    if (old.admitted) await old.giveBack();
+    expect((await take({ key: late, limit: 1 })).admitted).toBe(false);
   });
 
   it("reports its store and health", () => {
@@ -140,7 +188,7 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter's Redis counters", () =>
     try {
       const key = `ttl-${randomBytes(3).toString("hex")}`;
       await limiter.admit(key, { perMinute: 5, perDay: 5 });
-      await limiter.recordFailure(key);
+      await limiter.takeAttempt([{ key, limit: 5 }]);
       const minuteIndex = Math.floor(START / 60_000);
       const dayIndex = Math.floor(START / 86_400_000);
       const names = (await redis.keys(`${namespace}:*`)).map((k) => k.slice(namespace.length + 1)).sort();
@@ -236,7 +284,7 @@ describe("admission rules", () => {
     expect(await admission.guardAuth("192.0.2.1", true, () => Promise.reject(boom)).catch((e: unknown) => e)).toBe(
       boom,
     );
-    expect(await limiter.failureBlock("192.0.2.1", 1)).toBe(0);
+    expect((await limiter.takeAttempt([{ key: "192.0.2.1", limit: 1 }])).admitted).toBe(true);
     // Without an address, failures are counted under one shared key.
     await rejected(() => admission.guardAuth(undefined, true, bad));
     await rejected(() => admission.guardAuth(undefined, true, bad));
@@ -281,13 +329,15 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis goes away", (
       expect(JSON.parse(warned[0] as string).err).toMatch(/^redis is |Connection is closed|Stream isn't writeable/);
       expect(limiter.status()).toMatchObject({ store: "redis", ok: false });
       const counted = opens;
-      expect(await limiter.failureBlock("ip", 1)).toBe(0);
-      expect(opens).toBe(counted); // a store that is down is not asked
       expect((await limiter.usage("k")).minute.used).toBeUndefined();
-      // Failures are not counted while the store is down, and counting them is no fail-open.
-      const before = opens;
-      await limiter.recordFailure("ip");
-      expect(opens).toBe(before);
+      expect(opens).toBe(counted); // a store that is down is not asked
+      // Attempts are admitted while the store is down (each a fail-open), and none is refused.
+      for (let i = 0; i < 3; i++) {
+        const attempt = await limiter.takeAttempt([{ key: "ip", limit: 1 }]);
+        expect(attempt.admitted).toBe(true);
+        if (attempt.admitted) await attempt.giveBack(); // not sent to a store that is down
+      }
+      expect(opens).toBe(counted + 3);
     } finally {
       await limiter.close();
     }
@@ -316,9 +366,10 @@ describe.runIf(process.env.REDIS_URL)("the rate limiter when Redis hangs", () =>
       expect(Date.now() - started).toBeLessThan(1000);
       expect(opens).toBe(1);
       expect(limiter.status()).toEqual({ store: "redis", ok: false, detail: "rate limiter store timed out" });
-      expect(await limiter.failureBlock("ip", 1)).toBe(0);
+      const attempt = await limiter.takeAttempt([{ key: "ip", limit: 1 }]);
+      expect(attempt.admitted).toBe(true);
       expect(opens).toBe(2);
-      await limiter.recordFailure("ip");
+      if (attempt.admitted) await attempt.giveBack();
       expect(opens).toBe(3);
     } finally {
       await limiter.close();

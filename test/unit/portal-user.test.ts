@@ -1,0 +1,212 @@
+/**
+ * The portal's own rules on their own (src/portal/portal-user.ts): tokens and their digests,
+ * Argon2id passwords, what a password must not contain, and the password judge (zxcvbn-ts in a
+ * worker thread, its first 64 characters, its time limit). `make mutation` runs it.
+ */
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { DomainError } from "../../src/errors.ts";
+import {
+  hashPassword,
+  INVITE_ATTEMPTS,
+  INVITE_TTL_MS,
+  JUDGE_IDLE_MS,
+  JUDGE_TIME_LIMIT_MS,
+  JUDGE_WAIT_LIMIT_MS,
+  JUDGED_LENGTH,
+  judgePassword,
+  newToken,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MIN_SCORE,
+  personalParts,
+  SESSION_ABSOLUTE_MS,
+  SESSION_IDLE_MS,
+  SESSION_TOUCH_MS,
+  SIGN_IN_FAILURES,
+  secondFactorFirst,
+  tokenDigest,
+  verifyPassword,
+  weakPassword,
+} from "../../src/portal/portal-user.ts";
+
+const STRONG = "violet tundra harbor 87 quay";
+const PERSON = ["dana.ruiz@quokka-logistics.example", "Dana Ruiz", "Quokka Logistics"];
+const NAMED = "password must not contain your email address, your name or your provider's name";
+const HINT = "a phrase of four or more unrelated words works well";
+
+describe("the portal's numbers", () => {
+  it("are the ones the README promises", () => {
+    expect(INVITE_TTL_MS).toBe(72 * 3600_000);
+    expect(SESSION_IDLE_MS).toBe(12 * 3600_000);
+    expect(SESSION_ABSOLUTE_MS).toBe(7 * 24 * 3600_000);
+    expect(SESSION_TOUCH_MS).toBe(60_000);
+    expect([PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_SCORE]).toEqual([12, 256, 4]);
+    expect(SIGN_IN_FAILURES).toEqual({ perAccountPerMinute: 5, perAddressPerMinute: 20 });
+    expect(INVITE_ATTEMPTS).toEqual({ perInvitePerMinute: 10, perAddressPerMinute: 30 });
+    expect([JUDGED_LENGTH, JUDGE_TIME_LIMIT_MS, JUDGE_WAIT_LIMIT_MS, JUDGE_IDLE_MS]).toEqual([
+      64, 2000, 30_000, 60_000,
+    ]);
+  });
+});
+
+describe("tokens", () => {
+  it("are 256 random bits in base64url, stored as their SHA-256 digest", () => {
+    const { token, digest } = newToken();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(digest).toBe(createHash("sha256").update(token, "utf8").digest("hex"));
+    expect(tokenDigest(token)).toBe(digest);
+    expect(tokenDigest("é")).toBe(createHash("sha256").update("é", "utf8").digest("hex"));
+    expect(new Set(Array.from({ length: 20 }, () => newToken().token)).size).toBe(20);
+  });
+});
+
+describe("passwords", () => {
+  it("are stored as Argon2id (19 MiB, 2 passes, 1 lane) and verified against the hash", async () => {
+    const stored = await hashPassword(STRONG);
+    expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(await hashPassword(STRONG)).not.toBe(stored); // a fresh salt each time
+    expect(await verifyPassword(stored, STRONG)).toBe(true);
+    expect(await verifyPassword(stored, `${STRONG}!`)).toBe(false);
+    // No stored hash (an unknown email, an invited user): refused, after the same work.
+    expect(await verifyPassword(null, STRONG)).toBe(false);
+    expect(await verifyPassword(null, "")).toBe(false);
+    // A malformed stored value is a refusal, not an error.
+    expect(await verifyPassword("not a hash", STRONG)).toBe(false);
+  });
+
+  it("refuses a second factor's absence with its own code while the portal requires one", () => {
+    const err = secondFactorFirst();
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({
+      kind: "permission_denied",
+      code: "second_factor_required",
+      message: "set up a second factor (TOTP) first: this portal requires one",
+    });
+  });
+});
+
+describe("what a password must not contain", { timeout: 120_000 }, () => {
+  it("is each name and the email whole and in parts of 4 or more letters or digits, folded", () => {
+    expect(personalParts(PERSON)).toEqual([
+      "dana.ruiz@quokka-logistics.example",
+      "dana",
+      "ruiz",
+      "quokka",
+      "logistics",
+      "example",
+      "dana ruiz",
+      "quokka logistics",
+    ]);
+    // Short parts are left to the estimator; full-width letters fold to plain ones; duplicates go.
+    expect(personalParts(["Al Lee", "ＡＣＭＥ Co", "bo@ab.io", "Ann-Mari 2026"])).toEqual([
+      "al lee",
+      "ａｃｍｅ co".normalize("NFKC"),
+      "acme",
+      "bo@ab.io",
+      "ann-mari 2026",
+      "mari",
+      "2026",
+    ]);
+    expect(personalParts([])).toEqual([]);
+  });
+
+  it("refuses the provider's name, the person's names and email parts with a year, whatever the case", async () => {
+    for (const password of [
+      "QuokkaLogisticsDanaRuiz2026",
+      "quokkalogisticsdanaruiz1987",
+      "DANA-RUIZ-QUOKKA-LOGISTICS-2026",
+      "correct horse battery ruiz",
+      "ｑｕｏｋｋａ staple battery lantern",
+      "my dana.ruiz@quokka-logistics.example",
+      "example violet tundra harbor",
+    ]) {
+      expect(await weakPassword(password, PERSON), password).toEqual({ code: "weak_password", message: NAMED });
+    }
+    // A part of 3 characters is no reason on its own.
+    expect(await weakPassword(`lee ${STRONG}`, ["al@ab.io", "Al Lee", "Xy Co"])).toBeUndefined();
+  });
+});
+
+describe("the length of a password", { timeout: 120_000 }, () => {
+  it("is 12 to 256 characters, counted as characters (not UTF-16 units)", async () => {
+    expect(await weakPassword("short phrase", [])).not.toMatchObject({ code: "too_short" });
+    expect(await weakPassword("short phras", [])).toEqual({
+      code: "too_short",
+      message: "password must be at least 12 characters",
+    });
+    expect(await weakPassword("𝒜".repeat(11), [])).toMatchObject({ code: "too_short" });
+    expect(await weakPassword("𝒜".repeat(12), [])).not.toMatchObject({ code: "too_short" });
+    expect(await weakPassword(`${STRONG} ${"z".repeat(PASSWORD_MAX_LENGTH - STRONG.length - 1)}`, [])).toBeUndefined();
+    expect(await weakPassword(`${STRONG} ${"z".repeat(PASSWORD_MAX_LENGTH - STRONG.length)}`, [])).toEqual({
+      code: "too_long",
+      message: "password must be at most 256 characters",
+    });
+    expect(await weakPassword("𝒜".repeat(257), [])).toMatchObject({ code: "too_long" });
+  });
+});
+
+// The judge's thread loads its dictionaries at the lowest CPU priority: on a busy machine (a
+// mutation run) that takes tens of seconds each time a test makes it start afresh.
+describe("the password judge", { timeout: 120_000 }, () => {
+  it("passes a phrase of unrelated words and refuses a guessable one with the estimator's advice", async () => {
+    expect(await weakPassword(STRONG, PERSON)).toBeUndefined();
+    expect(await weakPassword("Summer2026!!!!", PERSON)).toEqual({
+      code: "weak_password",
+      message: `password is too easy to guess; ${HINT}`,
+    });
+    expect(await weakPassword("password1234", PERSON)).toEqual({
+      code: "weak_password",
+      message: `password is too easy to guess (This is similar to a commonly used password; Add more words that are less common); ${HINT}`,
+    });
+  });
+
+  it("counts the person's words of 3 or more characters as guessable", async () => {
+    // Short name parts are not refused outright (see above), but the estimator knows them.
+    const phrase = "zorquiflayol";
+    expect((await judgePassword(phrase, []))?.score).toBe(4);
+    expect((await judgePassword(phrase, ["zor", "qui", "fla", "yol"]))?.score).toBe(3);
+    expect(await weakPassword(phrase, ["x@ab.io", "Zor Qui", "Fla Yol"])).toEqual({
+      code: "weak_password",
+      message: `password is too easy to guess; ${HINT}`,
+    });
+    expect(await weakPassword(phrase, ["x@ab.io", "Ann Bo", "Cy Co"])).toBeUndefined();
+    expect(await weakPassword(phrase, ["x@ab.io", "Zo Qu", "Fl Yo"])).toBeUndefined();
+  });
+
+  it("judges the first 64 characters only: a strong start carries the rest, a weak start is refused", async () => {
+    expect(await weakPassword(`${STRONG}${"a".repeat(200)}`, [])).toBeUndefined();
+    expect(await weakPassword(`${"a".repeat(JUDGED_LENGTH)}${STRONG}`, [])).toMatchObject({ code: "weak_password" });
+    expect(await weakPassword(`${"a".repeat(JUDGED_LENGTH - STRONG.length)}${STRONG}`, [])).toBeUndefined();
+    // 64 characters, not 64 UTF-16 units: an astral start is cut after its 64th character.
+    expect(await weakPassword(`${"𝒜".repeat(JUDGED_LENGTH)}${STRONG}`, [])).toMatchObject({ code: "weak_password" });
+  });
+
+  it("answers in order, several at once", async () => {
+    const verdicts = await Promise.all(
+      [STRONG, "password1234", STRONG, "qwertyuiop12"].map((p) => judgePassword(p, [])),
+    );
+    expect(verdicts.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual([true, false, true, false]);
+    expect(verdicts[1]?.advice).toEqual([
+      "This is similar to a commonly used password.",
+      "Add more words that are less common.",
+    ]);
+  });
+
+  it("gives no verdict past its time limit, refuses the password, and judges the next one afresh", async () => {
+    const slow = Array.from({ length: 64 }, (_, i) => String.fromCharCode(33 + (i % 90))).join("");
+    expect(await weakPassword(slow, [], 1)).toEqual({
+      code: "weak_password",
+      message: `password could not be judged in time (long runs of symbols, digits or repeats are slow to judge); ${HINT}`,
+    });
+    // Two waiting behind one that runs out of time are still judged, by a new thread.
+    const [late, next, after] = await Promise.all([
+      judgePassword(slow, [], 1),
+      judgePassword(STRONG, []),
+      judgePassword("password1234", []),
+    ]);
+    expect(late).toBeUndefined();
+    expect(next?.score).toBe(4);
+    expect(after?.score).toBeLessThan(4);
+  });
+});
