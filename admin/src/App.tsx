@@ -5,18 +5,18 @@ import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import StorefrontIcon from "@mui/icons-material/Storefront";
 import { Admin, CustomRoutes, Resource } from "react-admin";
 import { BrowserRouter, Route } from "react-router-dom";
+import { i18nProvider } from "../../ui/src/i18n.ts";
+import { theme } from "../../ui/src/theme.ts";
 import { AuditList } from "./audit.tsx";
 import { authProvider, FORBIDDEN_PATH } from "./authProvider.ts";
 import { Dashboard } from "./dashboard.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { ForbiddenPage } from "./ForbiddenPage.tsx";
-import { i18nProvider } from "./i18n.ts";
 import { Layout } from "./Layout.tsx";
 import { LoginPage } from "./LoginPage.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
 import { ProviderCreate, ProviderEdit, ProviderList, ProviderShow } from "./providers.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
-import { theme } from "./theme.ts";
 
 export function App() {
   return (

@@ -13,7 +13,9 @@ import {
   TextInput,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { CursorPagination, ListActions, label, shown, span } from "./common.tsx";
+import { CursorPagination } from "../../ui/src/components/CursorPagination.tsx";
+import { label, shown, span } from "../../ui/src/format.ts";
+import { ListActions } from "./listActions.tsx";
 
 const filters = [
   <ReferenceInput key="provider_id" source="provider_id" reference="providers" alwaysOn>

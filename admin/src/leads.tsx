@@ -28,18 +28,13 @@ import {
 } from "react-admin";
 import { Link } from "react-router-dom";
 import { LeadState } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { CursorPagination } from "../../ui/src/components/CursorPagination.tsx";
+import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { money, when } from "../../ui/src/format.ts";
 import { workflow } from "./api.ts";
-import {
-  ConfirmDialog,
-  CursorPagination,
-  ListActions,
-  money,
-  Scrolls,
-  StateChip,
-  TestBanner,
-  TestChip,
-  when,
-} from "./common.tsx";
+import { ListActions } from "./listActions.tsx";
 
 const STATES = [
   { id: "LEAD", name: "LEAD" },

@@ -2,7 +2,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { adoptTokenFromFragment } from "./session.ts";
-import "./styles.css";
+import "../../ui/src/styles.css";
 
 // A token handed over in the URL fragment is kept in this tab and removed from the address bar first.
 adoptTokenFromFragment();

@@ -18,8 +18,10 @@ import {
 } from "@mui/material";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { useNotify, useRecordContext } from "react-admin";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { when } from "../../ui/src/format.ts";
 import { api, data, type Schemas } from "./api.ts";
-import { ConfirmDialog, Scrolls, when } from "./common.tsx";
 import { Panel } from "./providerPanels.tsx";
 
 type User = Schemas["PortalUser"];

@@ -25,8 +25,11 @@ import {
 import { type ReactNode, useCallback, useEffect, useState } from "react";
 import { useNotify, useRecordContext, useRefresh, useUpdate } from "react-admin";
 import { Link } from "react-router-dom";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { TestChip } from "../../ui/src/components/chips.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { num, relative, span, when } from "../../ui/src/format.ts";
 import { api, data, type Schemas } from "./api.ts";
-import { ConfirmDialog, num, relative, Scrolls, span, TestChip, when } from "./common.tsx";
 
 /** A length of time typed in minutes, hours or days, as seconds; the unit a person thinks in. */
 const UNITS = [

@@ -33,8 +33,9 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { ListActions, num, relative } from "./common.tsx";
+import { num, relative } from "../../ui/src/format.ts";
 import { IntakePanel } from "./intakePanel.tsx";
+import { ListActions } from "./listActions.tsx";
 import { PortalUsersPanel } from "./portalUsers.tsx";
 import { DeactivateButton, KeyPanel, UsagePanel, WebhookPanel } from "./providerPanels.tsx";
 

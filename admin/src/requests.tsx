@@ -27,7 +27,9 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { CursorPagination, ListActions, OUTCOMES } from "./common.tsx";
+import { CursorPagination } from "../../ui/src/components/CursorPagination.tsx";
+import { OUTCOMES } from "../../ui/src/components/requests.tsx";
+import { ListActions } from "./listActions.tsx";
 
 const MODES = [
   { id: "true", name: "Live" },

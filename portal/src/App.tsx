@@ -1,8 +1,8 @@
 /** The provider portal at /portal/ (the router's basename): react-admin over the portal's own routes. */
 import { Admin, CustomRoutes, Resource } from "react-admin";
 import { BrowserRouter, Route } from "react-router-dom";
-import { i18nProvider } from "../../admin/src/i18n.ts";
-import { theme } from "../../admin/src/theme.ts";
+import { i18nProvider } from "../../ui/src/i18n.ts";
+import { theme } from "../../ui/src/theme.ts";
 import { AccountPage } from "./Account.tsx";
 import { authProvider } from "./authProvider.ts";
 import { DocsPage } from "./Docs.tsx";

@@ -6,7 +6,9 @@ import { Alert, Box, Button, Stack, Table, TableBody, TableCell, TableHead, Tabl
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Title } from "react-admin";
-import { ConfirmDialog, Scrolls, when } from "../../admin/src/common.tsx";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Key = Schemas["ApiKeySummary"] | null;

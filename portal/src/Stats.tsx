@@ -20,7 +20,8 @@ import { BarChart } from "@mui/x-charts/BarChart";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { HttpError, Title } from "react-admin";
-import { num, Scrolls } from "../../admin/src/common.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { num } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 import { thisWeek } from "./Home.tsx";
 

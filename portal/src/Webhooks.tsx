@@ -24,7 +24,10 @@ import {
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Title } from "react-admin";
-import { ConfirmDialog, relative, Scrolls, TestChip, when } from "../../admin/src/common.tsx";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { TestChip } from "../../ui/src/components/chips.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { relative, when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Delivery = Schemas["WebhookDelivery"];

@@ -13,7 +13,9 @@ import {
   useRecordContext,
 } from "react-admin";
 import { useSearchParams } from "react-router-dom";
-import { CursorPagination, Scrolls, StateChip, TestBanner, TestChip } from "../../admin/src/common.tsx";
+import { CursorPagination } from "../../ui/src/components/CursorPagination.tsx";
+import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 
 export const MODE_CHOICES = [
   { id: "live", name: "Live" },

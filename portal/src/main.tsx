@@ -1,6 +1,6 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import "../../admin/src/styles.css";
+import "../../ui/src/styles.css";
 import { App } from "./App.tsx";
 import { adoptInviteFromFragment } from "./session.ts";
 

@@ -21,7 +21,9 @@ import {
   useRedirect,
 } from "react-admin";
 import { useNavigate, useSearchParams } from "react-router-dom";
-import { CursorPagination, OUTCOMES, Scrolls } from "../../admin/src/common.tsx";
+import { CursorPagination } from "../../ui/src/components/CursorPagination.tsx";
+import { OUTCOMES } from "../../ui/src/components/requests.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { MODE_CHOICES } from "./leads.tsx";
 
 const filters = [
