@@ -38,8 +38,8 @@ node_modules/.installed: package-lock.json | $(NODE_DEP)
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-# The UI kit both apps build from (ui/: shared components, theme, messages, fetching, styles):
-# a change to it rebuilds both.
+# The UI kit both apps build from (ui/: shared components, theme, messages, fetching, styles, Vite
+# settings): a change to it rebuilds both.
 UI_SOURCES := $(shell find ui -type f 2>/dev/null)
 
 # The back office (admin/, Vite): rebuilt when its sources, the kit or the generated clients change.

@@ -70,3 +70,6 @@ export function relative(iso: string | null | undefined, now = Date.now()): stri
   const seconds = (Date.parse(iso) - now) / 1000;
   return seconds >= 0 ? `in ${span(seconds)}` : `${span(-seconds)} ago`;
 }
+
+/** A webhook delivery's send-again button: Replay once delivered; pending, failed or disabled: Retry now (sent now). */
+export const resendLabel = (state: string): string => (state === "delivered" ? "Replay" : "Retry now");
