@@ -42,9 +42,10 @@ help: ## list the targets
 # settings): a change to it rebuilds both.
 UI_SOURCES := $(shell find ui -type f 2>/dev/null)
 
-# The back office (admin/, Vite): rebuilt when its sources, the kit or the generated clients change.
+# The back office (admin/, Vite): rebuilt when its sources, the kit, the intake rule table it shows
+# or the generated clients change.
 CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/null) $(UI_SOURCES) \
-  generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
+  src/intake/rule-table.ts generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
 
 admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
 	@echo "building the back office (vite, about 30 seconds)..."
