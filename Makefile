@@ -38,17 +38,22 @@ node_modules/.installed: package-lock.json | $(NODE_DEP)
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-# The back office (admin/, Vite): rebuilt when its sources or the generated clients change.
-CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/null) \
-  generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
+# The UI kit both apps build from (ui/: shared components, theme, messages, fetching, styles, Vite
+# settings): a change to it rebuilds both.
+UI_SOURCES := $(shell find ui -type f 2>/dev/null)
+
+# The back office (admin/, Vite): rebuilt when its sources, the kit, the intake rule table it shows
+# or the generated clients change.
+CONSOLE_SOURCES := $(shell find admin -type f -not -path 'admin/dist/*' 2>/dev/null) $(UI_SOURCES) \
+  src/intake/rule-table.ts generated/openapi/schema.ts $(wildcard generated/proto/leadprovider/v1/*.ts)
 
 admin/dist/index.html: node_modules/.installed $(CONSOLE_SOURCES)
 	@echo "building the back office (vite, about 30 seconds)..."
 	@NODE_ENV=production vite build --config admin/vite.config.ts --logLevel warn
 
-# The provider portal (portal/, Vite; it shares admin/src's common components and theme).
-PORTAL_SOURCES := $(shell find portal -type f -not -path 'portal/dist/*' 2>/dev/null) \
-  admin/src/common.tsx admin/src/theme.ts admin/src/i18n.ts admin/src/styles.css generated/openapi/schema.ts
+# The provider portal (portal/, Vite; it shares the kit in ui/ with the back office, never admin/'s files).
+PORTAL_SOURCES := $(shell find portal -type f -not -path 'portal/dist/*' 2>/dev/null) $(UI_SOURCES) \
+  generated/openapi/schema.ts
 
 portal/dist/index.html: node_modules/.installed $(PORTAL_SOURCES)
 	@echo "building the provider portal (vite, about 20 seconds)..."
@@ -108,6 +113,7 @@ check-generate: generate ## fail when generated/ does not match its sources
 lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint
 	biome check .
 	tsc -p .
+	tsc -p ui
 	tsc -p admin
 	tsc -p portal
 	buf lint

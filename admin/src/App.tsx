@@ -3,64 +3,59 @@ import HistoryIcon from "@mui/icons-material/History";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import StorefrontIcon from "@mui/icons-material/Storefront";
-import { Admin, CustomRoutes, Resource } from "react-admin";
-import { BrowserRouter, Route } from "react-router-dom";
+import { CustomRoutes, Resource } from "react-admin";
+import { Route } from "react-router-dom";
+import { ConsoleApp } from "../../ui/src/ConsoleApp.tsx";
 import { AuditList } from "./audit.tsx";
 import { authProvider, FORBIDDEN_PATH } from "./authProvider.ts";
 import { Dashboard } from "./dashboard.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { ForbiddenPage } from "./ForbiddenPage.tsx";
-import { i18nProvider } from "./i18n.ts";
 import { Layout } from "./Layout.tsx";
 import { LoginPage } from "./LoginPage.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
 import { ProviderCreate, ProviderEdit, ProviderList, ProviderShow } from "./providers.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
-import { theme } from "./theme.ts";
 
 export function App() {
   return (
-    <BrowserRouter basename="/admin">
-      <Admin
-        title="Lead Provider back office"
-        dashboard={Dashboard}
-        dataProvider={dataProvider}
-        authProvider={authProvider}
-        i18nProvider={i18nProvider}
-        loginPage={LoginPage}
-        layout={Layout}
-        theme={theme}
-        disableTelemetry
-      >
-        <Resource
-          name="providers"
-          list={ProviderList}
-          create={ProviderCreate}
-          edit={ProviderEdit}
-          show={ProviderShow}
-          icon={StorefrontIcon}
-          recordRepresentation="name"
-        />
-        <Resource
-          name="leads"
-          list={LeadList}
-          show={LeadShow}
-          icon={LocalShippingIcon}
-          recordRepresentation="order_number"
-        />
-        <Resource
-          name="requests"
-          list={RequestList}
-          show={RequestShow}
-          icon={ReceiptLongIcon}
-          options={{ label: "Request log" }}
-          recordRepresentation="request_id"
-        />
-        <Resource name="audit" list={AuditList} icon={HistoryIcon} options={{ label: "Audit log" }} />
-        <CustomRoutes noLayout>
-          <Route path={FORBIDDEN_PATH} element={<ForbiddenPage />} />
-        </CustomRoutes>
-      </Admin>
-    </BrowserRouter>
+    <ConsoleApp
+      basename="/admin"
+      title="Lead Provider back office"
+      dashboard={Dashboard}
+      dataProvider={dataProvider}
+      authProvider={authProvider}
+      loginPage={LoginPage}
+      layout={Layout}
+    >
+      <Resource
+        name="providers"
+        list={ProviderList}
+        create={ProviderCreate}
+        edit={ProviderEdit}
+        show={ProviderShow}
+        icon={StorefrontIcon}
+        recordRepresentation="name"
+      />
+      <Resource
+        name="leads"
+        list={LeadList}
+        show={LeadShow}
+        icon={LocalShippingIcon}
+        recordRepresentation="order_number"
+      />
+      <Resource
+        name="requests"
+        list={RequestList}
+        show={RequestShow}
+        icon={ReceiptLongIcon}
+        options={{ label: "Request log" }}
+        recordRepresentation="request_id"
+      />
+      <Resource name="audit" list={AuditList} icon={HistoryIcon} options={{ label: "Audit log" }} />
+      <CustomRoutes noLayout>
+        <Route path={FORBIDDEN_PATH} element={<ForbiddenPage />} />
+      </CustomRoutes>
+    </ConsoleApp>
   );
 }

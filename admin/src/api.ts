@@ -22,7 +22,7 @@ api.use({
   },
 });
 
-export { data } from "./fetching.ts";
+export { data } from "../../ui/src/fetching.ts";
 
 export const workflow: Client<typeof LeadWorkflowService> = createRpcClient(
   LeadWorkflowService,

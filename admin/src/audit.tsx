@@ -5,7 +5,6 @@ import {
   Datagrid,
   DateField,
   FunctionField,
-  List,
   type RaRecord,
   ReferenceInput,
   SimpleList,
@@ -13,7 +12,9 @@ import {
   TextInput,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { CursorPagination, ListActions, label, shown, span } from "./common.tsx";
+import { CursorList } from "../../ui/src/components/CursorList.tsx";
+import { label, shown, span } from "../../ui/src/format.ts";
+import { ListActions } from "./listActions.tsx";
 
 const filters = [
   <ReferenceInput key="provider_id" source="provider_id" reference="providers" alwaysOn>
@@ -70,15 +71,7 @@ function Details({ details }: { details: Record<string, unknown> }) {
 export function AuditList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List
-      filters={filters}
-      perPage={25}
-      sort={{ field: "id", order: "DESC" }}
-      title="Audit log"
-      actions={<ListActions />}
-      pagination={<CursorPagination />}
-      exporter={false}
-    >
+    <CursorList filters={filters} sort={{ field: "id", order: "DESC" }} title="Audit log" actions={<ListActions />}>
       {small ? (
         <SimpleList
           primaryText={(e) => e.action}
@@ -99,6 +92,6 @@ export function AuditList() {
           <FunctionField label="Details" render={(e) => <Details details={e.details} />} />
         </Datagrid>
       )}
-    </List>
+    </CursorList>
   );
 }

@@ -11,8 +11,8 @@ import { type DataProvider, HttpError, type RaRecord } from "react-admin";
 import type { paths } from "../../generated/openapi/schema.ts";
 import type { Lead as LeadMessage } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
 import { LeadState, OverseasType, ShipVia, VehicleType } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
+import { clean, cursorPage } from "../../ui/src/fetching.ts";
 import { api, data, type Schemas, workflow } from "./api.ts";
-import { clean, cursorPage } from "./fetching.ts";
 import { getToken } from "./session.ts";
 
 type Json = Record<string, unknown>;

@@ -11,7 +11,6 @@ import {
   DateField,
   DateTimeInput,
   FunctionField,
-  List,
   NumberField,
   ReferenceField,
   ReferenceInput,
@@ -28,18 +27,14 @@ import {
 } from "react-admin";
 import { Link } from "react-router-dom";
 import { LeadState } from "../../generated/proto/leadprovider/v1/lead_pb.ts";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { CursorList } from "../../ui/src/components/CursorList.tsx";
+import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
+import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { money, when } from "../../ui/src/format.ts";
 import { workflow } from "./api.ts";
-import {
-  ConfirmDialog,
-  CursorPagination,
-  ListActions,
-  money,
-  Scrolls,
-  StateChip,
-  TestBanner,
-  TestChip,
-  when,
-} from "./common.tsx";
+import { ListActions } from "./listActions.tsx";
 
 const STATES = [
   { id: "LEAD", name: "LEAD" },
@@ -80,26 +75,9 @@ function DuplicateBadge({ link }: { link: boolean }) {
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List
-      filters={filters}
-      perPage={25}
-      sort={{ field: "id", order: "DESC" }}
-      actions={<ListActions />}
-      pagination={<CursorPagination />}
-      exporter={false}
-    >
+    <CursorList filters={filters} sort={{ field: "id", order: "DESC" }} actions={<ListActions />}>
       {small ? (
-        <SimpleList
-          primaryText={(l) => (
-            <Stack direction="row" spacing={1} alignItems="center" component="span">
-              <span>{l.order_number}</span>
-              <StateChip state={l.state} />
-              {!l.livemode && <TestChip />}
-            </Stack>
-          )}
-          secondaryText={(l) => `${l.first_name} ${l.last_name} · ${l.external_id}`}
-          linkType="show"
-        />
+        <SimpleList primaryText={(l) => <LeadHeadline lead={l} />} secondaryText={leadSubline} linkType="show" />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false}>
           <TextField source="order_number" sortable={false} />
@@ -113,7 +91,7 @@ export function LeadList() {
           <DateField source="created_at" showTime sortable={false} />
         </Datagrid>
       )}
-    </List>
+    </CursorList>
   );
 }
 

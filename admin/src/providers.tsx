@@ -33,10 +33,14 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { ListActions, num, relative } from "./common.tsx";
-import { IntakePanel } from "./intakePanel.tsx";
-import { PortalUsersPanel } from "./portalUsers.tsx";
-import { DeactivateButton, KeyPanel, UsagePanel, WebhookPanel } from "./providerPanels.tsx";
+import { num, relative } from "../../ui/src/format.ts";
+import { ListActions } from "./listActions.tsx";
+import { DeactivateButton } from "./providers/DeactivateButton.tsx";
+import { IntakePanel } from "./providers/IntakePanel.tsx";
+import { KeyPanel } from "./providers/KeyPanel.tsx";
+import { PortalUsersPanel } from "./providers/PortalUsersPanel.tsx";
+import { UsagePanel } from "./providers/UsagePanel.tsx";
+import { WebhookPanel } from "./providers/WebhookPanel.tsx";
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn placeholder="Search by name" />,

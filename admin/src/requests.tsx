@@ -3,7 +3,7 @@
  * and land on its entry), filter by provider, outcome, code, mode and time; the detail shows the
  * masked body, the problem and links to the provider and the lead.
  */
-import { Alert, Chip, type Theme, useMediaQuery } from "@mui/material";
+import { Chip, type Theme, useMediaQuery } from "@mui/material";
 import { useEffect, useRef } from "react";
 import {
   AutocompleteInput,
@@ -11,7 +11,6 @@ import {
   DateField,
   DateTimeInput,
   FunctionField,
-  List,
   NumberField,
   ReferenceField,
   ReferenceInput,
@@ -27,7 +26,9 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { CursorPagination, ListActions, OUTCOMES } from "./common.tsx";
+import { CursorList } from "../../ui/src/components/CursorList.tsx";
+import { OUTCOMES, ProblemAlert, RequestBody } from "../../ui/src/components/requests.tsx";
+import { ListActions } from "./listActions.tsx";
 
 const MODES = [
   { id: "true", name: "Live" },
@@ -87,14 +88,11 @@ function LandOnSearchedRequest() {
 export function RequestList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List
+    <CursorList
       filters={filters}
-      perPage={25}
       sort={{ field: "created_at", order: "DESC" }}
       title="Request log"
       actions={<ListActions />}
-      pagination={<CursorPagination />}
-      exporter={false}
     >
       <LandOnSearchedRequest />
       {small ? (
@@ -115,50 +113,7 @@ export function RequestList() {
           <NumberField source="duration_ms" label="ms" sortable={false} />
         </Datagrid>
       )}
-    </List>
-  );
-}
-
-function Problem() {
-  const record = useRecordContext();
-  if (!record?.code) return null;
-  return (
-    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }}>
-      <strong>{record.code}</strong>: {record.detail}
-      {(record.errors as { field: string; message: string }[]).length > 0 && (
-        <ul>
-          {(record.errors as { field: string; code: string; message: string }[]).map((e) => (
-            <li key={`${e.field}:${e.code}`}>
-              {e.field} ({e.code}): {e.message}
-            </li>
-          ))}
-        </ul>
-      )}
-    </Alert>
-  );
-}
-
-function Body() {
-  const record = useRecordContext();
-  if (!record) return null;
-  const bytes = typeof record.request_body_bytes === "number" ? `${record.request_body_bytes} bytes` : undefined;
-  if (record.request_body === null) {
-    if (record.request_body_sha256) {
-      return (
-        <span data-testid="request-body">
-          Not kept (no key named a provider): {bytes}, SHA-256 {record.request_body_sha256}
-        </span>
-      );
-    }
-    return <span>—</span>;
-  }
-  return (
-    <>
-      <pre data-testid="request-body" style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
-        {JSON.stringify(record.request_body, null, 2)}
-      </pre>
-      {record.request_body_truncated && <span>Cut to 4 KiB of {bytes}: the members past it were left out.</span>}
-    </>
+    </CursorList>
   );
 }
 
@@ -183,7 +138,7 @@ export function RequestShow() {
         <TextField source="operation" />
         <FunctionField label="Outcome" render={() => <OutcomeChip />} />
         <TextField source="rpc_code" label="RPC code" emptyText="—" />
-        <FunctionField label="Problem" render={() => <Problem />} />
+        <FunctionField label="Problem" render={() => <ProblemAlert />} />
         <TextField source="external_id" label="External id" emptyText="—" />
         <FunctionField label="Lead" render={() => <LeadLink />} />
         <TextField source="protocol" />
@@ -191,7 +146,7 @@ export function RequestShow() {
         <TextField source="client_ip" label="Client address" emptyText="—" />
         <TextField source="key_hint" label="Key (last 4)" emptyText="—" />
         <TextField source="user_agent" label="User agent" emptyText="—" />
-        <FunctionField label="Body as received (personal data masked)" render={() => <Body />} />
+        <FunctionField label="Body as received (personal data masked)" render={() => <RequestBody />} />
       </SimpleShowLayout>
     </Show>
   );

@@ -3,7 +3,7 @@ import { Alert, Box, Button, Stack, TextField, Typography } from "@mui/material"
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Title, useLogout } from "react-admin";
-import { when } from "../../admin/src/common.tsx";
+import { when } from "../../ui/src/format.ts";
 import { api, data, explain } from "./api.ts";
 
 export function AccountPage() {

@@ -1,8 +1,7 @@
 /** The provider portal at /portal/ (the router's basename): react-admin over the portal's own routes. */
-import { Admin, CustomRoutes, Resource } from "react-admin";
-import { BrowserRouter, Route } from "react-router-dom";
-import { i18nProvider } from "../../admin/src/i18n.ts";
-import { theme } from "../../admin/src/theme.ts";
+import { CustomRoutes, Resource } from "react-admin";
+import { Route } from "react-router-dom";
+import { ConsoleApp } from "../../ui/src/ConsoleApp.tsx";
 import { AccountPage } from "./Account.tsx";
 import { authProvider } from "./authProvider.ts";
 import { DocsPage } from "./Docs.tsx";
@@ -19,32 +18,28 @@ import { WebhooksPage } from "./Webhooks.tsx";
 
 export function App() {
   return (
-    <BrowserRouter basename="/portal">
-      <Admin
-        title="Lead Provider portal"
-        dashboard={Home}
-        dataProvider={dataProvider}
-        authProvider={authProvider}
-        i18nProvider={i18nProvider}
-        loginPage={SignInPage}
-        layout={Layout}
-        theme={theme}
-        requireAuth
-        disableTelemetry
-      >
-        <Resource name="leads" list={LeadList} show={LeadShow} recordRepresentation="order_number" />
-        <Resource name="requests" list={RequestList} show={RequestShow} recordRepresentation="request_id" />
-        <CustomRoutes>
-          <Route path="/statistics" element={<StatsPage />} />
-          <Route path="/webhooks" element={<WebhooksPage />} />
-          <Route path="/sandbox" element={<SandboxPage />} />
-          <Route path="/docs" element={<DocsPage />} />
-          <Route path="/account" element={<AccountPage />} />
-        </CustomRoutes>
-        <CustomRoutes noLayout>
-          <Route path="/invite" element={<InvitePage />} />
-        </CustomRoutes>
-      </Admin>
-    </BrowserRouter>
+    <ConsoleApp
+      basename="/portal"
+      title="Lead Provider portal"
+      dashboard={Home}
+      dataProvider={dataProvider}
+      authProvider={authProvider}
+      loginPage={SignInPage}
+      layout={Layout}
+      requireAuth
+    >
+      <Resource name="leads" list={LeadList} show={LeadShow} recordRepresentation="order_number" />
+      <Resource name="requests" list={RequestList} show={RequestShow} recordRepresentation="request_id" />
+      <CustomRoutes>
+        <Route path="/statistics" element={<StatsPage />} />
+        <Route path="/webhooks" element={<WebhooksPage />} />
+        <Route path="/sandbox" element={<SandboxPage />} />
+        <Route path="/docs" element={<DocsPage />} />
+        <Route path="/account" element={<AccountPage />} />
+      </CustomRoutes>
+      <CustomRoutes noLayout>
+        <Route path="/invite" element={<InvitePage />} />
+      </CustomRoutes>
+    </ConsoleApp>
   );
 }

@@ -6,7 +6,7 @@ import { Alert, Box, Card, CardContent, Chip, Stack, Typography } from "@mui/mat
 import { useQuery } from "@tanstack/react-query";
 import { Title } from "react-admin";
 import { Link } from "react-router-dom";
-import { label, num, when } from "../../admin/src/common.tsx";
+import { label, num, when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 /** Monday of this week and today, as YYYY-MM-DD in the browser's calendar. */

@@ -9,25 +9,8 @@ import ScienceIcon from "@mui/icons-material/Science";
 import WebhookIcon from "@mui/icons-material/Webhook";
 import { Typography } from "@mui/material";
 import type { ReactNode } from "react";
-import {
-  AppBar,
-  LoadingIndicator,
-  Logout,
-  Menu,
-  Layout as RaLayout,
-  TitlePortal,
-  UserMenu,
-  useGetIdentity,
-} from "react-admin";
-
-function NamedUserMenu() {
-  const { identity } = useGetIdentity();
-  return (
-    <UserMenu label={identity?.fullName ? String(identity.fullName) : "Profile"}>
-      <Logout />
-    </UserMenu>
-  );
-}
+import { Menu, Layout as RaLayout, TitlePortal, useGetIdentity } from "react-admin";
+import { NamedAppBar } from "../../ui/src/components/AppBar.tsx";
 
 /** The provider whose portal this is, on every page. */
 function ProviderName() {
@@ -40,14 +23,11 @@ function ProviderName() {
   );
 }
 
-const loadingName = { "aria-label": "Loading" } as Record<string, string>;
-const NamedLoadingIndicator = () => <LoadingIndicator {...loadingName} />;
-
 const PortalAppBar = () => (
-  <AppBar userMenu={<NamedUserMenu />} toolbar={<NamedLoadingIndicator />}>
+  <NamedAppBar>
     <ProviderName />
     <TitlePortal />
-  </AppBar>
+  </NamedAppBar>
 );
 
 function PortalMenu() {

@@ -2,11 +2,14 @@
  * The sandbox: the live key as a mask (administrators issue it), the test key (issued, viewed and
  * rotated here), a curl that creates a test lead with it, and the reserved test values.
  */
-import { Alert, Box, Button, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from "@mui/material";
+import { Alert, Box, Button, Stack, TableCell, TableRow, Typography } from "@mui/material";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Title } from "react-admin";
-import { ConfirmDialog, Scrolls, when } from "../../admin/src/common.tsx";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { CopyButton } from "../../ui/src/components/CopyButton.tsx";
+import { DataTable } from "../../ui/src/components/DataTable.tsx";
+import { when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Key = Schemas["ApiKeySummary"] | null;
@@ -59,7 +62,6 @@ export function SandboxPage() {
   const [testKey, setTestKey] = useState<string | null>(null);
   const [asking, setAsking] = useState(false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const [copied, setCopied] = useState(false);
 
   async function show() {
     try {
@@ -135,15 +137,7 @@ export function SandboxPage() {
           >
             {curl}
           </Box>
-          <Button
-            size="small"
-            onClick={async () => {
-              await navigator.clipboard.writeText(curl ?? "");
-              setCopied(true);
-            }}
-          >
-            {copied ? "Copied" : "Copy the command"}
-          </Button>
+          <CopyButton text={curl ?? ""} label="Copy the command" />
         </Box>
       )}
       <ConfirmDialog
@@ -161,26 +155,16 @@ export function SandboxPage() {
       <Typography variant="body2" gutterBottom>
         Put one in <code>note_from_shipper</code> of a test lead to see each outcome.
       </Typography>
-      <Scrolls label="Reserved test values">
-        <Table size="small" aria-label="Reserved test values">
-          <TableHead>
-            <TableRow>
-              <TableCell>note_from_shipper</TableCell>
-              <TableCell>What happens</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {keys.data?.sandbox_values.map((v) => (
-              <TableRow key={v.value}>
-                <TableCell>
-                  <code>{v.value}</code>
-                </TableCell>
-                <TableCell>{v.effect}</TableCell>
-              </TableRow>
-            ))}
-          </TableBody>
-        </Table>
-      </Scrolls>
+      <DataTable label="Reserved test values" region columns={["note_from_shipper", "What happens"]}>
+        {keys.data?.sandbox_values.map((v) => (
+          <TableRow key={v.value}>
+            <TableCell>
+              <code>{v.value}</code>
+            </TableCell>
+            <TableCell>{v.effect}</TableCell>
+          </TableRow>
+        ))}
+      </DataTable>
     </Box>
   );
 }

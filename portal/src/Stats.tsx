@@ -2,25 +2,13 @@
  * Statistics: what became of the provider's leads per day, week or month (MUI X Charts), the
  * table of the same numbers, and the CSV the API gives (`Accept: text/csv`).
  */
-import {
-  Alert,
-  Box,
-  Button,
-  MenuItem,
-  Stack,
-  Table,
-  TableBody,
-  TableCell,
-  TableHead,
-  TableRow,
-  TextField,
-  Typography,
-} from "@mui/material";
+import { Alert, Box, Button, MenuItem, Stack, TableCell, TableRow, TextField, Typography } from "@mui/material";
 import { BarChart } from "@mui/x-charts/BarChart";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { HttpError, Title } from "react-admin";
-import { num, Scrolls } from "../../admin/src/common.tsx";
+import { DataTable, numeric } from "../../ui/src/components/DataTable.tsx";
+import { num } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 import { thisWeek } from "./Home.tsx";
 
@@ -108,32 +96,22 @@ export function StatsPage() {
               ]}
             />
           </Box>
-          <Scrolls label="Statistics per period">
-            <Table size="small" aria-label="Statistics per period">
-              <TableHead>
-                <TableRow>
-                  <TableCell>Period</TableCell>
-                  <TableCell align="right">Submitted</TableCell>
-                  <TableCell align="right">Accepted</TableCell>
-                  <TableCell align="right">Duplicates</TableCell>
-                  <TableCell align="right">Quoted</TableCell>
-                  <TableCell align="right">Ordered</TableCell>
-                </TableRow>
-              </TableHead>
-              <TableBody>
-                {periods.map((p) => (
-                  <TableRow key={`${p.period}-${p.group ?? ""}`}>
-                    <TableCell>{p.period}</TableCell>
-                    <TableCell align="right">{num(p.submitted)}</TableCell>
-                    <TableCell align="right">{num(p.accepted)}</TableCell>
-                    <TableCell align="right">{num(p.duplicates)}</TableCell>
-                    <TableCell align="right">{num(p.quoted)}</TableCell>
-                    <TableCell align="right">{num(p.ordered)}</TableCell>
-                  </TableRow>
-                ))}
-              </TableBody>
-            </Table>
-          </Scrolls>
+          <DataTable
+            label="Statistics per period"
+            region
+            columns={["Period", ...numeric("Submitted", "Accepted", "Duplicates", "Quoted", "Ordered")]}
+          >
+            {periods.map((p) => (
+              <TableRow key={`${p.period}-${p.group ?? ""}`}>
+                <TableCell>{p.period}</TableCell>
+                <TableCell align="right">{num(p.submitted)}</TableCell>
+                <TableCell align="right">{num(p.accepted)}</TableCell>
+                <TableCell align="right">{num(p.duplicates)}</TableCell>
+                <TableCell align="right">{num(p.quoted)}</TableCell>
+                <TableCell align="right">{num(p.ordered)}</TableCell>
+              </TableRow>
+            ))}
+          </DataTable>
         </>
       )}
     </Box>

@@ -13,10 +13,7 @@ import {
   DialogContent,
   DialogTitle,
   Stack,
-  Table,
-  TableBody,
   TableCell,
-  TableHead,
   TableRow,
   TextField,
   Typography,
@@ -24,7 +21,10 @@ import {
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Title } from "react-admin";
-import { ConfirmDialog, relative, Scrolls, TestChip, when } from "../../admin/src/common.tsx";
+import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
+import { TestChip } from "../../ui/src/components/chips.tsx";
+import { DataTable } from "../../ui/src/components/DataTable.tsx";
+import { relative, resendLabel, when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Delivery = Schemas["WebhookDelivery"];
@@ -106,52 +106,41 @@ function Deliveries() {
             .join("; ")}
         </Typography>
       )}
-      <Scrolls label="Webhook deliveries">
-        <Table size="small" aria-label="Webhook deliveries">
-          <TableHead>
-            <TableRow>
-              <TableCell>Event</TableCell>
-              <TableCell>Lead</TableCell>
-              <TableCell>State</TableCell>
-              <TableCell>Attempts</TableCell>
-              <TableCell>Last answer</TableCell>
-              <TableCell>Created</TableCell>
-              <TableCell>Actions</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {page.data?.results.length === 0 && (
-              <TableRow>
-                <TableCell colSpan={7}>No deliveries yet.</TableCell>
-              </TableRow>
-            )}
-            {page.data?.results.map((d) => (
-              <TableRow key={d.id}>
-                <TableCell>
-                  {d.type} {!d.livemode && <TestChip />}
-                </TableCell>
-                <TableCell>{d.order_number ?? "—"}</TableCell>
-                <TableCell>
-                  <Chip size="small" label={d.state} />
-                </TableCell>
-                <TableCell>{d.attempts}</TableCell>
-                <TableCell>{d.last_error ?? d.last_status_code ?? "—"}</TableCell>
-                <TableCell>{when(d.created_at)}</TableCell>
-                <TableCell>
-                  <Stack direction="row" spacing={1}>
-                    <Button size="small" onClick={() => setAttempts(d.id)}>
-                      Attempts
-                    </Button>
-                    <Button size="small" onClick={() => replay(d)}>
-                      {d.state === "delivered" ? "Replay" : "Retry now"}
-                    </Button>
-                  </Stack>
-                </TableCell>
-              </TableRow>
-            ))}
-          </TableBody>
-        </Table>
-      </Scrolls>
+      <DataTable
+        label="Webhook deliveries"
+        region
+        columns={["Event", "Lead", "State", "Attempts", "Last answer", "Created", "Actions"]}
+      >
+        {page.data?.results.length === 0 && (
+          <TableRow>
+            <TableCell colSpan={7}>No deliveries yet.</TableCell>
+          </TableRow>
+        )}
+        {page.data?.results.map((d) => (
+          <TableRow key={d.id}>
+            <TableCell>
+              {d.type} {!d.livemode && <TestChip />}
+            </TableCell>
+            <TableCell>{d.order_number ?? "—"}</TableCell>
+            <TableCell>
+              <Chip size="small" label={d.state} />
+            </TableCell>
+            <TableCell>{d.attempts}</TableCell>
+            <TableCell>{d.last_error ?? d.last_status_code ?? "—"}</TableCell>
+            <TableCell>{when(d.created_at)}</TableCell>
+            <TableCell>
+              <Stack direction="row" spacing={1}>
+                <Button size="small" onClick={() => setAttempts(d.id)}>
+                  Attempts
+                </Button>
+                <Button size="small" onClick={() => replay(d)}>
+                  {resendLabel(d.state)}
+                </Button>
+              </Stack>
+            </TableCell>
+          </TableRow>
+        ))}
+      </DataTable>
       <Stack direction="row" spacing={1} justifyContent="flex-end" sx={{ p: 1 }}>
         <Button size="small" disabled={tokens.length === 1} onClick={() => setTokens(tokens.slice(0, -1))}>
           Previous page

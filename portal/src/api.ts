@@ -11,7 +11,7 @@ export type Problem = Schemas["Problem"];
 
 export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: "same-origin" });
 
-export { data } from "../../admin/src/fetching.ts";
+export { data } from "../../ui/src/fetching.ts";
 
 /** A problem's words for a person: its detail, and each field's message. */
 export function explain(err: unknown): string {

@@ -4,7 +4,7 @@
  * their external id, requests by their request id, deliveries by their number.
  */
 import type { DataProvider } from "react-admin";
-import { clean, cursorPage } from "../../admin/src/fetching.ts";
+import { clean, cursorPage } from "../../ui/src/fetching.ts";
 import { api, data } from "./api.ts";
 
 type Json = Record<string, unknown>;

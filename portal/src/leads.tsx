@@ -1,10 +1,9 @@
 /** The provider's leads, live or test, and one lead with its history. */
-import { Stack, type Theme, useMediaQuery } from "@mui/material";
+import { type Theme, useMediaQuery } from "@mui/material";
 import {
   Datagrid,
   DateField,
   FunctionField,
-  List,
   SelectInput,
   Show,
   SimpleList,
@@ -13,7 +12,10 @@ import {
   useRecordContext,
 } from "react-admin";
 import { useSearchParams } from "react-router-dom";
-import { CursorPagination, Scrolls, StateChip, TestBanner, TestChip } from "../../admin/src/common.tsx";
+import { CursorList } from "../../ui/src/components/CursorList.tsx";
+import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
+import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 
 export const MODE_CHOICES = [
   { id: "live", name: "Live" },
@@ -29,24 +31,11 @@ const filters = [
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List
-      filters={filters}
-      filterDefaultValues={{ mode: "live" }}
-      perPage={25}
-      title="Leads"
-      pagination={<CursorPagination />}
-      exporter={false}
-    >
+    <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Leads">
       {small ? (
         <SimpleList
-          primaryText={(l) => (
-            <Stack direction="row" spacing={1} alignItems="center" component="span">
-              <span>{l.order_number}</span>
-              <StateChip state={l.state} />
-              {!l.livemode && <TestChip />}
-            </Stack>
-          )}
-          secondaryText={(l) => `${l.first_name} ${l.last_name} · ${l.external_id}`}
+          primaryText={(l) => <LeadHeadline lead={l} />}
+          secondaryText={leadSubline}
           linkType={(l) => `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`}
         />
       ) : (
@@ -68,7 +57,7 @@ export function LeadList() {
           </Datagrid>
         </Scrolls>
       )}
-    </List>
+    </CursorList>
   );
 }
 

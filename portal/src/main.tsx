@@ -1,16 +1,8 @@
-import { StrictMode } from "react";
-import { createRoot } from "react-dom/client";
-import "../../admin/src/styles.css";
+import { mount } from "../../ui/src/mount.tsx";
 import { App } from "./App.tsx";
 import { adoptInviteFromFragment } from "./session.ts";
 
 // An invite link's token (#invite=…) is kept in this tab and removed from the address bar first.
 adoptInviteFromFragment();
 
-const root = document.getElementById("root");
-if (!root) throw new Error("no #root element");
-createRoot(root).render(
-  <StrictMode>
-    <App />
-  </StrictMode>,
-);
+mount(<App />);

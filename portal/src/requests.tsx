@@ -2,13 +2,12 @@
  * The provider's request log: every create and read with its outcome, why a lead was refused,
  * and the body as received (personal data masked). Search by request id lands on the entry.
  */
-import { Alert, Button, TextField as MuiTextField, Stack, type Theme, useMediaQuery } from "@mui/material";
+import { Button, TextField as MuiTextField, Stack, type Theme, useMediaQuery } from "@mui/material";
 import { type FormEvent, useState } from "react";
 import {
   Datagrid,
   DateField,
   FunctionField,
-  List,
   NumberField,
   SelectInput,
   Show,
@@ -17,11 +16,12 @@ import {
   TextField,
   TextInput,
   useNotify,
-  useRecordContext,
   useRedirect,
 } from "react-admin";
 import { useNavigate, useSearchParams } from "react-router-dom";
-import { CursorPagination, OUTCOMES, Scrolls } from "../../admin/src/common.tsx";
+import { CursorList } from "../../ui/src/components/CursorList.tsx";
+import { OUTCOMES, ProblemAlert, RequestBody } from "../../ui/src/components/requests.tsx";
+import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { MODE_CHOICES } from "./leads.tsx";
 
 const filters = [
@@ -74,14 +74,7 @@ export function RequestList() {
   return (
     <>
       <FindRequest />
-      <List
-        filters={filters}
-        filterDefaultValues={{ mode: "live" }}
-        perPage={25}
-        title="Requests"
-        pagination={<CursorPagination />}
-        exporter={false}
-      >
+      <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Requests">
         {small ? (
           <SimpleList
             primaryText={(e) => `${e.status} ${e.outcome}${e.code ? ` · ${e.code}` : ""}`}
@@ -102,27 +95,8 @@ export function RequestList() {
             </Datagrid>
           </Scrolls>
         )}
-      </List>
+      </CursorList>
     </>
-  );
-}
-
-function Problem() {
-  const record = useRecordContext();
-  if (!record?.code) return <span>—</span>;
-  return (
-    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }}>
-      <strong>{record.code}</strong>: {record.detail}
-      {(record.errors as { field: string; code: string; message: string }[]).length > 0 && (
-        <ul>
-          {(record.errors as { field: string; code: string; message: string }[]).map((e) => (
-            <li key={`${e.field}:${e.code}`}>
-              {e.field} ({e.code}): {e.message}
-            </li>
-          ))}
-        </ul>
-      )}
-    </Alert>
   );
 }
 
@@ -148,26 +122,10 @@ export function RequestShow() {
         <TextField source="operation" />
         <NumberField source="status" />
         <TextField source="outcome" />
-        <FunctionField label="Problem" render={() => <Problem />} />
+        <FunctionField label="Problem" render={() => <ProblemAlert empty={<span>—</span>} />} />
         <TextField source="external_id" label="External id" emptyText="—" />
         <NumberField source="duration_ms" label="Duration (ms)" />
-        <FunctionField
-          label="Body as received (personal data masked)"
-          render={(e) =>
-            e.request_body === null ? (
-              "—"
-            ) : (
-              <>
-                <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
-                  {JSON.stringify(e.request_body, null, 2)}
-                </pre>
-                {e.request_body_truncated && (
-                  <span>Cut to 4 KiB of {e.request_body_bytes} bytes: the members past it were left out.</span>
-                )}
-              </>
-            )
-          }
-        />
+        <FunctionField label="Body as received (personal data masked)" render={() => <RequestBody />} />
       </SimpleShowLayout>
     </Show>
   );

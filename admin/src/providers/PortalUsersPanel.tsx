@@ -3,32 +3,20 @@
  * over, or e-mailed when the service has SMTP_URL), issue a fresh link (also the password reset),
  * disable. All through the Management API, which audits each change.
  */
-import {
-  Alert,
-  Button,
-  Chip,
-  Stack,
-  Table,
-  TableBody,
-  TableCell,
-  TableHead,
-  TableRow,
-  TextField,
-  Typography,
-} from "@mui/material";
+import { Alert, Button, Chip, Stack, TableCell, TableRow, TextField, Typography } from "@mui/material";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { useNotify, useRecordContext } from "react-admin";
-import { api, data, type Schemas } from "./api.ts";
-import { ConfirmDialog, Scrolls, when } from "./common.tsx";
-import { Panel } from "./providerPanels.tsx";
+import { ConfirmDialog } from "../../../ui/src/components/ConfirmDialog.tsx";
+import { CopyButton } from "../../../ui/src/components/CopyButton.tsx";
+import { DataTable } from "../../../ui/src/components/DataTable.tsx";
+import { when } from "../../../ui/src/format.ts";
+import { api, data, type Schemas } from "../api.ts";
+import { Panel, reason } from "./Panel.tsx";
 
 type User = Schemas["PortalUser"];
 type Invite = Schemas["PortalInviteIssued"];
 
-const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 function InviteLink({ invite }: { invite: Invite }) {
-  const [copied, setCopied] = useState(false);
   return (
     <Alert severity="success" sx={{ my: 1, overflowWrap: "anywhere" }}>
       Invite link for {invite.user.email} (works once, until {when(invite.invite_expires_at)}
@@ -36,15 +24,7 @@ function InviteLink({ invite }: { invite: Invite }) {
       <br />
       <code data-testid="invite-url">{invite.invite_url}</code>
       <br />
-      <Button
-        size="small"
-        onClick={async () => {
-          await navigator.clipboard.writeText(invite.invite_url);
-          setCopied(true);
-        }}
-      >
-        {copied ? "Copied" : "Copy link"}
-      </Button>
+      <CopyButton text={invite.invite_url} label="Copy link" />
     </Alert>
   );
 }
@@ -66,7 +46,7 @@ export function PortalUsersPanel() {
       const list = await data(api.GET("/api/v1/lead_providers/{id}/portal_users/", { params: { path: { id } } }));
       setUsers(list.results);
     } catch (err) {
-      setError(why(err));
+      setError(reason(err));
     }
   }, [id]);
   useEffect(() => void load(), [load]);
@@ -90,7 +70,7 @@ export function PortalUsersPanel() {
       notify(`Invited ${email}`, { type: "success" });
       await load();
     } catch (err) {
-      setError(why(err));
+      setError(reason(err));
     }
   }
   async function reissue(u: User) {
@@ -104,7 +84,7 @@ export function PortalUsersPanel() {
       );
       await load();
     } catch (err) {
-      setError(why(err));
+      setError(reason(err));
     }
   }
   async function disable(u: User) {
@@ -118,7 +98,7 @@ export function PortalUsersPanel() {
       notify(`${u.email} is disabled; their sessions ended`, { type: "success" });
       await load();
     } catch (err) {
-      setError(why(err));
+      setError(reason(err));
     }
   }
 
@@ -145,45 +125,32 @@ export function PortalUsersPanel() {
         </Button>
       </Stack>
       {users && users.length > 0 && (
-        <Scrolls>
-          <Table size="small" aria-label="Portal users">
-            <TableHead>
-              <TableRow>
-                <TableCell>Person</TableCell>
-                <TableCell>Status</TableCell>
-                <TableCell>Second factor</TableCell>
-                <TableCell>Last sign-in</TableCell>
-                <TableCell>Actions</TableCell>
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {users.map((u) => (
-                <TableRow key={u.id}>
-                  <TableCell>
-                    {u.name} ({u.email})
-                  </TableCell>
-                  <TableCell>
-                    <Chip size="small" label={u.status} />
-                  </TableCell>
-                  <TableCell>{u.second_factor ? "On" : "Off"}</TableCell>
-                  <TableCell>{when(u.last_sign_in_at)}</TableCell>
-                  <TableCell>
-                    <Stack direction="row" spacing={1}>
-                      <Button size="small" onClick={() => reissue(u)}>
-                        {u.status === "active" ? "Reset password" : "New invite link"}
-                      </Button>
-                      {u.status !== "disabled" && (
-                        <Button size="small" color="error" onClick={() => setDisabling(u)}>
-                          Disable
-                        </Button>
-                      )}
-                    </Stack>
-                  </TableCell>
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        </Scrolls>
+        <DataTable label="Portal users" columns={["Person", "Status", "Second factor", "Last sign-in", "Actions"]}>
+          {users.map((u) => (
+            <TableRow key={u.id}>
+              <TableCell>
+                {u.name} ({u.email})
+              </TableCell>
+              <TableCell>
+                <Chip size="small" label={u.status} />
+              </TableCell>
+              <TableCell>{u.second_factor ? "On" : "Off"}</TableCell>
+              <TableCell>{when(u.last_sign_in_at)}</TableCell>
+              <TableCell>
+                <Stack direction="row" spacing={1}>
+                  <Button size="small" onClick={() => reissue(u)}>
+                    {u.status === "active" ? "Reset password" : "New invite link"}
+                  </Button>
+                  {u.status !== "disabled" && (
+                    <Button size="small" color="error" onClick={() => setDisabling(u)}>
+                      Disable
+                    </Button>
+                  )}
+                </Stack>
+              </TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
       )}
       <ConfirmDialog
         open={disabling !== null}

@@ -20,9 +20,9 @@ import {
 } from "@mui/material";
 import { useCallback, useEffect, useState } from "react";
 import { useNotify, useRecordContext } from "react-admin";
-import { INTAKE_RULES_TABLE } from "../../src/intake/rule-table.ts";
-import { api, data, type Schemas } from "./api.ts";
-import { Panel } from "./providerPanels.tsx";
+import { INTAKE_RULES_TABLE } from "../../../src/intake/rule-table.ts";
+import { api, data, type Schemas } from "../api.ts";
+import { Panel } from "./Panel.tsx";
 
 type Rules = Schemas["AdminIntakeRules"];
 type ListKey = "origin_states" | "destination_states" | "overseas_types" | "ship_via" | "vehicle_types";

@@ -1,4 +1,4 @@
-/** English messages: react-admin's own plus the resource and field names of this console. */
+/** English messages of both apps: react-admin's own plus the names of their resources and fields. */
 import polyglotI18nProvider from "ra-i18n-polyglot";
 import englishMessages from "ra-language-english";
 

@@ -1,0 +1,61 @@
+/** What both apps show of a request log entry: the outcomes the filters offer, its problem and its body. */
+import { Alert } from "@mui/material";
+import type { ReactNode } from "react";
+import { useRecordContext } from "react-admin";
+
+/** A request log entry's outcomes, as the filters offer them. */
+export const OUTCOMES = [
+  { id: "accepted", name: "Accepted" },
+  { id: "rejected", name: "Rejected" },
+  { id: "rate_limited", name: "Rate limited" },
+  { id: "failed", name: "Failed" },
+];
+
+/** The entry's problem (code, detail, each field's error), or `empty` when it answered without one. */
+export function ProblemAlert({ empty = null }: { empty?: ReactNode }) {
+  const record = useRecordContext();
+  if (!record?.code) return empty;
+  const errors = record.errors as { field: string; code: string; message: string }[];
+  return (
+    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }}>
+      <strong>{record.code}</strong>: {record.detail}
+      {errors.length > 0 && (
+        <ul>
+          {errors.map((e) => (
+            <li key={`${e.field}:${e.code}`}>
+              {e.field} ({e.code}): {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </Alert>
+  );
+}
+
+/**
+ * The body as received (personal data masked), cut at 4 KiB; where none was kept (the back
+ * office's entries refused before a key named a provider), its size and SHA-256.
+ */
+export function RequestBody() {
+  const record = useRecordContext();
+  if (!record) return null;
+  const bytes = typeof record.request_body_bytes === "number" ? `${record.request_body_bytes} bytes` : undefined;
+  if (record.request_body === null) {
+    if (record.request_body_sha256) {
+      return (
+        <span data-testid="request-body">
+          Not kept (no key named a provider): {bytes}, SHA-256 {record.request_body_sha256}
+        </span>
+      );
+    }
+    return <span>—</span>;
+  }
+  return (
+    <>
+      <pre data-testid="request-body" style={{ whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+        {JSON.stringify(record.request_body, null, 2)}
+      </pre>
+      {record.request_body_truncated && <span>Cut to 4 KiB of {bytes}: the members past it were left out.</span>}
+    </>
+  );
+}
