@@ -660,9 +660,8 @@ describe("what a provider is shown of a duplicate", () => {
     const other = { matchedOn: ["phone_number"], firstSeenAt: new Date(0), sameProvider: false, original };
     expect(providerDuplicate(other).original).toBeNull();
     expect(providerDuplicate({ ...other, sameProvider: true }).original).toEqual(original);
-    expect(isBillable({ livemode: true, duplicate: null })).toBe(true);
-    expect(isBillable({ livemode: true, duplicate: other })).toBe(false);
-    expect(isBillable({ livemode: false, duplicate: null })).toBe(false);
+    expect(isBillable({ duplicate: null })).toBe(true);
+    expect(isBillable({ duplicate: other })).toBe(false);
   });
   it("reads intake_guard's record", () => {
     expect(duplicateFromRow(null)).toBeNull();
