@@ -75,9 +75,10 @@ export async function listProviderEvents(
   }));
 }
 
-/** An event's lead or rules, from its stored JSON. */
-export function eventPayload(data: EventData): Pick<LeadEvent, "lead" | "intakeRules"> {
+/** An event's lead, rules or published data (money's events), from its stored JSON. */
+export function eventPayload(data: EventData): Pick<LeadEvent, "lead" | "intakeRules" | "data"> {
   if (data.intakeRules) return { intakeRules: rulesFromSnapshot(data.intakeRules) };
+  if (data.lead === undefined) return { data: data as Record<string, unknown> };
   return { lead: leadFromSnapshot(data.lead as SnapshotLead) };
 }
 
