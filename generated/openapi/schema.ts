@@ -2015,6 +2015,16 @@ export interface components {
      *     prices by (src/money/terms.ts):
      *
      *     <!-- price-conditions-table:start -->
+     *     | condition | holds | matches when |
+     *     |---|---|---|
+     *     | `sub_id` | text | The lead's sub_id is this value; a value ending in `-` matches every sub_id that starts with it (`fb-` matches `fb-spring`). |
+     *     | `origin_states` | state codes | The origin ZIP's state is one of these. |
+     *     | `destination_states` | state codes | The lead has a destination ZIP and its state is one of these. |
+     *     | `overseas_type` | DOMESTIC or FOREIGN | The lead's overseas_type is this one. |
+     *     | `ship_via` | a ship_via value | The lead's ship_via is this one. |
+     *     | `vehicle_type` | a vehicle type | Every vehicle of the lead is of this type. |
+     *     | `min_vehicles` | an integer, 1 to 20 | The lead lists at least this many vehicles. |
+     *     | `vehicle_run` | true or false | Every vehicle runs (true) or every vehicle does not (false); a vehicle sent without vehicle_run matches neither. |
      *     <!-- price-conditions-table:end -->
      */
     PriceRuleWhen: {
@@ -3219,7 +3229,7 @@ export interface components {
        *     `too_short`, `too_long`, `out_of_range`, `too_few_items`, `too_many_items`,
        *     `unknown_field`, `invalid_characters`, `invalid_email`, `invalid_phone`, `invalid_date`,
        *     `invalid_url`, `invalid_zip`, `invalid_ship_via`, `invalid_vin`, `ship_date_in_past`,
-       *     `duplicate`, `duplicate_lead`, the intake rule codes of `outside_criteria` (see
+       *     `duplicate`, `duplicate_lead`, `insufficient_balance`, `not_found`, the intake rule codes of `outside_criteria` (see
        *     `IntakeRuleDescription`), or `invalid` for any other reason. Match on `code`, never on `message`, whose wording may change.
        * @example out_of_range
        */
@@ -3293,6 +3303,8 @@ export interface components {
         | "portal_user_not_found"
         | "duplicate_portal_user_email"
         | "cross_origin_refused"
+        | "insufficient_balance"
+        | "reference_reused"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
