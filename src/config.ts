@@ -402,12 +402,14 @@ function timeZone(raw: string | undefined, problems: string[]): string {
   return DEFAULT_BUSINESS_TIMEZONE;
 }
 
-/** LEDGER_CURRENCY: an ISO 4217 code Intl knows (USD, EUR, CAD, …). */
+/** LEDGER_CURRENCY: an ISO 4217 code Intl knows of a currency with two decimals (USD, EUR, CAD, …): amounts are cents. */
 function currencyCode(raw: string | undefined, problems: string[]): string {
   if (raw === undefined) return "USD";
   const code = raw.toUpperCase();
-  if (/^[A-Z]{3}$/.test(code) && Intl.supportedValuesOf("currency").includes(code)) return code;
-  problems.push(`LEDGER_CURRENCY must be an ISO 4217 currency code such as USD (got "${raw}")`);
+  const cents = (c: string) =>
+    new Intl.NumberFormat("en", { style: "currency", currency: c }).resolvedOptions().maximumFractionDigits === 2;
+  if (/^[A-Z]{3}$/.test(code) && Intl.supportedValuesOf("currency").includes(code) && cents(code)) return code;
+  problems.push(`LEDGER_CURRENCY must be an ISO 4217 code of a currency with cents, such as USD (got "${raw}")`);
   return "USD";
 }
 

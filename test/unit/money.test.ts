@@ -5,6 +5,7 @@
  * broker's time zone across daylight-saving changes.
  */
 import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.ts";
 import type { NewLead, Vehicle } from "../../src/leads/lead.ts";
 import { periodOf, shiftMonth, statusAt } from "../../src/money/statement.ts";
 import {
@@ -207,5 +208,26 @@ describe("statement months", () => {
     expect(shiftMonth("2026-12", 1)).toBe("2027-01");
     expect(statusAt(march, new Date("2026-04-01T04:04:59Z"))).toBe("open");
     expect(statusAt(march, new Date("2026-04-01T04:05:00Z"))).toBe("closed");
+  });
+});
+
+describe("money's configuration", () => {
+  it("defaults to USD, a settlement run a minute and pricing on; lists every bad variable at once", () => {
+    expect(loadConfig({}).money).toEqual({ currency: "USD", settlementIntervalMs: 60_000, enabled: true });
+    expect(loadConfig({ LEDGER_CURRENCY: "eur", LEDGER_ENABLED: "false" }).money).toMatchObject({
+      currency: "EUR",
+      enabled: false,
+    });
+    let problems: readonly string[] = [];
+    try {
+      loadConfig({ LEDGER_CURRENCY: "JPY", SETTLEMENT_INTERVAL_SECONDS: "0", LEDGER_ENABLED: "maybe" });
+    } catch (err) {
+      if (err instanceof ConfigError) problems = err.problems;
+    }
+    expect(problems).toEqual([
+      'LEDGER_CURRENCY must be an ISO 4217 code of a currency with cents, such as USD (got "JPY")',
+      'SETTLEMENT_INTERVAL_SECONDS must be an integer from 1 to 86400 (got "0")',
+      'LEDGER_ENABLED must be true or false (got "maybe")',
+    ]);
   });
 });
