@@ -8,9 +8,10 @@
  *
  * Writes bench/results/request-log-growth.md. Needs wrk.
  */
+
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
 import { createBenchDatabase } from "./lib/database.ts";
 import { ROOT, startService } from "./lib/service.ts";
 import { onPath } from "./lib/wrk.ts";
