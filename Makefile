@@ -102,10 +102,12 @@ generate: node_modules/.installed ## regenerate code from proto/ and openapi/ in
 	@out=$$(openapi-typescript openapi/openapi.yaml --output generated/openapi/schema.ts 2>&1) || { echo "$$out"; exit 1; }
 	biome format --write generated/openapi >/dev/null
 	node scripts/intake-rules-docs.ts
+	node scripts/price-conditions-docs.ts
 
 .PHONY: check-generate
 check-generate: generate ## fail when generated/ does not match its sources
 	@node scripts/intake-rules-docs.ts --check
+	@node scripts/price-conditions-docs.ts --check
 	@if [ -n "$$(git status --porcelain -- generated)" ]; then \
 	  echo "generated code is stale; run 'make generate' and commit:"; git status --porcelain -- generated; exit 1; fi
 

@@ -13,12 +13,15 @@
  *    204), in one service, and how long the deliveries take to drain after the load.
  * 4c. Request log: REST create, then REST get, on the service (request log on) and on a second one
  *    with REQUEST_LOG_ENABLED=false on the same database, in turn, BENCH_ROUNDS times each.
+ * 4d. Pricing: REST create on the service (every bench provider has terms with price rules: each
+ *    lead priced and its purchase posted in the ledger) and on a second one with
+ *    LEDGER_ENABLED=false on the same database, in turn, at least five rounds.
  * 5. CPU profiles (node --cpu-prof) of each operation, start-up on an existing embedded database.
  * 6. The table, printed and written to bench/results/latest.md (and latest.json).
  *
  * Environment: BENCH_DATABASE_URL, BENCH_DURATION (s per scenario), BENCH_WARMUP (s),
  * BENCH_CONNECTIONS ("64"), BENCH_ROUNDS (3), BENCH_SKIP_SCALE=1, BENCH_SKIP_PROFILE=1, BENCH_SKIP_WEBHOOKS=1,
- * BENCH_SKIP_CLUSTER=1, BENCH_SKIP_REQUEST_LOG=1, BENCH_REDIS_URL, BENCH_SCALE_LEADS,
+ * BENCH_SKIP_CLUSTER=1, BENCH_SKIP_REQUEST_LOG=1, BENCH_SKIP_MONEY=1, BENCH_REDIS_URL, BENCH_SCALE_LEADS,
  * BENCH_POOL_SIZE, BENCH_GRPC_STREAMS (calls per HTTP/2 connection), BENCH_PROFILE_DURATION,
  * BENCH_OUTPUT, BENCH_STRICT=1 (exit 1 when a target fails), BENCH_SERVICE_DIR (run the service
  * from another checkout), PGBENCH (the pgbench binary).
@@ -89,6 +92,7 @@ const config = {
   skipWebhooks: env.BENCH_SKIP_WEBHOOKS === "1",
   skipCluster: env.BENCH_SKIP_CLUSTER === "1",
   skipRequestLog: env.BENCH_SKIP_REQUEST_LOG === "1",
+  skipMoney: env.BENCH_SKIP_MONEY === "1",
   /** Redis for the WEB_CONCURRENCY=2 phase (workers share rate limits through it). */
   redisUrl: env.BENCH_REDIS_URL || "redis://127.0.0.1:6379",
   scaleLeads: int("BENCH_SCALE_LEADS", 1_000_000),
@@ -149,6 +153,18 @@ const TYPICAL_RULES = {
   duplicate_policy: "flag",
 };
 
+/** Terms with the rules a broker prices by (money/terms.ts): every bench lead is priced and posted. */
+const TYPICAL_TERMS = {
+  default_price_cents: 1500,
+  extra_vehicle_cents: 500,
+  price_rules: [
+    { when: { sub_id: "fb-", overseas_type: "FOREIGN" }, price_cents: 2500 },
+    { when: { origin_states: ["CA", "NY"], min_vehicles: 2 }, price_cents: 2000 },
+    { when: { destination_states: ["FL", "TX"], vehicle_run: true }, price_cents: 1800 },
+  ],
+  settlement_days: 7,
+};
+
 async function createTenants(
   service: Service,
   count: number,
@@ -182,6 +198,12 @@ async function createTenants(
       body: JSON.stringify(TYPICAL_RULES),
     });
     if (rules.status !== 200) throw new Error(`intake rules: ${rules.status} ${await rules.text()}`);
+    const terms = await fetch(`${service.url}/api/v1/lead_providers/${id}/terms/`, {
+      method: "PUT",
+      headers: admin,
+      body: JSON.stringify(TYPICAL_TERMS),
+    });
+    if (terms.status !== 200) throw new Error(`terms: ${terms.status} ${await terms.text()}`);
     tenants.push({ id, key: ((await issued.json()) as { api_key: string }).api_key });
   }
   return tenants;
@@ -454,6 +476,40 @@ async function requestLogPhase(db: BenchDatabase, on: Service, w: Workload, env:
   }
 }
 
+/**
+ * REST create with pricing on (the service as it runs: each lead priced by its provider's terms
+ * and its purchase posted in the same statement) against the same service with
+ * LEDGER_ENABLED=false, on the same database and providers, in turn, at least five rounds: the
+ * median round's ratio, and the lowest and highest.
+ */
+async function moneyPhase(db: BenchDatabase, on: Service, w: Workload, env: Record<string, string>) {
+  const off = await startService({ env: { ...env, LEDGER_ENABLED: "false" } });
+  try {
+    await load(off, w, "REST", "create", maxConnections, config.warmup);
+    const ons: Measured[] = [];
+    const offs: Measured[] = [];
+    const ratios: number[] = [];
+    for (let round = 1; round <= Math.max(5, config.rounds); round++) {
+      await checkpoint(db);
+      await sleep(500);
+      offs.push(await measure(db, off, w, "REST", "create", maxConnections));
+      log(`round ${round}: REST create ×${maxConnections}, pricing off: ${describe(offs.at(-1) as Measured)}`);
+      await checkpoint(db);
+      await sleep(500);
+      ons.push(await measure(db, on, w, "REST", "create", maxConnections));
+      log(`round ${round}: REST create ×${maxConnections}, pricing on: ${describe(ons.at(-1) as Measured)}`);
+      ratios.push((ons.at(-1) as Measured).result.rps / (offs.at(-1) as Measured).result.rps);
+    }
+    const [{ n: purchases } = { n: "0" }] = await db.query<{ n: string }>(
+      "select count(*) as n from ledger_transactions where type = 'lead_purchase'",
+    );
+    log(`pricing: ${Number(purchases).toLocaleString("en-US")} purchases posted in the run`);
+    return { on: medianOf(ons), off: medianOf(offs), ratio: median(ratios), ratios, purchases: Number(purchases) };
+  } finally {
+    await off.stop();
+  }
+}
+
 async function scalePhase(db: BenchDatabase, service: Service, w: Workload) {
   const extra = await seedProviders(db, config.scaleProviders - w.tenants.length);
   const providers = [...w.tenants.map((t) => t.id), ...extra];
@@ -689,10 +745,12 @@ async function main(): Promise<void> {
     floor = undefined;
     const clustered = config.skipCluster ? undefined : await clusterPhase(db, service, workload, serviceEnv);
     const logged = config.skipRequestLog ? undefined : await requestLogPhase(db, service, workload, serviceEnv);
+    const priced = config.skipMoney ? undefined : await moneyPhase(db, service, workload, serviceEnv);
     const scale = config.skipScale ? undefined : await scalePhase(db, service, workload);
     const servicePeaks = [...measured.entries()].filter(([k]) => !k.startsWith("floor/")).map(([, m]) => m.peakMb);
     if (clustered) servicePeaks.push(clustered.one.peakMb, clustered.two.peakMb);
     if (logged) servicePeaks.push(logged.create.on.peakMb, logged.get.on.peakMb);
+    if (priced) servicePeaks.push(priced.on.peakMb);
     const peakMb = Math.max(...servicePeaks, service.memory().peakMb);
     await service.stop();
     service = undefined;
@@ -744,6 +802,13 @@ async function main(): Promise<void> {
           { label: `service, REST ${op}, request log on`, connections: maxConnections, ...logged[op].on, floor: f },
         );
       }
+    }
+    if (priced) {
+      const f = measured.get(`floor/create/${maxConnections}`) as Measured;
+      floorRows.push(
+        { label: "service, REST create, pricing off", connections: maxConnections, ...priced.off, floor: f },
+        { label: "service, REST create, pricing on", connections: maxConnections, ...priced.on, floor: f },
+      );
     }
     if (clustered) {
       const f = measured.get(`floor/get/${maxConnections}`) as Measured;
@@ -828,7 +893,8 @@ async function main(): Promise<void> {
     const scaleErrors =
       (scale ? [...scale.results.values()].reduce((n, m) => n + m.result.errors, 0) : 0) +
       (clustered ? clustered.one.result.errors + clustered.two.result.errors : 0) +
-      (logged ? [logged.create, logged.get].reduce((n, m) => n + m.on.result.errors + m.off.result.errors, 0) : 0);
+      (logged ? [logged.create, logged.get].reduce((n, m) => n + m.on.result.errors + m.off.result.errors, 0) : 0) +
+      (priced ? priced.on.result.errors + priced.off.result.errors : 0);
     targets.push({
       name: "errors = 0 (every service scenario)",
       measured: String(allErrors + scaleErrors),
@@ -841,6 +907,14 @@ async function main(): Promise<void> {
         name: `REST create with the request log on ≥ 0.9 × off, ${maxConnections} conns`,
         measured: `${fmt.rps(on.result.rps)} vs ${fmt.rps(off.result.rps)} req/s = ${fmt.ratio(ratio)} (${logged.entries.toLocaleString("en-US")} entries written)`,
         pass: ratio >= 0.9,
+      });
+    }
+    if (priced) {
+      const spread = `${fmt.ratio(Math.min(...priced.ratios))}–${fmt.ratio(Math.max(...priced.ratios))}`;
+      targets.push({
+        name: `REST create with pricing on ≥ 0.85 × pricing off (LEDGER_ENABLED=false), ${maxConnections} conns, median of ${priced.ratios.length} rounds`,
+        measured: `${fmt.ratio(priced.ratio)} (rounds ${spread}; median rounds ${fmt.rps(priced.on.result.rps)} vs ${fmt.rps(priced.off.result.rps)} req/s; ${priced.purchases.toLocaleString("en-US")} purchases posted)`,
+        pass: priced.ratio >= 0.85,
       });
     }
     if (clustered) {

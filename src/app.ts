@@ -36,6 +36,11 @@ import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
 import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
 import { createLogger, errorForLog, type Logger } from "./logger.ts";
 import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
+import { createLedgerService } from "./money/ledger.service.ts";
+import { moneyRoutes } from "./money/money.rest.ts";
+import { createMoneyProviderRpc, createMoneyPublicRpc } from "./money/money.rpc.ts";
+import { createSettlement, type Settlement } from "./money/settlement.ts";
+import { createTermsService } from "./money/terms.service.ts";
 import { createObservedHandler } from "./observe.ts";
 import { createInviteMailer } from "./portal/portal.mail.ts";
 import { portalRoutes } from "./portal/portal.rest.ts";
@@ -100,6 +105,8 @@ export interface App {
   readonly requestLog: RequestLogWriter | undefined;
   /** The stats rollup job (its loop runs by itself; exposed for operations and tests). */
   readonly statsRollup: StatsRollup;
+  /** The settlement job (its loop runs by itself; exposed for operations and tests). */
+  readonly settlement: Settlement;
   /** Starts listening; resolves to the bound port (useful with PORT=0). */
   listen(): Promise<number>;
   stop(): Promise<void>;
@@ -179,12 +186,40 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       webhookWorker.eventWritten();
     },
   });
+  const moneyEvent = (type: string) => {
+    metrics.eventWritten(type);
+    webhookWorker.eventWritten();
+  };
+  const terms = createTermsService({
+    db,
+    currency: config.money.currency,
+    zips,
+    zone: config.intake.businessTimezone,
+    now,
+    enabled: config.money.enabled,
+    onEvent: () => moneyEvent("terms.changed"),
+  });
+  const ledger = createLedgerService({
+    db,
+    currency: config.money.currency,
+    zone: config.intake.businessTimezone,
+    now,
+    onEvent: moneyEvent,
+  });
+  const settlement = createSettlement({
+    db,
+    logger,
+    intervalMs: config.money.settlementIntervalMs,
+    now,
+    onRun: (run) => metrics.jobRun("settlement", run),
+  });
   const leads = createLeadService({
     db,
     zips,
     intake,
     zone: config.intake.businessTimezone,
     now,
+    pricing: terms.pricing,
     sandboxRefusal: createSandboxRefusal(config.intake.businessTimezone),
     onCreated: (lead) => {
       if (lead.livemode) {
@@ -304,6 +339,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       stateRoutes(states),
       requestLogRoutes(requestLog, config.publicBaseUrl),
       statsRoutes(stats),
+      moneyRoutes(terms, ledger, config.publicBaseUrl),
       portalRoutes(portal, portalUsers, { clientAddress, publicBaseUrl: config.publicBaseUrl, now }),
     ],
     publicBaseUrl: config.publicBaseUrl,
@@ -339,12 +375,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...createIntakePublicRpc(intake),
       ...createRequestLogRpc(requestLog),
       ...createStatsRpc(stats),
+      ...createMoneyPublicRpc(terms, ledger),
     },
     providers: {
       ...createProviderRpc(providers, sandbox),
       ...createWebhookRpc(webhooks),
       ...createIntakeProviderRpc(intake),
       ...createPortalUserRpc(portalUsers, config.publicBaseUrl),
+      ...createMoneyProviderRpc(terms, ledger),
     },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
@@ -397,6 +435,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     outboxRetention,
     requestLog: requestLogWriter,
     statsRollup,
+    settlement,
     async listen() {
       if (metricsServer && config.metricsPort !== undefined) {
         await new Promise<void>((resolve, reject) => {
@@ -413,6 +452,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       outboxRetention.start();
       requestLogWriter?.start();
       statsRollup.start();
+      settlement.start();
       return port;
     },
     async stop() {
@@ -424,6 +464,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // After the server has closed: every answered request's entry is written.
       await requestLogWriter?.stop();
       await statsRollup.stop();
+      await settlement.stop();
       // Deliveries in flight get the same grace; any left unanswered are sent again later.
       await webhookWorker.stop(config.shutdownTimeoutMs);
       transport.close();

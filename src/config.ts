@@ -107,6 +107,18 @@ export interface Config {
     /** DUPLICATE_MATCH: the fields the duplicate check compares. */
     readonly duplicateMatch: readonly DuplicateField[];
   };
+  /** Money (money/): the ledger's currency, the settlement job's interval, and pricing on or off. */
+  readonly money: {
+    /** LEDGER_CURRENCY (ISO 4217, default USD): the one currency of terms, prices and the ledger. */
+    readonly currency: string;
+    /** SETTLEMENT_INTERVAL_SECONDS (default 60): how often the settlement job looks for due purchases. */
+    readonly settlementIntervalMs: number;
+    /**
+     * LEDGER_ENABLED (default true). False: leads are stored without a price and nothing is
+     * posted (for measuring what pricing costs; the ledger's reads still answer).
+     */
+    readonly enabled: boolean;
+  };
   readonly webhooks: {
     /** Deliveries this instance sends at once; 0: this instance sends none. */
     readonly concurrency: number;
@@ -290,6 +302,11 @@ export function loadConfig(env: Env = process.env): Config {
       duplicateWindowDays: int("DUPLICATE_WINDOW_DAYS", 30, 1, 365),
       duplicateMatch: duplicateMatch(str("DUPLICATE_MATCH"), problems),
     },
+    money: {
+      currency: currencyCode(str("LEDGER_CURRENCY"), problems),
+      settlementIntervalMs: int("SETTLEMENT_INTERVAL_SECONDS", 60, 1, 86_400) * 1000,
+      enabled: bool("LEDGER_ENABLED", true),
+    },
     webhooks: {
       concurrency: webhookConcurrency,
       perEndpoint: int("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 4, 1, 256),
@@ -392,6 +409,17 @@ function timeZone(raw: string | undefined, problems: string[]): string {
   if (isKnownTimeZone(raw)) return raw;
   problems.push(`BUSINESS_TIMEZONE must be an IANA time zone such as America/New_York (got "${raw}")`);
   return DEFAULT_BUSINESS_TIMEZONE;
+}
+
+/** LEDGER_CURRENCY: an ISO 4217 code Intl knows of a currency with two decimals (USD, EUR, CAD, …): amounts are cents. */
+function currencyCode(raw: string | undefined, problems: string[]): string {
+  if (raw === undefined) return "USD";
+  const code = raw.toUpperCase();
+  const cents = (c: string) =>
+    new Intl.NumberFormat("en", { style: "currency", currency: c }).resolvedOptions().maximumFractionDigits === 2;
+  if (/^[A-Z]{3}$/.test(code) && Intl.supportedValuesOf("currency").includes(code) && cents(code)) return code;
+  problems.push(`LEDGER_CURRENCY must be an ISO 4217 code of a currency with cents, such as USD (got "${raw}")`);
+  return "USD";
 }
 
 function duplicateMatch(raw: string | undefined, problems: string[]): readonly DuplicateField[] {

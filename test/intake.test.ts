@@ -349,10 +349,12 @@ describe.each(BACKENDS)("intake ($name)", (backend) => {
       const phone = freshPhone();
       expect((await j(create(a.key, fresh({ phone_number: phone })))).duplicate).toBeNull();
       const t1 = await j(create(testA, fresh({ phone_number: phone })));
-      expect(t1).toMatchObject({ livemode: false, duplicate: null, billable: false });
+      // A test lead that duplicates nothing is billable in the test book, and priced.
+      expect(t1).toMatchObject({ livemode: false, duplicate: null, billable: true, price: { amount_cents: 0 } });
       expect((await j(create(testB, fresh({ phone_number: phone })))).duplicate).toBeNull();
       const t2 = await j(create(testA, fresh({ phone_number: phone })));
       expect(t2.duplicate).toMatchObject({ same_provider: true, original: { id: t1.id } });
+      expect(t2).toMatchObject({ billable: false, price: null });
     });
 
     it("matches an email whatever its case, local part included", async () => {

@@ -92,6 +92,14 @@ const leadArb: fc.Arbitrary<Lead> = fc.record({
       original: nullable(fc.record({ id, providerId: id, orderNumber: text, externalId: text })),
     }),
   ),
+  price: nullable(
+    fc.record({
+      amountCents: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 200_000_000 }), fc.maxSafeInteger()),
+      currency: text,
+      rule: text,
+      termsVersion: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 ** 31 - 1 })),
+    }),
+  ),
 });
 
 const warningArb = fc.array(
@@ -138,6 +146,7 @@ describe("the fast path's hand-written lead messages", () => {
           vin: "",
         },
       ],
+      price: { amountCents: -(2 ** 33) - 1, currency: "", rule: "r".repeat(140), termsVersion: -2 },
     };
     const expected = toBinary(GetLeadResponseSchema, create(GetLeadResponseSchema, { lead: leadMessage(odd) }));
     expect(Buffer.from(getLeadResponseBytes(odd)).toString("hex")).toBe(Buffer.from(expected).toString("hex"));

@@ -159,6 +159,13 @@ async function main(): Promise<void> {
   const hourAgo = new Date(Date.now() - 3600_000).toISOString();
   const yearAgo = new Date(Date.now() - 365 * 86_400_000);
   const weekAfter = new Date(yearAgo.getTime() + 7 * 86_400_000);
+  // Statement months in the broker's calendar (the default BUSINESS_TIMEZONE).
+  const monthIn = (d: Date) =>
+    new Intl.DateTimeFormat("en-CA", { timeZone: "America/New_York", year: "numeric", month: "2-digit" })
+      .format(d)
+      .slice(0, 7);
+  const thisMonth = monthIn(new Date());
+  const yearAgoMonth = monthIn(yearAgo);
 
   // A portal user of the big provider, signed in (the portal's lists are measured with its cookie).
   const origin = { origin: base };
@@ -321,6 +328,45 @@ async function main(): Promise<void> {
     ["GET /admin/requests/?status=422", providerGet("/api/v1/admin/requests/?status=422")],
     ["GET /admin/requests/?code=", providerGet("/api/v1/admin/requests/?code=invalid_phone_number")],
     ["GET /admin/stats/", providerGet("/api/v1/admin/stats/")],
+    ["GET /public/balance/ (big)", () => call("GET", "/api/v1/public/balance/", keys.big)],
+    ["GET /public/balance_transactions/ (big)", () => call("GET", "/api/v1/public/balance_transactions/", keys.big)],
+    [
+      "GET /public/balance_transactions/?type=settlement",
+      () => call("GET", "/api/v1/public/balance_transactions/?type=settlement", keys.big),
+    ],
+    [
+      "GET /public/balance_transactions/?type=payout (none)",
+      () => call("GET", "/api/v1/public/balance_transactions/?type=payout", keys.big),
+    ],
+    [
+      "GET /public/balance_transactions/?external_id=",
+      () => call("GET", `/api/v1/public/balance_transactions/?external_id=${someLead}`, keys.big),
+    ],
+    [
+      "GET /public/balance_transactions/?created_before=a year ago",
+      () => call("GET", `/api/v1/public/balance_transactions/?created_before=${yearAgo.toISOString()}`, keys.big),
+    ],
+    [
+      "GET /public/balance_transactions/ (small)",
+      () => call("GET", "/api/v1/public/balance_transactions/", keys.small),
+    ],
+    ["GET /public/statements/ (big)", () => call("GET", "/api/v1/public/statements/", keys.big)],
+    [
+      "GET /public/statements/{month}/ (big, this month)",
+      () => call("GET", `/api/v1/public/statements/${thisMonth}/`, keys.big),
+    ],
+    [
+      "GET /public/statements/{month}/ (big, a year ago)",
+      () => call("GET", `/api/v1/public/statements/${yearAgoMonth}/`, keys.big),
+    ],
+    [
+      "GET /public/statements/{month}/?format=csv (big, a year ago)",
+      () => call("GET", `/api/v1/public/statements/${yearAgoMonth}/?format=csv`, keys.big),
+    ],
+    ["GET /lead_providers/{id}/balance/ (big)", providerGet(`/api/v1/lead_providers/${big}/balance/`)],
+    ["GET /admin/payables/", providerGet("/api/v1/admin/payables/")],
+    ["GET /admin/payables/?format=csv", providerGet("/api/v1/admin/payables/?format=csv")],
+    ["GET /admin/ledger/trial_balance/", providerGet("/api/v1/admin/ledger/trial_balance/")],
     ["GET /metrics", () => call("GET", "/metrics", "scale-metrics-token-0123456789")],
   ];
 

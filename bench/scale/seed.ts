@@ -19,6 +19,8 @@ export interface SeedSize {
   readonly auditPerLead: number;
   /** Vehicles (1–3) and state history rows per lead, as the service writes them. */
   readonly vehicles: boolean;
+  /** Each lead's purchase in the ledger, settled after 7 days (seedLedger). */
+  readonly ledger: boolean;
 }
 
 /**
@@ -31,9 +33,9 @@ export const WINDOWS = { eventDays: 180, deliveryDays: 90, testDays: 30, request
 export const BACKLOG_DAYS = 1;
 
 export const SIZES = {
-  plans: { leads: 1_000_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2, vehicles: false },
-  small: { leads: 50_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true },
-  large: { leads: 5_000_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true },
+  plans: { leads: 1_000_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2, vehicles: false, ledger: false },
+  small: { leads: 50_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true, ledger: true },
+  large: { leads: 5_000_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true, ledger: true },
 } as const satisfies Record<string, SeedSize>;
 
 /** Names in proportions like a real customer list's: a search for one is as selective as in life. */
@@ -286,6 +288,7 @@ export async function seed(
        where l.created_at > now() - $1::int * interval '1 day'`,
       [WINDOWS.requestLogDays],
     );
+    if (size.ledger) await seedLedger(run);
     // Vacuumed as autovacuum keeps a production table (index-only counts), at the harness's sizes;
     // the plan test's database only needs the statistics.
     if (size.vehicles) await run("vacuum analyze", "vacuum analyze");
@@ -293,4 +296,71 @@ export async function seed(
   } finally {
     await client.end();
   }
+}
+
+/** Days after which the seed's purchases are settled (the default terms' settlement_days). */
+const SETTLEMENT_DAYS = 7;
+
+/**
+ * The ledger of the seeded leads, as the service would have posted it: each lead's purchase
+ * (1,000 to 3,000 cents) on its provider's pending account, and its settlement onto available
+ * once SETTLEMENT_DAYS have passed (the rest queued); every entry with its account's running
+ * balance and version, the accounts' balances their sums. Leads' own price columns are left
+ * empty (rewriting every lead would double the table; no measured path reads them).
+ */
+export async function seedLedger(run: (step: string, text: string, values?: unknown[]) => Promise<void>) {
+  await run(
+    "ledger accounts (four per provider and mode)",
+    `insert into ledger_accounts (provider_id, livemode, type, currency)
+     select b.provider_id, b.livemode, t, 'USD'
+     from (select distinct provider_id, livemode from leads) b
+     cross join unnest(array['pending', 'available', 'lead_expense', 'payouts']) t
+     order by b.provider_id, b.livemode, array_position(array['pending', 'available', 'lead_expense', 'payouts'], t)`,
+  );
+  await run(
+    "ledger transactions (each lead's purchase, and its settlement after 7 days)",
+    `insert into ledger_transactions (public_id, provider_id, livemode, type, idempotency_key, amount_cents, currency,
+       lead_id, lead_external_id, lead_order_number, description, created_by, created_at)
+     select 'txn_' || md5(k || l.id), l.provider_id, l.livemode,
+       case k when 'purchase' then 'lead_purchase' else 'settlement' end, 'lead:' || l.id || ':' || k,
+       1000 + (l.id % 5) * 500, 'USD', l.id, l.external_id, l.order_number,
+       case k when 'purchase' then 'Lead ' else 'Settled: lead ' end || l.order_number, 'seed',
+       l.created_at + case k when 'purchase' then interval '0' else $1::int * interval '1 day' end as at
+     from leads l cross join unnest(array['purchase', 'settlement']) k
+     where l.duplicate is null and (k = 'purchase' or l.created_at < now() - $1::int * interval '1 day')
+     order by at`,
+    [SETTLEMENT_DAYS],
+  );
+  await run(
+    "ledger entries (two per transaction, with running balances)",
+    `insert into ledger_entries (public_id, transaction_id, account_id, provider_id, livemode, account_type, type,
+       amount_cents, balance_after_cents, account_version, currency, lead_id, lead_external_id, lead_order_number,
+       description, created_at)
+     select 'btx_' || md5(t.id || ':' || leg.account), t.id, a.id, t.provider_id, t.livemode, leg.account, t.type,
+       leg.amount, sum(leg.amount) over w, row_number() over w, 'USD', t.lead_id, t.lead_external_id,
+       t.lead_order_number, t.description, t.created_at
+     from ledger_transactions t
+     cross join lateral (values
+       (case t.type when 'lead_purchase' then 'lead_expense' else 'pending' end, -t.amount_cents),
+       (case t.type when 'lead_purchase' then 'pending' else 'available' end, t.amount_cents)) as leg(account, amount)
+     join ledger_accounts a on a.provider_id = t.provider_id and a.livemode = t.livemode and a.type = leg.account
+     window w as (partition by a.id order by t.created_at, t.id rows unbounded preceding)`,
+  );
+  await run(
+    "ledger account balances",
+    `update ledger_accounts a set balance = s.balance, version = s.version, last_entry_at = s.last
+     from (select account_id, sum(amount_cents) as balance, count(*) as version, max(created_at) as last
+           from ledger_entries group by account_id) s
+     where a.id = s.account_id`,
+  );
+  await run(
+    "settlement queue (the purchases of the last 7 days)",
+    `insert into ledger_settlement_queue (transaction_id, provider_id, livemode, lead_id, lead_external_id,
+       lead_order_number, amount_cents, currency, settle_at)
+     select t.id, t.provider_id, t.livemode, t.lead_id, t.lead_external_id, t.lead_order_number, t.amount_cents,
+       t.currency, t.created_at + $1::int * interval '1 day'
+     from ledger_transactions t
+     where t.type = 'lead_purchase' and t.created_at >= now() - $1::int * interval '1 day'`,
+    [SETTLEMENT_DAYS],
+  );
 }

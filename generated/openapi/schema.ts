@@ -1449,6 +1449,333 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/public/terms/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your commercial terms
+     * @description Your commercial terms as they apply now: the price of a lead (`default_price_cents`, the
+     *     `price_rules` tried in order, each with its conditions in words, and `extra_vehicle_cents`
+     *     per vehicle after the first), `settlement_days` and the return policy, with their `version`
+     *     and `effective_at`, and `conditions`: what each member of a rule's `when` means. A test key
+     *     reads the same terms (test leads are priced by them, in the test book). Answers an `ETag`;
+     *     send it back in `If-None-Match` to get `304 Not Modified` while nothing changed. Changes
+     *     are announced as the `terms.changed` event. A Public API request like any other.
+     */
+    get: operations["getPublishedTerms"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/terms/quote/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What would this lead earn?
+     * @description The price a lead would earn if you sent it now, and which member set it (`price_rules[i]`
+     *     or `default_price_cents`), under your current terms. The body is a lead as createLead takes
+     *     it and is checked the same way (the same `400 validation_error` for a bad field). Nothing is
+     *     stored and no cap counts it; it counts against your rate limit like any request. It does not
+     *     run the duplicate check: a lead flagged as a duplicate earns nothing.
+     */
+    post: operations["quoteLead"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/balance/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read your balance
+     * @description What the broker owes you in your key's book (a test key reads the test book): `pending`
+     *     (purchases inside their settlement window), `available` (settled, not yet paid out; may go
+     *     below zero after a correction) and `paid_out` so far, in whole cents.
+     */
+    get: operations["getBalance"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/balance_transactions/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your ledger lines
+     * @description Every movement on your pending and available accounts, newest first: a lead bought
+     *     (`lead_purchase`, on pending), its settlement (`settlement`: off pending, onto available; two
+     *     lines), `return`, `adjustment` and `payout`. Each line is signed from your side and carries
+     *     the account's balance after it, so the lines of an account, oldest first, add up to its
+     *     balance. Lines are never changed or removed: a correction is a new line. Filters `type`,
+     *     `created_after`, `created_before` and `external_id`; pages by cursor.
+     */
+    get: operations["listBalanceTransactions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/statements/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your monthly statements
+     * @description One statement per calendar month in the broker's time zone (`BUSINESS_TIMEZONE`), newest
+     *     first, from the current month (`open`) back to your first line; earlier months are
+     *     `closed` from `closes_at`, a few minutes after they end, and never change again (a later
+     *     correction is a line of the month it is made in). Each with its opening and closing balance
+     *     (pending + available); read one for its totals, or as CSV or PDF.
+     */
+    get: operations["listStatements"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/statements/{month}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The month, `YYYY-MM`, in the broker's time zone; not in the future. */
+        month: components["parameters"]["StatementMonth"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Read a month's statement
+     * @description The month's opening balance, totals per type (over both accounts, and per account),
+     *     closing balance (the opening plus the totals) and count of lines. `format=csv` answers
+     *     every line of the month instead (one row each, oldest first: they add up to the totals);
+     *     `format=pdf` one document to file, with the totals and the lines. A month in the future, or
+     *     not `YYYY-MM`, is 400 naming `month`. A closed statement never changes.
+     */
+    get: operations["getStatement"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/terms/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Read a provider's commercial terms
+     * @description The provider's terms with their `version` (0 and `effective_at` null while never set: the defaults). Requires the admin-only position.
+     */
+    get: operations["getTerms"];
+    /**
+     * Replace a provider's commercial terms
+     * @description Replaces the provider's terms with this document; a member left out takes its default.
+     *     The new version prices every lead accepted from the moment it is saved, never one accepted
+     *     before. Every bad member is named (`price_rules[1].when.origin_states[0] must be a state
+     *     code …`); amounts are whole cents; `currency` must be the ledger's. The change is audited
+     *     with the terms before and after and announced to the provider as `terms.changed`. The same
+     *     terms again make no new version. Requires the admin-only position.
+     */
+    put: operations["setTerms"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/balance/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * Read a provider's balance
+     * @description The provider's balance in one book (`mode`, live by default), as the provider reads it. Requires the admin-only position.
+     */
+    get: operations["getProviderBalance"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/balance_transactions/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * List a provider's ledger lines
+     * @description The provider's lines in one book (`mode`, live by default), with the provider's own filters and pages. Requires the admin-only position.
+     */
+    get: operations["listProviderBalanceTransactions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/payouts/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Record a payout
+     * @description Records money paid to the provider: off its available balance, onto the broker's payouts.
+     *     At most the available balance (`409 insufficient_balance`, nothing posted). `reference`
+     *     (the payment's own reference) is the idempotency key per provider and book: sending the
+     *     same payout again answers `200` with the payout already recorded and posts nothing; the
+     *     same reference with another amount or `paid_at` is `409 reference_reused`. Audited with
+     *     the balance before and after; announced to the provider as `payout.created`. `mode: test`
+     *     records it in the test book. Requires the admin-only position.
+     */
+    post: operations["createPayout"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/adjustments/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Record a correction
+     * @description Records a correction of the provider's available balance: a signed `amount_cents`
+     *     (positive credits the provider) and a `reason` the provider sees, optionally about one of
+     *     its leads (`lead_id`). A correction is always a new line, never an edit; it lands in the
+     *     month it is made, so a closed statement stays as it was. With a `reference`, a retry posts
+     *     nothing again (`200`, as for payouts). Audited with the balance before and after; announced
+     *     as `adjustment.created`. Requires the admin-only position.
+     */
+    post: operations["createAdjustment"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/payables/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the broker owes every provider
+     * @description Every provider with a book in `mode` (live by default), by provider id: its pending,
+     *     available and paid-out money. `format=csv` answers every provider at once as CSV. Requires
+     *     the admin-only position.
+     */
+    get: operations["listPayables"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/ledger/trial_balance/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The ledger's trial balance
+     * @description Every account of each book (live and test) added up by type: the providers' `pending` and
+     *     `available`, and the broker's `lead_expense` and `payouts`. Every transaction balances, so
+     *     each book's total, and the grand total, is always 0. Requires the admin-only position.
+     */
+    get: operations["getTrialBalance"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   "lead.created": {
@@ -1595,9 +1922,657 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "terms.changed": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Your commercial terms changed
+     * @description Sent when an administrator changes the provider's terms; `data.terms` is the new document
+     *     with its `version` and `effective_at` (keep the highest version: two changes may arrive out
+     *     of order). Also in the events feed (live keys). Signed and retried like every event.
+     */
+    post: operations["termsChangedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "payout.created": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A payout to you was recorded
+     * @description Sent when an administrator records a payout to the provider; `data.payout` is it (in the
+     *     book of `livemode`). Also in the events feed of that book's key. Signed and retried like
+     *     every event.
+     */
+    post: operations["payoutCreatedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "adjustment.created": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A correction of your balance was recorded
+     * @description Sent when an administrator records a correction; `data.adjustment` is it, with its signed
+     *     amount and reason. Also in the events feed of that book's key. Signed and retried like
+     *     every event.
+     */
+    post: operations["adjustmentCreatedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
+    /** @description The price of a billable lead, fixed when it was accepted (whole cents). */
+    LeadPrice: {
+      /**
+       * @description The base price plus `extra_vehicle_cents` per vehicle after the first.
+       * @example 1500
+       */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /**
+       * @description What set the base price, `price_rules[i]` or `default_price_cents`.
+       * @example price_rules[0]
+       */
+      rule: string;
+      /**
+       * @description The version of your terms it was worked out with (0 - the defaults, never set).
+       * @example 3
+       */
+      terms_version: number;
+    };
+    /**
+     * @description The conditions of a price rule: the rule matches a lead when every member set matches.
+     *     At least one member. The conditions, one row each, generated from the table the service
+     *     prices by (src/money/terms.ts):
+     *
+     *     <!-- price-conditions-table:start -->
+     *     | condition | holds | matches when |
+     *     |---|---|---|
+     *     | `sub_id` | text | The lead's sub_id is this value; a value ending in `-` matches every sub_id that starts with it (`fb-` matches `fb-spring`). |
+     *     | `origin_states` | state codes | The origin ZIP's state is one of these. |
+     *     | `destination_states` | state codes | The lead has a destination ZIP and its state is one of these. |
+     *     | `overseas_type` | DOMESTIC or FOREIGN | The lead's overseas_type is this one. |
+     *     | `ship_via` | a ship_via value | The lead's ship_via is this one. |
+     *     | `vehicle_type` | a vehicle type | Every vehicle of the lead is of this type. |
+     *     | `min_vehicles` | an integer, 1 to 20 | The lead lists at least this many vehicles. |
+     *     | `vehicle_run` | true or false | Every vehicle runs (true) or every vehicle does not (false); a vehicle sent without vehicle_run matches neither. |
+     *     <!-- price-conditions-table:end -->
+     */
+    PriceRuleWhen: {
+      /** @example fb- */
+      sub_id?: string;
+      /**
+       * @example [
+       *       "CA",
+       *       "NY"
+       *     ]
+       */
+      origin_states?: string[];
+      /**
+       * @example [
+       *       "FL"
+       *     ]
+       */
+      destination_states?: string[];
+      overseas_type?: components["schemas"]["OverseasType"];
+      ship_via?: components["schemas"]["ShipVia"];
+      vehicle_type?: components["schemas"]["VehicleType"];
+      /** @example 2 */
+      min_vehicles?: number;
+      /** @example true */
+      vehicle_run?: boolean;
+    };
+    /** @description Tried in order; the first whose every condition matches sets the base price. */
+    PriceRule: {
+      when: components["schemas"]["PriceRuleWhen"];
+      /** @example 2500 */
+      price_cents: number;
+    };
+    /**
+     * @description The return policy: how long after acceptance a lead may be returned (`window_hours`), the
+     *     most of a month's billable leads that may be returned (`max_rate`), how long you have to
+     *     contest a return (`contest_hours`), the reasons a return may give and those approved at
+     *     once. Members left out take their defaults.
+     */
+    ReturnsPolicy: {
+      /**
+       * @default 72
+       * @example 72
+       */
+      window_hours: number;
+      /**
+       * @default 0.15
+       * @example 0.15
+       */
+      max_rate: number;
+      /**
+       * @default 48
+       * @example 48
+       */
+      contest_hours: number;
+      reasons?: components["schemas"]["ReturnReason"][];
+      auto_approve?: components["schemas"]["ReturnReason"][];
+    };
+    /**
+     * @example test_or_fraud
+     * @enum {string}
+     */
+    ReturnReason: "invalid_contact" | "not_requested" | "out_of_area" | "already_shipped" | "test_or_fraud" | "other";
+    /**
+     * @description A provider's commercial terms, one document: every member left out of a PUT takes its
+     *     default (every lead priced at 0, 7 settlement days, the default return policy). Amounts are
+     *     whole cents. What a GET answers beside the terms (`version`, `effective_at`) may be sent
+     *     back and is ignored.
+     */
+    Terms: {
+      /**
+       * @description The ledger's currency (`LEDGER_CURRENCY`); another is refused.
+       * @example USD
+       */
+      currency?: string;
+      /**
+       * @description The base price of a lead no rule matches.
+       * @default 0
+       * @example 1500
+       */
+      default_price_cents: number;
+      /**
+       * @description Added per vehicle after the first, whichever rule matched.
+       * @default 0
+       * @example 500
+       */
+      extra_vehicle_cents: number;
+      price_rules?: components["schemas"]["PriceRule"][];
+      /**
+       * @description Days after acceptance until a purchase moves from pending to available (0 - at the next run of the settlement job).
+       * @default 7
+       * @example 7
+       */
+      settlement_days: number;
+      returns?: components["schemas"]["ReturnsPolicy"];
+      /** @description Ignored on PUT. */
+      version?: number;
+      /**
+       * Format: date-time
+       * @description Ignored on PUT.
+       */
+      effective_at?: string | null;
+    };
+    /** @description The terms with their revision. */
+    VersionedTerms: {
+      /** @example USD */
+      currency: string;
+      /** @example 1500 */
+      default_price_cents: number;
+      /** @example 500 */
+      extra_vehicle_cents: number;
+      price_rules: components["schemas"]["PriceRule"][];
+      /** @example 7 */
+      settlement_days: number;
+      returns: components["schemas"]["ReturnsPolicy"];
+      /**
+       * @description Each change increments it; 0 - the defaults, never set.
+       * @example 3
+       */
+      version: number;
+      /**
+       * Format: date-time
+       * @description When this version took effect; it prices every lead accepted since. Null for version 0.
+       * @example 2026-11-20T15:02:11.000Z
+       */
+      effective_at: string | null;
+    };
+    /** @description The terms as they apply to the calling key now. */
+    PublishedTerms: {
+      /** @example USD */
+      currency: string;
+      /** @example 1500 */
+      default_price_cents: number;
+      /** @example 500 */
+      extra_vehicle_cents: number;
+      price_rules: {
+        when: components["schemas"]["PriceRuleWhen"];
+        /** @example 2500 */
+        price_cents: number;
+        /**
+         * @description The conditions in words.
+         * @example sub_id starts with fb- and overseas_type is FOREIGN
+         */
+        description: string;
+      }[];
+      /** @example 7 */
+      settlement_days: number;
+      returns: components["schemas"]["ReturnsPolicy"];
+      /** @example 3 */
+      version: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-20T15:02:11.000Z
+       */
+      effective_at: string | null;
+      /**
+       * @description The key's mode (test leads are priced by the same terms, in the test book).
+       * @example true
+       */
+      livemode: boolean;
+      /** @description Every condition a rule's `when` may set. */
+      conditions: {
+        /** @example sub_id */
+        member: string;
+        /** @example text */
+        holds: string;
+        /** @example The lead's sub_id is this value. */
+        description: string;
+      }[];
+    };
+    /** @description What a lead would earn now (a LeadPrice with its parts). */
+    Quote: {
+      /** @example 2500 */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /** @example price_rules[1] */
+      rule: string;
+      /** @example 3 */
+      terms_version: number;
+      /**
+       * @description The rule's price, or default_price_cents.
+       * @example 2000
+       */
+      base_cents: number;
+      /**
+       * @description extra_vehicle_cents times the vehicles after the first.
+       * @example 500
+       */
+      extra_vehicles_cents: number;
+      /** @example true */
+      livemode: boolean;
+    };
+    /** @description A provider's balance in one book (whole cents). */
+    Balance: {
+      /** @example USD */
+      currency: string;
+      /**
+       * @description Purchases inside their settlement window.
+       * @example 9500
+       */
+      pending_cents: number;
+      /**
+       * @description Settled and not yet paid out; may be below zero after a correction.
+       * @example 42000
+       */
+      available_cents: number;
+      /**
+       * @description Paid out so far.
+       * @example 120000
+       */
+      paid_out_cents: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-24T18:02:11.000Z
+       */
+      as_of: string;
+      /**
+       * @description The book (a test key reads the test book).
+       * @example true
+       */
+      livemode: boolean;
+    };
+    /** @description The lead a line is about. */
+    LedgerLead: {
+      /** @example 375187909942472 */
+      id: number;
+      /** @example crm-48213 */
+      external_id: string;
+      /** @example LP-7K3M9Q2X4D */
+      order_number: string;
+    };
+    /** @description One line of a provider's ledger - a movement on its pending or available account. */
+    BalanceTransaction: {
+      /** @example btx_5b1f0e6a2c3d4e5f8a9b0c1d2e3f4a5b */
+      id: string;
+      type: components["schemas"]["TransactionType"];
+      /**
+       * @description Signed, from your side - positive adds to the account.
+       * @example 1500
+       */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /**
+       * @description The account's balance after this line.
+       * @example 9500
+       */
+      balance_after_cents: number;
+      /**
+       * @example pending
+       * @enum {string}
+       */
+      account: "pending" | "available";
+      /**
+       * Format: date-time
+       * @example 2026-11-24T14:25:07.412Z
+       */
+      created_at: string;
+      /** @example Lead LP-7K3M9Q2X4D */
+      description: string;
+      lead: components["schemas"]["LedgerLead"] | null;
+      /**
+       * @description A payout's or adjustment's reference.
+       * @example WIRE-2026-11-0042
+       */
+      reference: string | null;
+    };
+    /**
+     * @example lead_purchase
+     * @enum {string}
+     */
+    TransactionType: "lead_purchase" | "settlement" | "return" | "adjustment" | "payout";
+    /** @description One page of ledger lines, newest first. */
+    BalanceTransactionList: {
+      results: components["schemas"]["BalanceTransaction"][];
+      /** @example YnR4XzViMWYwZTZhMmMzZDRlNWY4YTliMGMxZDJlM2Y0YTVi */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/public/balance_transactions/?page_token=YnR4XzViMWYwZTZhMmMzZDRlNWY4YTliMGMxZDJlM2Y0YTVi
+       */
+      next: string | null;
+    };
+    /** @description Money moved by type, signed from your side (settlement moves money between your accounts - over both it adds up to 0). */
+    StatementTotals: {
+      /** @example 42000 */
+      lead_purchase: number;
+      /** @example 0 */
+      settlement: number;
+      /** @example 0 */
+      return: number;
+      /** @example 500 */
+      adjustment: number;
+      /** @example -30000 */
+      payout: number;
+    };
+    /** @description One account of a statement. */
+    StatementAccount: {
+      /** @example 0 */
+      opening_balance_cents: number;
+      /**
+       * @description The opening balance plus the totals.
+       * @example 9500
+       */
+      closing_balance_cents: number;
+      totals: components["schemas"]["StatementTotals"];
+    };
+    /** @description A month of a provider's ledger in one book. */
+    Statement: {
+      /** @example 2026-10 */
+      month: string;
+      /**
+       * @description `closed` from `closes_at` on - it never changes again.
+       * @enum {string}
+       */
+      status: "open" | "closed";
+      /** @example true */
+      livemode: boolean;
+      /** @example USD */
+      currency: string;
+      /** @example America/New_York */
+      timezone: string;
+      /** Format: date-time */
+      period_start: string;
+      /** Format: date-time */
+      period_end: string;
+      /**
+       * Format: date-time
+       * @description A few minutes after the month ends.
+       */
+      closes_at: string;
+      /** @description pending + available at period_start. */
+      opening_balance_cents: number;
+      /** @description pending + available at period_end - the opening balance plus the totals. */
+      closing_balance_cents: number;
+      totals: components["schemas"]["StatementTotals"];
+      accounts: {
+        pending: components["schemas"]["StatementAccount"];
+        available: components["schemas"]["StatementAccount"];
+      };
+      /**
+       * @description Lines in the month (`format=csv` lists each).
+       * @example 31
+       */
+      line_count: number;
+    };
+    /** @description A month in the list of statements. */
+    StatementSummary: {
+      /** @example 2026-10 */
+      month: string;
+      /** @enum {string} */
+      status: "open" | "closed";
+      /** Format: date-time */
+      period_start: string;
+      /** Format: date-time */
+      period_end: string;
+      /** Format: date-time */
+      closes_at: string;
+      /** @example USD */
+      currency: string;
+      /** @example 0 */
+      opening_balance_cents: number;
+      /**
+       * @description So far, while open.
+       * @example 42000
+       */
+      closing_balance_cents: number;
+    };
+    /** @description One page of statements, newest month first. */
+    StatementList: {
+      results: components["schemas"]["StatementSummary"][];
+      /** @example MjAyNS0xMg */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/public/statements/?page_token=MjAyNS0xMg
+       */
+      next: string | null;
+    };
+    /** @description A payout to record. */
+    PayoutCreate: {
+      /**
+       * @description Whole cents, at most the available balance.
+       * @example 42000
+       */
+      amount_cents: number;
+      /**
+       * @description The payment's reference, unique per provider and book - the idempotency key.
+       * @example WIRE-2026-11-0042
+       */
+      reference: string;
+      /**
+       * Format: date-time
+       * @description When the money was paid (not in the future).
+       * @example 2026-11-20T16:00:00Z
+       */
+      paid_at: string;
+      /**
+       * @description The book.
+       * @default live
+       * @enum {string}
+       */
+      mode: "live" | "test";
+    };
+    /** @description A recorded payout. */
+    Payout: {
+      /** @example po_0c1d2e3f4a5b4c6d8e7f9a0b1c2d3e4f */
+      id: string;
+      /** @example 7 */
+      provider_id: number;
+      /** @example true */
+      livemode: boolean;
+      /** @example 42000 */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /** @example WIRE-2026-11-0042 */
+      reference: string;
+      /** Format: date-time */
+      paid_at: string;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * @description The line on the provider's available account.
+       * @example btx_9e8d7c6b5a4f4e3d8c2b1a0f9e8d7c6b
+       */
+      balance_transaction: string;
+    };
+    /** @description A correction to record. */
+    AdjustmentCreate: {
+      /**
+       * @description Signed whole cents, not 0 - positive credits the provider's available balance.
+       * @example 500
+       */
+      amount_cents: number;
+      /**
+       * @description Why; the provider sees it.
+       * @example Priced under the old rule for FOREIGN leads; difference credited
+       */
+      reason: string;
+      /**
+       * @description One of the provider's leads of this book it is about.
+       * @example 375187909942472
+       */
+      lead_id?: number;
+      /**
+       * @description Unique per provider and book; a retry with it posts nothing again.
+       * @example ADJ-2026-11-7
+       */
+      reference?: string;
+      /**
+       * @default live
+       * @enum {string}
+       */
+      mode: "live" | "test";
+    };
+    /** @description A recorded correction. */
+    Adjustment: {
+      /** @example adj_1a2b3c4d5e6f4a7b8c9d0e1f2a3b4c5d */
+      id: string;
+      /** @example 7 */
+      provider_id: number;
+      /** @example true */
+      livemode: boolean;
+      /** @example 500 */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /** @example Priced under the old rule for FOREIGN leads; difference credited */
+      reason: string;
+      lead: components["schemas"]["LedgerLead"] | null;
+      /** @example ADJ-2026-11-7 */
+      reference: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @example btx_2b3c4d5e6f7a4b8c9d0e1f2a3b4c5d6e */
+      balance_transaction: string;
+    };
+    /** @description What the broker owes one provider in one book. */
+    Payable: {
+      /** @example 7 */
+      provider_id: number;
+      /** @example Acme Leads */
+      provider_name: string;
+      /** @example true */
+      livemode: boolean;
+      /** @example USD */
+      currency: string;
+      /** @example 9500 */
+      pending_cents: number;
+      /** @example 42000 */
+      available_cents: number;
+      /** @example 120000 */
+      paid_out_cents: number;
+    };
+    /** @description One page of payables, by provider id. */
+    PayableList: {
+      results: components["schemas"]["Payable"][];
+      /** @example Nw */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/admin/payables/?page_token=Nw
+       */
+      next: string | null;
+    };
+    /** @description Every account added up by type, per book; every total is 0. */
+    TrialBalance: {
+      /** @example USD */
+      currency: string;
+      /** Format: date-time */
+      as_of: string;
+      books: {
+        livemode: boolean;
+        accounts: {
+          pending: number;
+          available: number;
+          lead_expense: number;
+          payouts: number;
+        };
+        /** @constant */
+        total_cents: 0;
+      }[];
+      /** @constant */
+      total_cents: 0;
+    };
+    /**
+     * @description The body of terms.changed (`data.terms`, live only), payout.created (`data.payout`) and
+     *     adjustment.created (`data.adjustment`); `livemode` is the book's.
+     */
+    WebhookMoneyEvent: {
+      /** @example true */
+      livemode: boolean;
+      /** @enum {string} */
+      type: "terms.changed" | "payout.created" | "adjustment.created";
+      /**
+       * Format: date-time
+       * @example 2026-11-20T16:00:01.000Z
+       */
+      timestamp: string;
+      data: {
+        terms?: components["schemas"]["VersionedTerms"];
+        payout?: components["schemas"]["Payout"];
+        adjustment?: components["schemas"]["Adjustment"];
+      };
+    };
     /** @description A person of a provider who signs in to the portal. */
     PortalUser: {
       /** @example 12 */
@@ -2025,21 +3000,33 @@ export interface components {
        */
       id: string;
       /**
-       * @description What happened; `intake_rules.changed` (live keys only) carries `data.intake_rules`
-       *     instead of a lead.
+       * @description What happened; `intake_rules.changed` and `terms.changed` (live keys only) carry
+       *     `data.intake_rules` and `data.terms` instead of a lead, `payout.created` and
+       *     `adjustment.created` (in their book) `data.payout` and `data.adjustment`.
        * @example lead.quoted
        * @enum {string}
        */
-      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed" | "intake_rules.changed";
+      type:
+        | "lead.created"
+        | "lead.quoted"
+        | "lead.ordered"
+        | "lead.status_changed"
+        | "intake_rules.changed"
+        | "terms.changed"
+        | "payout.created"
+        | "adjustment.created";
       /**
        * Format: date-time
        * @example 2026-11-04T09:12:44.530Z
        */
       created_at: string;
-      /** @description `lead` for a lead event; `intake_rules` for intake_rules.changed. */
+      /** @description `lead` for a lead event; `intake_rules`, `terms`, `payout` or `adjustment` for the others. */
       data: {
         lead?: components["schemas"]["Lead"];
         intake_rules?: components["schemas"]["VersionedIntakeRules"];
+        terms?: components["schemas"]["VersionedTerms"];
+        payout?: components["schemas"]["Payout"];
+        adjustment?: components["schemas"]["Adjustment"];
       };
     };
     /** @description One page of the provider's events, newest first. */
@@ -2166,10 +3153,12 @@ export interface components {
        */
       duplicate: components["schemas"]["Duplicate"] | null;
       /**
-       * @description Whether the broker pays for the lead - a live lead that is not a duplicate. Test leads are never billable.
+       * @description Whether the broker pays for the lead - one that is not a duplicate. A test lead is billable in the test book (test money), as a live one is in the live book.
        * @example true
        */
       billable: boolean;
+      /** @description The price fixed when the lead was accepted; null for a duplicate (and for a lead stored before leads had prices). */
+      price: components["schemas"]["LeadPrice"] | null;
       /** @example Gonzalez Design Studio */
       company_name: string | null;
       /** @example Gate code 4411. The car is parked in the underground garage. */
@@ -2242,7 +3231,7 @@ export interface components {
        *     `too_short`, `too_long`, `out_of_range`, `too_few_items`, `too_many_items`,
        *     `unknown_field`, `invalid_characters`, `invalid_email`, `invalid_phone`, `invalid_date`,
        *     `invalid_url`, `invalid_zip`, `invalid_ship_via`, `invalid_vin`, `ship_date_in_past`,
-       *     `duplicate`, `duplicate_lead`, the intake rule codes of `outside_criteria` (see
+       *     `duplicate`, `duplicate_lead`, `insufficient_balance`, `not_found`, the intake rule codes of `outside_criteria` (see
        *     `IntakeRuleDescription`), or `invalid` for any other reason. Match on `code`, never on `message`, whose wording may change.
        * @example out_of_range
        */
@@ -2319,6 +3308,8 @@ export interface components {
         | "duplicate_header"
         | "invalid_host"
         | "provider_inactive"
+        | "insufficient_balance"
+        | "reference_reused"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
@@ -2699,7 +3690,15 @@ export interface components {
        * @example lead.quoted
        * @enum {string}
        */
-      type: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed" | "intake_rules.changed";
+      type:
+        | "lead.created"
+        | "lead.quoted"
+        | "lead.ordered"
+        | "lead.status_changed"
+        | "intake_rules.changed"
+        | "terms.changed"
+        | "payout.created"
+        | "adjustment.created";
       /**
        * @description The event's lead; null for an event about no lead (intake_rules.changed).
        * @example 42
@@ -3480,6 +4479,39 @@ export interface components {
     };
   };
   responses: {
+    /** @description No route answers this path (the problem names the closest one). */
+    RouteNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Some members are invalid (an amount that is not whole cents, an unknown member, a missing reason ...); `errors` names each. Nothing was posted. */
+    MoneyValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /**
+     * @description `insufficient_balance` - the payout is more than the available balance; or
+     *     `reference_reused` - the reference was already used with other values. Nothing was posted.
+     */
+    MoneyConflict: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description No session cookie, or its session has ended (signed out, expired after 12 idle hours or 7 days, the user was disabled or re-invited, or its provider was deactivated); an API key or JWT is not accepted here. */
     PortalUnauthorized: {
       headers: {
@@ -3896,6 +4928,26 @@ export interface components {
     };
   };
   parameters: {
+    /** @description `live` (default) or `test`: which of the provider's books. */
+    BookMode: "live" | "test";
+    /** @description The month, `YYYY-MM`, in the broker's time zone; not in the future. */
+    StatementMonth: string;
+    /** @description `json` (default), `csv` (every line) or `pdf` (one document). */
+    StatementFormat: "json" | "csv" | "pdf";
+    /** @description `json` (default, one page) or `csv` (every row). */
+    CsvFormat: "json" | "csv";
+    /** @description Lines per page. */
+    LinePageSize: number;
+    /** @description Months per page. */
+    StatementPageSize: number;
+    /** @description Providers per page. */
+    PayablesPageSize: number;
+    /** @description Only lines of this type. */
+    TransactionTypeFilter: components["schemas"]["TransactionType"];
+    /** @description Only lines posted after this instant (RFC 3339). */
+    LinesCreatedAfter: string;
+    /** @description Only lines about the lead with this external_id. */
+    LineExternalId: string;
     /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
     PortalMode: "live" | "test";
     /** @description Numeric id of the portal user. */
@@ -3979,7 +5031,15 @@ export interface components {
     /** @description Events per page. */
     EventPageSize: number;
     /** @description Only events of this type. */
-    EventTypeFilter: "lead.created" | "lead.quoted" | "lead.ordered" | "lead.status_changed" | "intake_rules.changed";
+    EventTypeFilter:
+      | "lead.created"
+      | "lead.quoted"
+      | "lead.ordered"
+      | "lead.status_changed"
+      | "intake_rules.changed"
+      | "terms.changed"
+      | "payout.created"
+      | "adjustment.created";
     /** @description Only events recorded after this instant (RFC 3339). */
     CreatedAfter: string;
     /** @description Page number, from 1. */
@@ -6143,6 +7203,539 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  getPublishedTerms: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The terms now. */
+      200: {
+        headers: {
+          /** @description Changes whenever the terms change. */
+          ETag?: string;
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PublishedTerms"];
+        };
+      };
+      /** @description Nothing changed since the `ETag` sent in `If-None-Match`. */
+      304: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  quoteLead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["LeadCreate"];
+      };
+    };
+    responses: {
+      /** @description What the lead would earn now. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Quote"];
+        };
+      };
+      400: components["responses"]["LeadValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getBalance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The balance now. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Balance"];
+        };
+      };
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listBalanceTransactions: {
+    parameters: {
+      query?: {
+        /** @description Lines per page. */
+        page_size?: components["parameters"]["LinePageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only lines of this type. */
+        type?: components["parameters"]["TransactionTypeFilter"];
+        /** @description Only lines posted after this instant (RFC 3339). */
+        created_after?: components["parameters"]["LinesCreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+        /** @description Only lines about the lead with this external_id. */
+        external_id?: components["parameters"]["LineExternalId"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of lines. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BalanceTransactionList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listStatements: {
+    parameters: {
+      query?: {
+        /** @description Months per page. */
+        page_size?: components["parameters"]["StatementPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of months. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["StatementList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getStatement: {
+    parameters: {
+      query?: {
+        /** @description `json` (default), `csv` (every line) or `pdf` (one document). */
+        format?: components["parameters"]["StatementFormat"];
+      };
+      header?: never;
+      path: {
+        /** @description The month, `YYYY-MM`, in the broker's time zone; not in the future. */
+        month: components["parameters"]["StatementMonth"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The statement (JSON), its lines (CSV) or the document (PDF). */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Statement"];
+          "text/csv": string;
+          "application/pdf": string;
+        };
+      };
+      /** @description The month is malformed or in the future, or a query parameter is invalid. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["ApiKeyUnauthorized"];
+      404: components["responses"]["RouteNotFound"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getTerms: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The terms. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["VersionedTerms"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  setTerms: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["Terms"];
+      };
+    };
+    responses: {
+      /** @description The terms as stored. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["VersionedTerms"];
+        };
+      };
+      /** @description Some members are invalid; `errors` names each (or `malformed_json`). */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getProviderBalance: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: which of the provider's books. */
+        mode?: components["parameters"]["BookMode"];
+      };
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The balance now. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Balance"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listProviderBalanceTransactions: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: which of the provider's books. */
+        mode?: components["parameters"]["BookMode"];
+        /** @description Lines per page. */
+        page_size?: components["parameters"]["LinePageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only lines of this type. */
+        type?: components["parameters"]["TransactionTypeFilter"];
+        /** @description Only lines posted after this instant (RFC 3339). */
+        created_after?: components["parameters"]["LinesCreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+        /** @description Only lines about the lead with this external_id. */
+        external_id?: components["parameters"]["LineExternalId"];
+      };
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of lines. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BalanceTransactionList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  createPayout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PayoutCreate"];
+      };
+    };
+    responses: {
+      /** @description The payout with this reference was already recorded (a retry); nothing new was posted. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Payout"];
+        };
+      };
+      /** @description The payout, recorded now. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Payout"];
+        };
+      };
+      400: components["responses"]["MoneyValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      409: components["responses"]["MoneyConflict"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  createAdjustment: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["AdjustmentCreate"];
+      };
+    };
+    responses: {
+      /** @description The adjustment with this reference was already recorded; nothing new was posted. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Adjustment"];
+        };
+      };
+      /** @description The adjustment, recorded now. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Adjustment"];
+        };
+      };
+      400: components["responses"]["MoneyValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      409: components["responses"]["MoneyConflict"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPayables: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: which of the provider's books. */
+        mode?: components["parameters"]["BookMode"];
+        /** @description Providers per page. */
+        page_size?: components["parameters"]["PayablesPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description `json` (default, one page) or `csv` (every row). */
+        format?: components["parameters"]["CsvFormat"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of payables (JSON), or all of them (CSV). */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PayableList"];
+          "text/csv": string;
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getTrialBalance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The trial balance now. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TrialBalance"];
+        };
+      };
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   leadCreatedWebhook: {
     parameters: {
       query?: never;
@@ -6284,6 +7877,78 @@ export interface operations {
     };
     responses: {
       200: components["responses"]["WebhookAccepted"];
+    };
+  };
+  termsChangedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookMoneyEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  payoutCreatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookMoneyEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  adjustmentCreatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookMoneyEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
     };
   };
 }

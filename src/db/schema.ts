@@ -82,6 +82,11 @@ export interface LeadsTable {
   /** Migration 0008: when the lead first reached QUOTE and ORDER (stats). */
   quoted_at: ColumnType<Date | null, never, Date | null>;
   ordered_at: ColumnType<Date | null, never, Date | null>;
+  /** Migration 0019: the price fixed when the lead was accepted (null: a duplicate, or stored before prices). */
+  price_cents: ColumnType<number | null, number | null | undefined, never>;
+  price_currency: ColumnType<string | null, string | null | undefined, never>;
+  price_rule: ColumnType<string | null, string | null | undefined, never>;
+  price_terms_version: ColumnType<number | null, number | null | undefined, never>;
 }
 
 export interface VehiclesTable {

@@ -75,9 +75,10 @@ export async function listProviderEvents(
   }));
 }
 
-/** An event's lead or rules, from its stored JSON. */
-export function eventPayload(data: EventData): Pick<LeadEvent, "lead" | "intakeRules"> {
+/** An event's lead, rules or published data (money's events), from its stored JSON. */
+export function eventPayload(data: EventData): Pick<LeadEvent, "lead" | "intakeRules" | "data"> {
   if (data.intakeRules) return { intakeRules: rulesFromSnapshot(data.intakeRules) };
+  if (data.lead === undefined) return { data: data as Record<string, unknown> };
   return { lead: leadFromSnapshot(data.lead as SnapshotLead) };
 }
 
@@ -95,12 +96,15 @@ export type SnapshotLead = Omit<
   | "sourceUrl"
   | "consent"
   | "vehicles"
+  | "price"
 > & {
   livemode?: boolean;
   phoneE164?: string | null;
   subId?: string | null;
   sourceUrl?: string | null;
   consent?: Lead["consent"];
+  /** Snapshots written before leads had prices lack it. */
+  price?: Lead["price"];
   vehicles: Array<Omit<Lead["vehicles"][number], "vin"> & { vin?: string | null }>;
   /** The insert writes intake_guard's row form; later events the domain form (firstSeenAt as text). */
   duplicate?: DuplicateRow | (Omit<Duplicate, "firstSeenAt"> & { firstSeenAt: string }) | null;
@@ -120,6 +124,7 @@ export function leadFromSnapshot(s: SnapshotLead): Lead {
     subId: s.subId ?? null,
     sourceUrl: s.sourceUrl ?? null,
     consent: s.consent ?? null,
+    price: s.price ?? null,
     vehicles: s.vehicles.map((v) => ({ ...v, vin: v.vin ?? null })),
     duplicate: !d ? null : "matched_on" in d ? duplicateFromRow(d) : { ...d, firstSeenAt: new Date(d.firstSeenAt) },
     livemode: s.livemode ?? true,

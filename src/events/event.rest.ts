@@ -18,7 +18,11 @@ export function eventJson(e: LeadEvent): components["schemas"]["LeadEvent"] {
     type: e.type,
     created_at: e.createdAt.toISOString(),
     livemode: e.livemode,
-    data: e.lead ? { lead: leadJson(e.lead) } : { intake_rules: intakeRulesJson(e.intakeRules as VersionedRules) },
+    data: e.lead
+      ? { lead: leadJson(e.lead) }
+      : e.intakeRules
+        ? { intake_rules: intakeRulesJson(e.intakeRules as VersionedRules) }
+        : { ...e.data },
   } as components["schemas"]["LeadEvent"];
 }
 

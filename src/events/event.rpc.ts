@@ -1,4 +1,5 @@
 /** PublicLeadService.ListEvents over Connect/gRPC. */
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { PublicLeadService } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { intakeRulesMessage } from "../intake/intake.rpc.ts";
@@ -24,6 +25,7 @@ export function createEventRpc(events: EventService): Pick<ServiceImpl<typeof Pu
           livemode: e.livemode,
           ...(e.lead && { lead: leadMessage(e.lead) }),
           ...(e.intakeRules && { intakeRules: intakeRulesMessage(e.intakeRules) }),
+          ...(e.data && { data: e.data as JsonObject }),
         })),
         nextPageToken: page.nextPageToken,
       };

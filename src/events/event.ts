@@ -9,6 +9,9 @@ export const EVENT_TYPES = [
   "lead.ordered",
   "lead.status_changed",
   "intake_rules.changed",
+  "terms.changed",
+  "payout.created",
+  "adjustment.created",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -26,12 +29,20 @@ export interface LeadEvent {
   readonly lead?: Lead;
   /** intake_rules.changed: the new rules. */
   readonly intakeRules?: VersionedRules;
+  /**
+   * Events about money (terms.changed, payout.created, adjustment.created): the data as published,
+   * already in the API's shape (money/ writes it so), passed on as it is.
+   */
+  readonly data?: Readonly<Record<string, unknown>>;
 }
 
 /** What an event's `data` column holds. */
 export interface EventData {
   readonly lead?: unknown;
   readonly intakeRules?: { rules: unknown; version: number; updatedAt: string | null };
+  readonly terms?: unknown;
+  readonly payout?: unknown;
+  readonly adjustment?: unknown;
 }
 
 /** An intake_rules.changed event's rules, as stored, with its time as a Date again. */

@@ -53,7 +53,7 @@ export function publishedJson(p: PublishedRules): Json["PublishedIntakeRules"] {
 }
 
 /** True when `header` (If-None-Match) names `tag`, weak or strong, or is `*`. */
-function matches(header: string | undefined, tag: string): boolean {
+export function matches(header: string | undefined, tag: string): boolean {
   if (header === undefined) return false;
   const bare = (t: string) => t.trim().replace(/^W\//, "");
   return header.split(",").some((t) => t.trim() === "*" || bare(t) === bare(tag));

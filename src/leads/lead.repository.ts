@@ -11,6 +11,7 @@ import type {
   Duplicate,
   Lead,
   LeadOwner,
+  LeadPrice,
   LeadState,
   NewLead,
   OverseasType,
@@ -18,6 +19,7 @@ import type {
   StateChange,
   VehicleType,
 } from "./lead.ts";
+import type { LeadPurchase } from "./lead-pricing.ts";
 
 type Db = Kysely<Database>;
 
@@ -107,13 +109,21 @@ export interface InsertLeadParams extends Record<string, unknown> {
   readonly eventId: string;
   /** JSON of the NewLead: the event's lead before what the database assigns. */
   readonly lead: string;
+  /** The price, posted with the lead unless it is a flagged duplicate (all null: nothing to post). */
+  readonly priceCents: number | null;
+  readonly priceCurrency: string | null;
+  readonly priceRule: string | null;
+  readonly priceTermsVersion: number | null;
+  readonly settlementDays: number | null;
 }
 
 /**
- * Stores a lead, its vehicles, its first history entry and its `lead.created` event (the lead as
- * GET shows it, in the outbox) in ONE statement (atomic, one round trip) of ONE text whatever the
- * number of vehicles (they travel as a JSON array), so it is prepared once per connection. The
- * unique index on (provider_id, livemode, external_id) decides a race: the loser inserts nothing.
+ * Stores a lead, its vehicles, its first history entry, its `lead.created` event (the lead as
+ * GET shows it, in the outbox) and, for a priced lead that is not a flagged duplicate, its
+ * purchase in the ledger (`ledger_post_purchase()`, migration 0019) in ONE statement (atomic, one
+ * round trip) of ONE text whatever the number of vehicles (they travel as a JSON array), so it is
+ * prepared once per connection. The unique index on (provider_id, livemode, external_id) decides
+ * a race: the loser inserts nothing and posts nothing.
  */
 interface InsertRow {
   id: number | null;
@@ -122,6 +132,8 @@ interface InsertRow {
   refusal: "duplicate" | "cap_reached" | null;
   cap_windows: string[] | null;
   duplicate: DuplicateRow | null;
+  /** The purchase's ledger transaction (null: nothing was posted). */
+  purchase: number | null;
 }
 
 export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
@@ -162,6 +174,11 @@ export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
     "capWindows",
     "capStarts",
     "capLimits",
+    "priceCents",
+    "priceCurrency",
+    "priceRule",
+    "priceTermsVersion",
+    "settlementDays",
   ],
   (_db, p) => sql<InsertRow>`
     with g as (
@@ -175,17 +192,21 @@ export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
         phone_e164, email_match, company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
         origin_zip, origin_city, origin_state_id, origin_state_code,
         destination_zip, destination_city, destination_state_id, destination_state_code,
-        sub_id, source_url, consent, duplicate)
+        sub_id, source_url, consent, duplicate, price_cents, price_currency, price_rule, price_terms_version)
       select
         ${p.providerId}::bigint, ${p.livemode}::boolean, ${p.externalId}, 'LEAD', 'LEAD', ${p.firstName}, ${p.lastName},
         ${p.email}, ${p.phoneNumber}, ${p.phoneE164}::text, ${p.emailMatch}::text, ${p.companyName}, ${p.noteFromShipper},
         ${p.estimatedShipDate}::date, ${p.overseasType}, ${p.shipVia}, ${p.originZip}, ${p.originCity},
         ${p.originStateId}::integer, ${p.originStateCode},
         ${p.destinationZip}, ${p.destinationCity}, ${p.destinationStateId}::integer, ${p.destinationStateCode},
-        ${p.subId}::text, ${p.sourceUrl}::text, ${p.consent}::jsonb, g.duplicate
+        ${p.subId}::text, ${p.sourceUrl}::text, ${p.consent}::jsonb, g.duplicate,
+        case when g.duplicate is null then ${p.priceCents}::bigint end,
+        case when g.duplicate is null then ${p.priceCurrency}::text end,
+        case when g.duplicate is null then ${p.priceRule}::text end,
+        case when g.duplicate is null then ${p.priceTermsVersion}::integer end
       from g where g.refusal is null
       on conflict (provider_id, livemode, external_id) do nothing
-      returning id, order_number, created_at, duplicate
+      returning id, order_number, created_at, duplicate, price_cents, price_currency, price_rule, price_terms_version
     ),
     v as (
       insert into vehicles (lead_id, position, year, make, model, type, tariff, deposit, vehicle_run, vin)
@@ -203,12 +224,21 @@ export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
         jsonb_build_object('lead', ${p.lead}::jsonb || jsonb_build_object(
           'id', l.id, 'providerId', ${p.providerId}::bigint, 'livemode', ${p.livemode}::boolean, 'orderNumber', l.order_number,
           'state', 'LEAD', 'leadStatus', 'LEAD', 'duplicate', l.duplicate,
+          'price', case when l.price_cents is not null then jsonb_build_object('amountCents', l.price_cents,
+            'currency', l.price_currency, 'rule', l.price_rule, 'termsVersion', l.price_terms_version) end,
           'createdAt', l.created_at, 'updatedAt', l.created_at, 'stateChangedAt', l.created_at,
           'history', jsonb_build_array(jsonb_build_object(
             'fromState', null, 'toState', 'LEAD', 'leadStatus', 'LEAD', 'changedAt', l.created_at, 'actor', ${p.actor}::text))))
       from l
+    ),
+    p as (
+      select ledger_post_purchase(l.id, ${p.providerId}::bigint, ${p.livemode}::boolean, ${p.externalId}::text,
+        l.order_number, l.created_at, l.price_cents, l.price_currency, l.price_terms_version,
+        ${p.settlementDays}::integer) as purchase
+      from l where l.price_cents is not null
     )
-    select l.id, l.order_number, l.created_at, g.refusal, g.cap_windows, g.duplicate from g left join l on true`,
+    select l.id, l.order_number, l.created_at, g.refusal, g.cap_windows, g.duplicate, p.purchase
+    from g left join l on true left join p on true`,
 );
 
 /** INSERT_LEAD's values for a validated lead. */
@@ -218,6 +248,7 @@ export function insertLeadParams(
   actor: string,
   eventId: string,
   guard: IntakeGuard,
+  purchase: LeadPurchase | null = null,
 ): InsertLeadParams {
   const o = lead.origin;
   const d = lead.destination;
@@ -276,6 +307,11 @@ export function insertLeadParams(
     capWindows: guard.caps.map((c) => c.window),
     capStarts: guard.caps.map((c) => c.start),
     capLimits: guard.caps.map((c) => c.limit),
+    priceCents: purchase?.amountCents ?? null,
+    priceCurrency: purchase?.currency ?? null,
+    priceRule: purchase?.rule ?? null,
+    priceTermsVersion: purchase?.termsVersion ?? null,
+    settlementDays: purchase?.settlementDays ?? null,
   };
 }
 
@@ -295,9 +331,10 @@ export async function insertLead(
   actor: string,
   eventId: string,
   guard: IntakeGuard,
+  purchase: LeadPurchase | null = null,
 ): Promise<InsertResult> {
   const { providerId, livemode } = owner;
-  const params = insertLeadParams(owner, lead, actor, eventId, guard);
+  const params = insertLeadParams(owner, lead, actor, eventId, guard, purchase);
   let rows: Awaited<ReturnType<typeof INSERT_LEAD.execute>>;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -322,6 +359,16 @@ export async function insertLead(
   }
   // The stored lead is the input plus what the database assigned: no read-back round trip.
   const at = row.created_at;
+  const duplicate = duplicateFromRow(row.duplicate);
+  const price: LeadPrice | null =
+    duplicate === null && purchase !== null
+      ? {
+          amountCents: purchase.amountCents,
+          currency: purchase.currency,
+          rule: purchase.rule,
+          termsVersion: purchase.termsVersion,
+        }
+      : null;
   const stored: Lead = {
     ...lead,
     id: row.id,
@@ -334,7 +381,8 @@ export async function insertLead(
     updatedAt: at,
     stateChangedAt: at,
     history: [{ fromState: null, toState: "LEAD", leadStatus: "LEAD", changedAt: at, actor }],
-    duplicate: duplicateFromRow(row.duplicate),
+    duplicate,
+    price,
   };
   return { kind: "created", lead: stored };
 }
@@ -396,6 +444,10 @@ const LEAD_COLUMNS = [
   "leads.source_url",
   "leads.consent",
   "leads.duplicate",
+  "leads.price_cents",
+  "leads.price_currency",
+  "leads.price_rule",
+  "leads.price_terms_version",
 ] as const;
 
 function selectLeads(db: Db) {
@@ -508,6 +560,15 @@ export function toLead(row: LeadRow): Lead {
     sourceUrl: row.source_url,
     consent: row.consent as Consent | null,
     duplicate: duplicateFromRow(row.duplicate as DuplicateRow | null),
+    price:
+      row.price_cents === null
+        ? null
+        : {
+            amountCents: Number(row.price_cents),
+            currency: row.price_currency ?? "",
+            rule: row.price_rule ?? "",
+            termsVersion: row.price_terms_version ?? 0,
+          },
     history: row.history.map(
       (h): StateChange => ({
         fromState: h.from_state as LeadState | null,

@@ -86,6 +86,12 @@ export function leadJson(lead: Lead): components["schemas"]["Lead"] {
     consent: lead.consent && consentJson(lead.consent),
     duplicate: lead.duplicate && duplicateJson(lead.duplicate),
     billable: isBillable(lead),
+    price: lead.price && {
+      amount_cents: lead.price.amountCents,
+      currency: lead.price.currency,
+      rule: lead.price.rule,
+      terms_version: lead.price.termsVersion,
+    },
     history: lead.history.map((h) => ({
       from_state: h.fromState,
       to_state: h.toState,

@@ -107,6 +107,14 @@ export function leadMessage(lead: Lead): LeadMessage {
     }),
     ...(lead.duplicate && { duplicate: duplicateMessage(lead.duplicate) }),
     billable: isBillable(lead),
+    ...(lead.price && {
+      price: {
+        amountCents: BigInt(lead.price.amountCents),
+        currency: lead.price.currency,
+        rule: lead.price.rule,
+        termsVersion: lead.price.termsVersion,
+      },
+    }),
     ...(lead.companyName !== null && { companyName: lead.companyName }),
     ...(lead.noteFromShipper !== null && { noteFromShipper: lead.noteFromShipper }),
     estimatedShipDate: lead.estimatedShipDate,

@@ -20,6 +20,7 @@ import {
   type Warning,
 } from "./lead.ts";
 import { validateLead } from "./lead.validation.ts";
+import type { LeadPricing } from "./lead-pricing.ts";
 
 export interface CreatedLead {
   readonly lead: Lead;
@@ -43,6 +44,8 @@ export interface LeadServiceDeps {
    * rate_limited error the integrator asked for), or nothing (sandbox/sandbox.ts).
    */
   readonly sandboxRefusal?: (lead: NewLead, now: Date) => DomainError | undefined;
+  /** The price of an accepted lead, posted with it (money/); without it leads carry no price. */
+  readonly pricing?: LeadPricing;
 }
 
 export type LeadService = ReturnType<typeof createLeadService>;
@@ -79,7 +82,15 @@ export function createLeadService(deps: LeadServiceDeps) {
     if (refusal) throw refusal;
     const guard = await deps.intake.admit(owner, lead);
     const actor = `provider:${owner.providerId}`;
-    const result = await insertLead(deps.db, owner, lead, actor, newEventId(), guard);
+    const eventId = newEventId();
+    const insert = async () =>
+      insertLead(deps.db, owner, lead, actor, eventId, guard, (await deps.pricing?.price(owner, lead)) ?? null);
+    // The terms changed between the price and the insert (another instance saved them): the
+    // statement stored nothing; price the lead under the new terms.
+    const result = await insert().catch((err: unknown) => {
+      if (deps.pricing?.isStale(err)) return insert();
+      throw err;
+    });
     if (result.kind === "cap_reached") throw deps.intake.capReached(result.windows);
     if (result.kind === "duplicate_lead") {
       throw duplicateLead(providerDuplicate(result.duplicate, deps.zone));

@@ -159,9 +159,22 @@ function businessDayStart(at: Date, zone: string): Date {
   return DateTime.fromJSDate(at, { zone }).startOf("day").toJSDate();
 }
 
-/** Whether the broker pays for the lead: a live lead that duplicates none. */
-export function isBillable(lead: Pick<Lead, "livemode" | "duplicate">): boolean {
-  return lead.livemode && lead.duplicate === null;
+/**
+ * Whether the broker pays for the lead: one that duplicates none. A test lead is billable in its
+ * own book (test money), exactly as a live one is in the live book.
+ */
+export function isBillable(lead: Pick<Lead, "duplicate">): boolean {
+  return lead.duplicate === null;
+}
+
+/** The price of a billable lead, fixed when it was accepted (money/terms.ts works it out). */
+export interface LeadPrice {
+  readonly amountCents: number;
+  readonly currency: string;
+  /** What set the base price: `price_rules[i]` or `default_price_cents`. */
+  readonly rule: string;
+  /** The version of the provider's terms it was worked out with (0: the defaults). */
+  readonly termsVersion: number;
 }
 
 /** Whose lead: a provider, in live or test mode (the key's mode; test leads are the sandbox's). */
@@ -184,6 +197,8 @@ export interface Lead extends NewLead {
   readonly history: readonly StateChange[];
   /** Null unless the intake pipeline flagged the lead as a duplicate. */
   readonly duplicate: Duplicate | null;
+  /** Null for a duplicate (not billable) and for a lead stored before leads had prices. */
+  readonly price: LeadPrice | null;
 }
 
 /** Something the service accepted but tells the provider about: an ignored field, a disposable email. */

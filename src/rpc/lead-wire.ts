@@ -278,6 +278,14 @@ function lead(field: number, l: Lead): void {
   }
   if (l.duplicate) duplicate(l.duplicate);
   if (isBillable(l)) bool(28, true);
+  if (l.price) {
+    const price = fork(29);
+    int64(1, l.price.amountCents);
+    text(2, l.price.currency);
+    text(3, l.price.rule);
+    int(4, l.price.termsVersion);
+    join(price);
+  }
   join(at);
 }
 

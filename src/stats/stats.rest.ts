@@ -49,7 +49,7 @@ export function statsJson(s: Stats): components["schemas"]["Stats"] {
  * CRLF. Text a spreadsheet would run as a formula (=, +, -, @, tab or CR first) is prefixed with
  * an apostrophe (OWASP's advice on CSV injection): a provider's name cannot plant a formula.
  */
-function csvField(v: unknown): string {
+export function csvField(v: unknown): string {
   let s = v === null || v === undefined ? "" : String(v);
   if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;

@@ -40,7 +40,7 @@ export function eventBody(event: OutgoingEvent): string {
         ? { lead: leadJson(event.lead) }
         : event.intakeRules !== undefined
           ? { intake_rules: intakeRulesJson(event.intakeRules) }
-          : {},
+          : { ...event.data },
   });
 }
 

@@ -126,6 +126,8 @@ export interface ClaimedDelivery {
   readonly eventCreatedAt: Date;
   readonly lead: Lead | undefined;
   readonly intakeRules: VersionedRules | undefined;
+  /** Money's events: the data as published. */
+  readonly data: Readonly<Record<string, unknown>> | undefined;
   readonly url: string | null;
   readonly secretCiphertexts: readonly string[];
 }
@@ -230,11 +232,15 @@ export async function claimDue(db: Db, limits: ClaimLimits): Promise<ClaimedDeli
     eventId: r.event_id,
     type: r.type,
     eventCreatedAt: new Date(r.event_created_at),
-    lead: eventPayload(r.data).lead,
-    intakeRules: eventPayload(r.data).intakeRules,
+    ...payloadOf(r.data),
     url: r.webhook_url,
     secretCiphertexts: [r.secret_ciphertext, r.previous_secret_ciphertext].filter((s): s is string => s !== null),
   }));
+}
+
+function payloadOf(data: EventData) {
+  const { lead, intakeRules, data: published } = eventPayload(data);
+  return { lead, intakeRules, data: published };
 }
 
 export interface AttemptLogEntry {

@@ -95,6 +95,8 @@ export interface OutgoingEvent {
   readonly lead?: Lead;
   /** intake_rules.changed: the new rules. */
   readonly intakeRules?: VersionedRules;
+  /** Money's events: the data as published. */
+  readonly data?: Readonly<Record<string, unknown>>;
 }
 
 /** Sends one signed event to a URL (webhook.http.ts); never throws, reports the outcome. */

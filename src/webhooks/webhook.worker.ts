@@ -155,6 +155,7 @@ export function createWebhookWorker(deps: WorkerDeps): WebhookWorker {
         // The provider's endpoint: actors by role only, a duplicate as providerView words it.
         ...(d.lead && { lead: providerView(d.lead, deps.zone) }),
         ...(d.intakeRules && { intakeRules: d.intakeRules }),
+        ...(d.data && { data: d.data }),
       });
       const kind = classify(outcome);
       const log = { event_id: d.eventId, delivery_id: d.id, provider_id: d.providerId, attempt: d.attempt };

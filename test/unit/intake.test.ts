@@ -663,9 +663,8 @@ describe("what a provider is shown of a duplicate", () => {
     const other = { matchedOn: ["phone_number"], firstSeenAt: new Date(0), sameProvider: false, original };
     expect(providerDuplicate(other, NY).original).toBeNull();
     expect(providerDuplicate({ ...other, sameProvider: true }, NY).original).toEqual(original);
-    expect(isBillable({ livemode: true, duplicate: null })).toBe(true);
-    expect(isBillable({ livemode: true, duplicate: other })).toBe(false);
-    expect(isBillable({ livemode: false, duplicate: null })).toBe(false);
+    expect(isBillable({ duplicate: null })).toBe(true);
+    expect(isBillable({ duplicate: other })).toBe(false);
   });
   it("dates another provider's original to the start of its business day, the provider's own to the millisecond", () => {
     // 2026-11-25 01:30 UTC is still the 24th in New York (EST, UTC−5) and already the 25th in Tokyo.

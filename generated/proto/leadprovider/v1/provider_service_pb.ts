@@ -8,13 +8,414 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { IntakeRules } from "./intake_pb.ts";
 import { file_leadprovider_v1_intake } from "./intake_pb.ts";
+import type { Adjustment, Balance, BalanceTransaction, Payout, Terms } from "./money_pb.ts";
+import { file_leadprovider_v1_money } from "./money_pb.ts";
 import type { Message, UnknownEnum } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/provider_service.proto.
  */
 export const file_leadprovider_v1_provider_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIjIKJFByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAyJUCiVQcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIlAKFVNldEludGFrZVJ1bGVzUmVxdWVzdBIKCgJpZBgBIAEoAxIrCgVydWxlcxgCIAEoCzIcLmxlYWRwcm92aWRlci52MS5JbnRha2VSdWxlcyJFChZTZXRJbnRha2VSdWxlc1Jlc3BvbnNlEisKBXJ1bGVzGAEgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzIrkCCg1BcGlLZXlTdW1tYXJ5Eg4KBm1hc2tlZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARJAChdwcmV2aW91c19rZXlfZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBAUINCgtfZXhwaXJlc19hdEIPCg1fbGFzdF91c2VkX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCLWAwoIUHJvdmlkZXISCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIaCg1jb250YWN0X2VtYWlsGAMgASgJSACIAQESEQoJaXNfYWN0aXZlGAQgASgIEh0KFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgFIAEoBRIaChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAUSGAoLd2ViaG9va191cmwYByABKAlIAYgBARISCgVub3RlcxgIIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKB2FwaV9rZXkYCyABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgDiAEBEjkKDHRlc3RfYXBpX2tleRgMIAEoCzIeLmxlYWRwcm92aWRlci52MS5BcGlLZXlTdW1tYXJ5SASIAQFCEAoOX2NvbnRhY3RfZW1haWxCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3Rlc0IKCghfYXBpX2tleUIPCg1fdGVzdF9hcGlfa2V5In0KFExpc3RQcm92aWRlcnNSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFEhMKBnNlYXJjaBgDIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgEIAEoCEgBiAEBQgkKB19zZWFyY2hCDAoKX2lzX2FjdGl2ZSJkChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USDQoFY291bnQYASABKAMSKgoHcmVzdWx0cxgCIAMoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIQCghoYXNfbmV4dBgDIAEoCCK3AgoVQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSGgoNY29udGFjdF9lbWFpbBgCIAEoCUgAiAEBEhYKCWlzX2FjdGl2ZRgDIAEoCEgBiAEBEiIKFXJhdGVfbGltaXRfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh8KEnJhdGVfbGltaXRfcGVyX2RheRgFIAEoBUgDiAEBEhgKC3dlYmhvb2tfdXJsGAYgASgJSASIAQESEgoFbm90ZXMYByABKAlIBYgBAUIQCg5fY29udGFjdF9lbWFpbEIMCgpfaXNfYWN0aXZlQhgKFl9yYXRlX2xpbWl0X3Blcl9taW51dGVCFQoTX3JhdGVfbGltaXRfcGVyX2RheUIOCgxfd2ViaG9va191cmxCCAoGX25vdGVzIkUKFkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIAoSR2V0UHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDIqgBChNHZXRQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyEhoKDWFwaV9rZXlfdmFsdWUYAiABKAlIAIgBARIfChJ0ZXN0X2FwaV9rZXlfdmFsdWUYAyABKAlIAYgBAUIQCg5fYXBpX2tleV92YWx1ZUIVChNfdGVzdF9hcGlfa2V5X3ZhbHVlItECChVVcGRhdGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAMSEQoEbmFtZRgCIAEoCUgAiAEBEhoKDWNvbnRhY3RfZW1haWwYAyABKAlIAYgBARIWCglpc19hY3RpdmUYBCABKAhIAogBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAVIA4gBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBiABKAVIBIgBARIYCgt3ZWJob29rX3VybBgHIAEoCUgFiAEBEhIKBW5vdGVzGAggASgJSAaIAQFCBwoFX25hbWVCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZVcGRhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyIkwKE1JldmVhbEFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSKQoEbW9kZRgCIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlImMKFFJldmVhbEFwaUtleVJlc3BvbnNlEikKBG1vZGUYASABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZRIUCgdhcGlfa2V5GAIgASgJSACIAQFCCgoIX2FwaV9rZXki2gEKFUdlbmVyYXRlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIzCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEicKGnByZXZpb3VzX2tleV9ncmFjZV9zZWNvbmRzGAMgASgFSAGIAQESKQoEbW9kZRgEIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0Qh0KG19wcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcyKmAgoWR2VuZXJhdGVBcGlLZXlSZXNwb25zZRIPCgdhcGlfa2V5GAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESQAoXcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESKQoEbW9kZRgFIAEoDjIbLmxlYWRwcm92aWRlci52MS5BcGlLZXlNb2RlQg0KC19leHBpcmVzX2F0QhoKGF9wcmV2aW91c19rZXlfZXhwaXJlc19hdCJMChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgDEikKBG1vZGUYAiABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZSJDChRSZXZva2VBcGlLZXlSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciIiChRQdXJnZVRlc3REYXRhUmVxdWVzdBIKCgJpZBgBIAEoAyIuChVQdXJnZVRlc3REYXRhUmVzcG9uc2USFQoNZGVsZXRlZF9sZWFkcxgBIAEoAyLEAgoPV2ViaG9va0VuZHBvaW50EhAKA3VybBgBIAEoCUgAiAEBEhMKBnNlY3JldBgCIAEoCUgBiAEBEg8KB2VuYWJsZWQYAyABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAQgASgJSAKIAQESOgoRc2VjcmV0X3JvdGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESQwoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSASIAQFCBgoEX3VybEIJCgdfc2VjcmV0QhIKEF9kaXNhYmxlZF9yZWFzb25CFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoAyJIChJHZXRXZWJob29rUmVzcG9uc2USMgoIZW5kcG9pbnQYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0VuZHBvaW50IloKGlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgDEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiyAEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSNQoRc2VjcmV0X3JvdGF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCIkChZTZW5kV2ViaG9va1Rlc3RSZXF1ZXN0EgoKAmlkGAEgASgDIpoBChdTZW5kV2ViaG9va1Rlc3RSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRIRCglkZWxpdmVyZWQYAiABKAgSGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARISCgpsYXRlbmN5X21zGAQgASgFEhIKBWVycm9yGAUgASgJSAGIAQFCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciLfAwoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgDEhAKCGV2ZW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHbGVhZF9pZBgEIAEoAxINCgVzdGF0ZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoBRIdChBsYXN0X3N0YXR1c19jb2RlGAcgASgFSACIAQESFwoKbGFzdF9lcnJvchgIIAEoCUgBiAEBEjgKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAogBARI4Cg9uZXh0X2F0dGVtcHRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAOIAQESNQoMZGVsaXZlcmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBEi4KCmNyZWF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9sYXN0X3N0YXR1c19jb2RlQg0KC19sYXN0X2Vycm9yQhIKEF9sYXN0X2F0dGVtcHRfYXRCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fZGVsaXZlcmVkX2F0IlEKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSCgoCaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLmxlYWRwcm92aWRlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj8KHFJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSCgoCaWQYASABKAMSEwoLZGVsaXZlcnlfaWQYAiABKAMiUwodUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USMgoIZGVsaXZlcnkYASABKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5IvgBCgpQb3J0YWxVc2VyEgoKAmlkGAEgASgDEg0KBWVtYWlsGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGc3RhdHVzGAQgASgJEhUKDXNlY29uZF9mYWN0b3IYBSABKAgSMwoPbGFzdF9zaWduX2luX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1ChFpbnZpdGVfZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQgoXSW52aXRlUG9ydGFsVXNlclJlcXVlc3QSCgoCaWQYASABKAMSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCSKhAQoYSW52aXRlUG9ydGFsVXNlclJlc3BvbnNlEikKBHVzZXIYASABKAsyGy5sZWFkcHJvdmlkZXIudjEuUG9ydGFsVXNlchISCgppbnZpdGVfdXJsGAIgASgJEjUKEWludml0ZV9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdlbWFpbGVkGAQgASgIIiQKFkxpc3RQb3J0YWxVc2Vyc1JlcXVlc3QSCgoCaWQYASABKAMiRQoXTGlzdFBvcnRhbFVzZXJzUmVzcG9uc2USKgoFdXNlcnMYASADKAsyGy5sZWFkcHJvdmlkZXIudjEuUG9ydGFsVXNlciI5ChpSZWlzc3VlUG9ydGFsSW52aXRlUmVxdWVzdBIKCgJpZBgBIAEoAxIPCgd1c2VyX2lkGAIgASgDIqQBChtSZWlzc3VlUG9ydGFsSW52aXRlUmVzcG9uc2USKQoEdXNlchgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5Qb3J0YWxVc2VyEhIKCmludml0ZV91cmwYAiABKAkSNQoRaW52aXRlX2V4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB2VtYWlsZWQYBCABKAgiNwoYRGlzYWJsZVBvcnRhbFVzZXJSZXF1ZXN0EgoKAmlkGAEgASgDEg8KB3VzZXJfaWQYAiABKAMiRgoZRGlzYWJsZVBvcnRhbFVzZXJSZXNwb25zZRIpCgR1c2VyGAEgASgLMhsubGVhZHByb3ZpZGVyLnYxLlBvcnRhbFVzZXIqWAoKQXBpS2V5TW9kZRIcChhBUElfS0VZX01PREVfVU5TUEVDSUZJRUQQABIVChFBUElfS0VZX01PREVfTElWRRABEhUKEUFQSV9LRVlfTU9ERV9URVNUEAIyvg8KD1Byb3ZpZGVyU2VydmljZRJeCg1MaXN0UHJvdmlkZXJzEiUubGVhZHByb3ZpZGVyLnYxLkxpc3RQcm92aWRlcnNSZXF1ZXN0GiYubGVhZHByb3ZpZGVyLnYxLkxpc3RQcm92aWRlcnNSZXNwb25zZRJhCg5DcmVhdGVQcm92aWRlchImLmxlYWRwcm92aWRlci52MS5DcmVhdGVQcm92aWRlclJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXNwb25zZRJYCgtHZXRQcm92aWRlchIjLmxlYWRwcm92aWRlci52MS5HZXRQcm92aWRlclJlcXVlc3QaJC5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXNwb25zZRJbCgxSZXZlYWxBcGlLZXkSJC5sZWFkcHJvdmlkZXIudjEuUmV2ZWFsQXBpS2V5UmVxdWVzdBolLmxlYWRwcm92aWRlci52MS5SZXZlYWxBcGlLZXlSZXNwb25zZRJhCg5VcGRhdGVQcm92aWRlchImLmxlYWRwcm92aWRlci52MS5VcGRhdGVQcm92aWRlclJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXNwb25zZRJhCg5HZW5lcmF0ZUFwaUtleRImLmxlYWRwcm92aWRlci52MS5HZW5lcmF0ZUFwaUtleVJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXNwb25zZRJbCgxSZXZva2VBcGlLZXkSJC5sZWFkcHJvdmlkZXIudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBolLmxlYWRwcm92aWRlci52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJeCg1QdXJnZVRlc3REYXRhEiUubGVhZHByb3ZpZGVyLnYxLlB1cmdlVGVzdERhdGFSZXF1ZXN0GiYubGVhZHByb3ZpZGVyLnYxLlB1cmdlVGVzdERhdGFSZXNwb25zZRJVCgpHZXRXZWJob29rEiIubGVhZHByb3ZpZGVyLnYxLkdldFdlYmhvb2tSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkdldFdlYmhvb2tSZXNwb25zZRJwChNSb3RhdGVXZWJob29rU2VjcmV0EisubGVhZHByb3ZpZGVyLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GiwubGVhZHByb3ZpZGVyLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJkCg9TZW5kV2ViaG9va1Rlc3QSJy5sZWFkcHJvdmlkZXIudjEuU2VuZFdlYmhvb2tUZXN0UmVxdWVzdBooLmxlYWRwcm92aWRlci52MS5TZW5kV2ViaG9va1Rlc3RSZXNwb25zZRJ2ChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSLS5sZWFkcHJvdmlkZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBouLmxlYWRwcm92aWRlci52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRJ2ChVSZXBsYXlXZWJob29rRGVsaXZlcnkSLS5sZWFkcHJvdmlkZXIudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBouLmxlYWRwcm92aWRlci52MS5SZXBsYXlXZWJob29rRGVsaXZlcnlSZXNwb25zZRJ/Cg5HZXRJbnRha2VSdWxlcxI1LmxlYWRwcm92aWRlci52MS5Qcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1JlcXVlc3QaNi5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJTZXJ2aWNlR2V0SW50YWtlUnVsZXNSZXNwb25zZRJhCg5TZXRJbnRha2VSdWxlcxImLmxlYWRwcm92aWRlci52MS5TZXRJbnRha2VSdWxlc1JlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuU2V0SW50YWtlUnVsZXNSZXNwb25zZRJnChBJbnZpdGVQb3J0YWxVc2VyEigubGVhZHByb3ZpZGVyLnYxLkludml0ZVBvcnRhbFVzZXJSZXF1ZXN0GikubGVhZHByb3ZpZGVyLnYxLkludml0ZVBvcnRhbFVzZXJSZXNwb25zZRJkCg9MaXN0UG9ydGFsVXNlcnMSJy5sZWFkcHJvdmlkZXIudjEuTGlzdFBvcnRhbFVzZXJzUmVxdWVzdBooLmxlYWRwcm92aWRlci52MS5MaXN0UG9ydGFsVXNlcnNSZXNwb25zZRJwChNSZWlzc3VlUG9ydGFsSW52aXRlEisubGVhZHByb3ZpZGVyLnYxLlJlaXNzdWVQb3J0YWxJbnZpdGVSZXF1ZXN0GiwubGVhZHByb3ZpZGVyLnYxLlJlaXNzdWVQb3J0YWxJbnZpdGVSZXNwb25zZRJqChFEaXNhYmxlUG9ydGFsVXNlchIpLmxlYWRwcm92aWRlci52MS5EaXNhYmxlUG9ydGFsVXNlclJlcXVlc3QaKi5sZWFkcHJvdmlkZXIudjEuRGlzYWJsZVBvcnRhbFVzZXJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_leadprovider_v1_intake]);
+  fileDesc("CiZsZWFkcHJvdmlkZXIvdjEvcHJvdmlkZXJfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIiwKHlByb3ZpZGVyU2VydmljZUdldFRlcm1zUmVxdWVzdBIKCgJpZBgBIAEoAyJICh9Qcm92aWRlclNlcnZpY2VHZXRUZXJtc1Jlc3BvbnNlEiUKBXRlcm1zGAEgASgLMhYubGVhZHByb3ZpZGVyLnYxLlRlcm1zIkQKD1NldFRlcm1zUmVxdWVzdBIKCgJpZBgBIAEoAxIlCgV0ZXJtcxgCIAEoCzIWLmxlYWRwcm92aWRlci52MS5UZXJtcyI5ChBTZXRUZXJtc1Jlc3BvbnNlEiUKBXRlcm1zGAEgASgLMhYubGVhZHByb3ZpZGVyLnYxLlRlcm1zIjUKGUdldFByb3ZpZGVyQmFsYW5jZVJlcXVlc3QSCgoCaWQYASABKAMSDAoEbW9kZRgCIAEoCSJHChpHZXRQcm92aWRlckJhbGFuY2VSZXNwb25zZRIpCgdiYWxhbmNlGAEgASgLMhgubGVhZHByb3ZpZGVyLnYxLkJhbGFuY2Ui8wEKJkxpc3RQcm92aWRlckJhbGFuY2VUcmFuc2FjdGlvbnNSZXF1ZXN0EgoKAmlkGAEgASgDEgwKBG1vZGUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSDAoEdHlwZRgFIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZXh0ZXJuYWxfaWQYCCABKAkihQEKJ0xpc3RQcm92aWRlckJhbGFuY2VUcmFuc2FjdGlvbnNSZXNwb25zZRJBChRiYWxhbmNlX3RyYW5zYWN0aW9ucxgBIAMoCzIjLmxlYWRwcm92aWRlci52MS5CYWxhbmNlVHJhbnNhY3Rpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIoUBChNDcmVhdGVQYXlvdXRSZXF1ZXN0EgoKAmlkGAEgASgDEgwKBG1vZGUYAiABKAkSFAoMYW1vdW50X2NlbnRzGAMgASgDEhEKCXJlZmVyZW5jZRgEIAEoCRIrCgdwYWlkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJRChRDcmVhdGVQYXlvdXRSZXNwb25zZRInCgZwYXlvdXQYASABKAsyFy5sZWFkcHJvdmlkZXIudjEuUGF5b3V0EhAKCHJlcGxheWVkGAIgASgIIqEBChdDcmVhdGVBZGp1c3RtZW50UmVxdWVzdBIKCgJpZBgBIAEoAxIMCgRtb2RlGAIgASgJEhQKDGFtb3VudF9jZW50cxgDIAEoAxIOCgZyZWFzb24YBCABKAkSFAoHbGVhZF9pZBgFIAEoA0gAiAEBEhYKCXJlZmVyZW5jZRgGIAEoCUgBiAEBQgoKCF9sZWFkX2lkQgwKCl9yZWZlcmVuY2UiXQoYQ3JlYXRlQWRqdXN0bWVudFJlc3BvbnNlEi8KCmFkanVzdG1lbnQYASABKAsyGy5sZWFkcHJvdmlkZXIudjEuQWRqdXN0bWVudBIQCghyZXBsYXllZBgCIAEoCCIyCiRQcm92aWRlclNlcnZpY2VHZXRJbnRha2VSdWxlc1JlcXVlc3QSCgoCaWQYASABKAMiVAolUHJvdmlkZXJTZXJ2aWNlR2V0SW50YWtlUnVsZXNSZXNwb25zZRIrCgVydWxlcxgBIAEoCzIcLmxlYWRwcm92aWRlci52MS5JbnRha2VSdWxlcyJQChVTZXRJbnRha2VSdWxlc1JlcXVlc3QSCgoCaWQYASABKAMSKwoFcnVsZXMYAiABKAsyHC5sZWFkcHJvdmlkZXIudjEuSW50YWtlUnVsZXMiRQoWU2V0SW50YWtlUnVsZXNSZXNwb25zZRIrCgVydWxlcxgBIAEoCzIcLmxlYWRwcm92aWRlci52MS5JbnRha2VSdWxlcyK5AgoNQXBpS2V5U3VtbWFyeRIOCgZtYXNrZWQYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARI1CgxsYXN0X3VzZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESQAoXcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQFCDQoLX2V4cGlyZXNfYXRCDwoNX2xhc3RfdXNlZF9hdEIaChhfcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQi1gMKCFByb3ZpZGVyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSGgoNY29udGFjdF9lbWFpbBgDIAEoCUgAiAEBEhEKCWlzX2FjdGl2ZRgEIAEoCBIdChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBSABKAUSGgoScmF0ZV9saW1pdF9wZXJfZGF5GAYgASgFEhgKC3dlYmhvb2tfdXJsGAcgASgJSAGIAQESEgoFbm90ZXMYCCABKAlIAogBARIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0CgdhcGlfa2V5GAsgASgLMh4ubGVhZHByb3ZpZGVyLnYxLkFwaUtleVN1bW1hcnlIA4gBARI5Cgx0ZXN0X2FwaV9rZXkYDCABKAsyHi5sZWFkcHJvdmlkZXIudjEuQXBpS2V5U3VtbWFyeUgEiAEBQhAKDl9jb250YWN0X2VtYWlsQg4KDF93ZWJob29rX3VybEIICgZfbm90ZXNCCgoIX2FwaV9rZXlCDwoNX3Rlc3RfYXBpX2tleSJ9ChRMaXN0UHJvdmlkZXJzUmVxdWVzdBIMCgRwYWdlGAEgASgFEhEKCXBhZ2Vfc2l6ZRgCIAEoBRITCgZzZWFyY2gYAyABKAlIAIgBARIWCglpc19hY3RpdmUYBCABKAhIAYgBAUIJCgdfc2VhcmNoQgwKCl9pc19hY3RpdmUiZAoVTGlzdFByb3ZpZGVyc1Jlc3BvbnNlEg0KBWNvdW50GAEgASgDEioKB3Jlc3VsdHMYAiADKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXISEAoIaGFzX25leHQYAyABKAgitwIKFUNyZWF0ZVByb3ZpZGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJEhoKDWNvbnRhY3RfZW1haWwYAiABKAlIAIgBARIWCglpc19hY3RpdmUYAyABKAhIAYgBARIiChVyYXRlX2xpbWl0X3Blcl9taW51dGUYBCABKAVIAogBARIfChJyYXRlX2xpbWl0X3Blcl9kYXkYBSABKAVIA4gBARIYCgt3ZWJob29rX3VybBgGIAEoCUgEiAEBEhIKBW5vdGVzGAcgASgJSAWIAQFCEAoOX2NvbnRhY3RfZW1haWxCDAoKX2lzX2FjdGl2ZUIYChZfcmF0ZV9saW1pdF9wZXJfbWludXRlQhUKE19yYXRlX2xpbWl0X3Blcl9kYXlCDgoMX3dlYmhvb2tfdXJsQggKBl9ub3RlcyJFChZDcmVhdGVQcm92aWRlclJlc3BvbnNlEisKCHByb3ZpZGVyGAEgASgLMhkubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyIiAKEkdldFByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoAyKoAQoTR2V0UHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlchIaCg1hcGlfa2V5X3ZhbHVlGAIgASgJSACIAQESHwoSdGVzdF9hcGlfa2V5X3ZhbHVlGAMgASgJSAGIAQFCEAoOX2FwaV9rZXlfdmFsdWVCFQoTX3Rlc3RfYXBpX2tleV92YWx1ZSLRAgoVVXBkYXRlUHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgDEhEKBG5hbWUYAiABKAlIAIgBARIaCg1jb250YWN0X2VtYWlsGAMgASgJSAGIAQESFgoJaXNfYWN0aXZlGAQgASgISAKIAQESIgoVcmF0ZV9saW1pdF9wZXJfbWludXRlGAUgASgFSAOIAQESHwoScmF0ZV9saW1pdF9wZXJfZGF5GAYgASgFSASIAQESGAoLd2ViaG9va191cmwYByABKAlIBYgBARISCgVub3RlcxgIIAEoCUgGiAEBQgcKBV9uYW1lQhAKDl9jb250YWN0X2VtYWlsQgwKCl9pc19hY3RpdmVCGAoWX3JhdGVfbGltaXRfcGVyX21pbnV0ZUIVChNfcmF0ZV9saW1pdF9wZXJfZGF5Qg4KDF93ZWJob29rX3VybEIICgZfbm90ZXMiRQoWVXBkYXRlUHJvdmlkZXJSZXNwb25zZRIrCghwcm92aWRlchgBIAEoCzIZLmxlYWRwcm92aWRlci52MS5Qcm92aWRlciJMChNSZXZlYWxBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgDEikKBG1vZGUYAiABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZSJjChRSZXZlYWxBcGlLZXlSZXNwb25zZRIpCgRtb2RlGAEgASgOMhsubGVhZHByb3ZpZGVyLnYxLkFwaUtleU1vZGUSFAoHYXBpX2tleRgCIAEoCUgAiAEBQgoKCF9hcGlfa2V5ItoBChVHZW5lcmF0ZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAMSMwoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARInChpwcmV2aW91c19rZXlfZ3JhY2Vfc2Vjb25kcxgDIAEoBUgBiAEBEikKBG1vZGUYBCABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZUINCgtfZXhwaXJlc19hdEIdChtfcHJldmlvdXNfa2V5X2dyYWNlX3NlY29uZHMipgIKFkdlbmVyYXRlQXBpS2V5UmVzcG9uc2USDwoHYXBpX2tleRgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEkAKF3ByZXZpb3VzX2tleV9leHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEikKBG1vZGUYBSABKA4yGy5sZWFkcHJvdmlkZXIudjEuQXBpS2V5TW9kZUINCgtfZXhwaXJlc19hdEIaChhfcHJldmlvdXNfa2V5X2V4cGlyZXNfYXQiTAoTUmV2b2tlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoAxIpCgRtb2RlGAIgASgOMhsubGVhZHByb3ZpZGVyLnYxLkFwaUtleU1vZGUiQwoUUmV2b2tlQXBpS2V5UmVzcG9uc2USKwoIcHJvdmlkZXIYASABKAsyGS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXIiIgoUUHVyZ2VUZXN0RGF0YVJlcXVlc3QSCgoCaWQYASABKAMiLgoVUHVyZ2VUZXN0RGF0YVJlc3BvbnNlEhUKDWRlbGV0ZWRfbGVhZHMYASABKAMixAIKD1dlYmhvb2tFbmRwb2ludBIQCgN1cmwYASABKAlIAIgBARITCgZzZWNyZXQYAiABKAlIAYgBARIPCgdlbmFibGVkGAMgASgIEhwKD2Rpc2FibGVkX3JlYXNvbhgEIAEoCUgCiAEBEjoKEXNlY3JldF9yb3RhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEkMKGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgEiAEBQgYKBF91cmxCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiHwoRR2V0V2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAMiSAoSR2V0V2ViaG9va1Jlc3BvbnNlEjIKCGVuZHBvaW50GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tFbmRwb2ludCJaChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoAxIcCg9vdmVybGFwX3NlY29uZHMYAiABKAVIAIgBAUISChBfb3ZlcmxhcF9zZWNvbmRzIsgBChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjUKEXNlY3JldF9yb3RhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQiJAoWU2VuZFdlYmhvb2tUZXN0UmVxdWVzdBIKCgJpZBgBIAEoAyKaAQoXU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAkSEQoJZGVsaXZlcmVkGAIgASgIEhgKC3N0YXR1c19jb2RlGAMgASgFSACIAQESEgoKbGF0ZW5jeV9tcxgEIAEoBRISCgVlcnJvchgFIAEoCUgBiAEBQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3Ii3wMKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoAxIQCghldmVudF9pZBgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2xlYWRfaWQYBCABKAMSDQoFc3RhdGUYBSABKAkSEAoIYXR0ZW1wdHMYBiABKAUSHQoQbGFzdF9zdGF0dXNfY29kZRgHIAEoBUgAiAEBEhcKCmxhc3RfZXJyb3IYCCABKAlIAYgBARI4Cg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAKIAQESOAoPbmV4dF9hdHRlbXB0X2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgDiAEBEjUKDGRlbGl2ZXJlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIBIgBARIuCgpjcmVhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfbGFzdF9zdGF0dXNfY29kZUINCgtfbGFzdF9lcnJvckISChBfbGFzdF9hdHRlbXB0X2F0QhIKEF9uZXh0X2F0dGVtcHRfYXRCDwoNX2RlbGl2ZXJlZF9hdCJRChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EgoKAmlkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIm4KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjQKCmRlbGl2ZXJpZXMYASADKAsyIC5sZWFkcHJvdmlkZXIudjEuV2ViaG9va0RlbGl2ZXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI/ChxSZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0EgoKAmlkGAEgASgDEhMKC2RlbGl2ZXJ5X2lkGAIgASgDIlMKHVJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjIKCGRlbGl2ZXJ5GAEgASgLMiAubGVhZHByb3ZpZGVyLnYxLldlYmhvb2tEZWxpdmVyeSL4AQoKUG9ydGFsVXNlchIKCgJpZBgBIAEoAxINCgVlbWFpbBgCIAEoCRIMCgRuYW1lGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIVCg1zZWNvbmRfZmFjdG9yGAUgASgIEjMKD2xhc3Rfc2lnbl9pbl9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRaW52aXRlX2V4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkIKF0ludml0ZVBvcnRhbFVzZXJSZXF1ZXN0EgoKAmlkGAEgASgDEg0KBWVtYWlsGAIgASgJEgwKBG5hbWUYAyABKAkioQEKGEludml0ZVBvcnRhbFVzZXJSZXNwb25zZRIpCgR1c2VyGAEgASgLMhsubGVhZHByb3ZpZGVyLnYxLlBvcnRhbFVzZXISEgoKaW52aXRlX3VybBgCIAEoCRI1ChFpbnZpdGVfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZW1haWxlZBgEIAEoCCIkChZMaXN0UG9ydGFsVXNlcnNSZXF1ZXN0EgoKAmlkGAEgASgDIkUKF0xpc3RQb3J0YWxVc2Vyc1Jlc3BvbnNlEioKBXVzZXJzGAEgAygLMhsubGVhZHByb3ZpZGVyLnYxLlBvcnRhbFVzZXIiOQoaUmVpc3N1ZVBvcnRhbEludml0ZVJlcXVlc3QSCgoCaWQYASABKAMSDwoHdXNlcl9pZBgCIAEoAyKkAQobUmVpc3N1ZVBvcnRhbEludml0ZVJlc3BvbnNlEikKBHVzZXIYASABKAsyGy5sZWFkcHJvdmlkZXIudjEuUG9ydGFsVXNlchISCgppbnZpdGVfdXJsGAIgASgJEjUKEWludml0ZV9leHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdlbWFpbGVkGAQgASgIIjcKGERpc2FibGVQb3J0YWxVc2VyUmVxdWVzdBIKCgJpZBgBIAEoAxIPCgd1c2VyX2lkGAIgASgDIkYKGURpc2FibGVQb3J0YWxVc2VyUmVzcG9uc2USKQoEdXNlchgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5Qb3J0YWxVc2VyKlgKCkFwaUtleU1vZGUSHAoYQVBJX0tFWV9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQVBJX0tFWV9NT0RFX0xJVkUQARIVChFBUElfS0VZX01PREVfVEVTVBACMsoUCg9Qcm92aWRlclNlcnZpY2USXgoNTGlzdFByb3ZpZGVycxIlLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5MaXN0UHJvdmlkZXJzUmVzcG9uc2USYQoOQ3JlYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVByb3ZpZGVyUmVzcG9uc2USWAoLR2V0UHJvdmlkZXISIy5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJSZXF1ZXN0GiQubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyUmVzcG9uc2USWwoMUmV2ZWFsQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldmVhbEFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2ZWFsQXBpS2V5UmVzcG9uc2USYQoOVXBkYXRlUHJvdmlkZXISJi5sZWFkcHJvdmlkZXIudjEuVXBkYXRlUHJvdmlkZXJSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlVwZGF0ZVByb3ZpZGVyUmVzcG9uc2USYQoOR2VuZXJhdGVBcGlLZXkSJi5sZWFkcHJvdmlkZXIudjEuR2VuZXJhdGVBcGlLZXlSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdlbmVyYXRlQXBpS2V5UmVzcG9uc2USWwoMUmV2b2tlQXBpS2V5EiQubGVhZHByb3ZpZGVyLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USXgoNUHVyZ2VUZXN0RGF0YRIlLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5QdXJnZVRlc3REYXRhUmVzcG9uc2USVQoKR2V0V2ViaG9vaxIiLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRXZWJob29rUmVzcG9uc2UScAoTUm90YXRlV2ViaG9va1NlY3JldBIrLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBosLmxlYWRwcm92aWRlci52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USZAoPU2VuZFdlYmhvb2tUZXN0EicubGVhZHByb3ZpZGVyLnYxLlNlbmRXZWJob29rVGVzdFJlcXVlc3QaKC5sZWFkcHJvdmlkZXIudjEuU2VuZFdlYmhvb2tUZXN0UmVzcG9uc2USdgoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEi0ubGVhZHByb3ZpZGVyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USdgoVUmVwbGF5V2ViaG9va0RlbGl2ZXJ5Ei0ubGVhZHByb3ZpZGVyLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaLi5sZWFkcHJvdmlkZXIudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USfwoOR2V0SW50YWtlUnVsZXMSNS5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJTZXJ2aWNlR2V0SW50YWtlUnVsZXNSZXF1ZXN0GjYubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyU2VydmljZUdldEludGFrZVJ1bGVzUmVzcG9uc2USYQoOU2V0SW50YWtlUnVsZXMSJi5sZWFkcHJvdmlkZXIudjEuU2V0SW50YWtlUnVsZXNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLlNldEludGFrZVJ1bGVzUmVzcG9uc2USZwoQSW52aXRlUG9ydGFsVXNlchIoLmxlYWRwcm92aWRlci52MS5JbnZpdGVQb3J0YWxVc2VyUmVxdWVzdBopLmxlYWRwcm92aWRlci52MS5JbnZpdGVQb3J0YWxVc2VyUmVzcG9uc2USZAoPTGlzdFBvcnRhbFVzZXJzEicubGVhZHByb3ZpZGVyLnYxLkxpc3RQb3J0YWxVc2Vyc1JlcXVlc3QaKC5sZWFkcHJvdmlkZXIudjEuTGlzdFBvcnRhbFVzZXJzUmVzcG9uc2UScAoTUmVpc3N1ZVBvcnRhbEludml0ZRIrLmxlYWRwcm92aWRlci52MS5SZWlzc3VlUG9ydGFsSW52aXRlUmVxdWVzdBosLmxlYWRwcm92aWRlci52MS5SZWlzc3VlUG9ydGFsSW52aXRlUmVzcG9uc2USagoRRGlzYWJsZVBvcnRhbFVzZXISKS5sZWFkcHJvdmlkZXIudjEuRGlzYWJsZVBvcnRhbFVzZXJSZXF1ZXN0GioubGVhZHByb3ZpZGVyLnYxLkRpc2FibGVQb3J0YWxVc2VyUmVzcG9uc2USbQoIR2V0VGVybXMSLy5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJTZXJ2aWNlR2V0VGVybXNSZXF1ZXN0GjAubGVhZHByb3ZpZGVyLnYxLlByb3ZpZGVyU2VydmljZUdldFRlcm1zUmVzcG9uc2USTwoIU2V0VGVybXMSIC5sZWFkcHJvdmlkZXIudjEuU2V0VGVybXNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLlNldFRlcm1zUmVzcG9uc2USbQoSR2V0UHJvdmlkZXJCYWxhbmNlEioubGVhZHByb3ZpZGVyLnYxLkdldFByb3ZpZGVyQmFsYW5jZVJlcXVlc3QaKy5sZWFkcHJvdmlkZXIudjEuR2V0UHJvdmlkZXJCYWxhbmNlUmVzcG9uc2USlAEKH0xpc3RQcm92aWRlckJhbGFuY2VUcmFuc2FjdGlvbnMSNy5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyQmFsYW5jZVRyYW5zYWN0aW9uc1JlcXVlc3QaOC5sZWFkcHJvdmlkZXIudjEuTGlzdFByb3ZpZGVyQmFsYW5jZVRyYW5zYWN0aW9uc1Jlc3BvbnNlElsKDENyZWF0ZVBheW91dBIkLmxlYWRwcm92aWRlci52MS5DcmVhdGVQYXlvdXRSZXF1ZXN0GiUubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZVBheW91dFJlc3BvbnNlEmcKEENyZWF0ZUFkanVzdG1lbnQSKC5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlQWRqdXN0bWVudFJlcXVlc3QaKS5sZWFkcHJvdmlkZXIudjEuQ3JlYXRlQWRqdXN0bWVudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_leadprovider_v1_intake, file_leadprovider_v1_money]);
+
+/**
+ * Whose terms to read.
+ *
+ * @generated from message leadprovider.v1.ProviderServiceGetTermsRequest
+ */
+export type ProviderServiceGetTermsRequest = Message<"leadprovider.v1.ProviderServiceGetTermsRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message leadprovider.v1.ProviderServiceGetTermsRequest.
+ * Use `create(ProviderServiceGetTermsRequestSchema)` to create a new message.
+ */
+export const ProviderServiceGetTermsRequestSchema: GenMessage<ProviderServiceGetTermsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 0);
+
+/**
+ * A provider's terms.
+ *
+ * @generated from message leadprovider.v1.ProviderServiceGetTermsResponse
+ */
+export type ProviderServiceGetTermsResponse = Message<"leadprovider.v1.ProviderServiceGetTermsResponse"> & {
+  /**
+   * The terms with their version.
+   *
+   * @generated from field: leadprovider.v1.Terms terms = 1;
+   */
+  terms?: Terms | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ProviderServiceGetTermsResponse.
+ * Use `create(ProviderServiceGetTermsResponseSchema)` to create a new message.
+ */
+export const ProviderServiceGetTermsResponseSchema: GenMessage<ProviderServiceGetTermsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 1);
+
+/**
+ * New terms for a provider.
+ *
+ * @generated from message leadprovider.v1.SetTermsRequest
+ */
+export type SetTermsRequest = Message<"leadprovider.v1.SetTermsRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * The whole document (version and effective_at are ignored).
+   *
+   * @generated from field: leadprovider.v1.Terms terms = 2;
+   */
+  terms?: Terms | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.SetTermsRequest.
+ * Use `create(SetTermsRequestSchema)` to create a new message.
+ */
+export const SetTermsRequestSchema: GenMessage<SetTermsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 2);
+
+/**
+ * The terms as stored.
+ *
+ * @generated from message leadprovider.v1.SetTermsResponse
+ */
+export type SetTermsResponse = Message<"leadprovider.v1.SetTermsResponse"> & {
+  /**
+   * The terms with their version.
+   *
+   * @generated from field: leadprovider.v1.Terms terms = 1;
+   */
+  terms?: Terms | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.SetTermsResponse.
+ * Use `create(SetTermsResponseSchema)` to create a new message.
+ */
+export const SetTermsResponseSchema: GenMessage<SetTermsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 3);
+
+/**
+ * Whose balance to read.
+ *
+ * @generated from message leadprovider.v1.GetProviderBalanceRequest
+ */
+export type GetProviderBalanceRequest = Message<"leadprovider.v1.GetProviderBalanceRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * live (default) or test.
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetProviderBalanceRequest.
+ * Use `create(GetProviderBalanceRequestSchema)` to create a new message.
+ */
+export const GetProviderBalanceRequestSchema: GenMessage<GetProviderBalanceRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 4);
+
+/**
+ * The provider's balance.
+ *
+ * @generated from message leadprovider.v1.GetProviderBalanceResponse
+ */
+export type GetProviderBalanceResponse = Message<"leadprovider.v1.GetProviderBalanceResponse"> & {
+  /**
+   * The balance.
+   *
+   * @generated from field: leadprovider.v1.Balance balance = 1;
+   */
+  balance?: Balance | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetProviderBalanceResponse.
+ * Use `create(GetProviderBalanceResponseSchema)` to create a new message.
+ */
+export const GetProviderBalanceResponseSchema: GenMessage<GetProviderBalanceResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 5);
+
+/**
+ * Whose ledger lines to list, and which.
+ *
+ * @generated from message leadprovider.v1.ListProviderBalanceTransactionsRequest
+ */
+export type ListProviderBalanceTransactionsRequest = Message<"leadprovider.v1.ListProviderBalanceTransactionsRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * live (default) or test.
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * Page size 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+
+  /**
+   * Only lines of this type; empty: any.
+   *
+   * @generated from field: string type = 5;
+   */
+  type: string;
+
+  /**
+   * Only lines posted after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 6;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Only lines posted before this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 7;
+   */
+  createdBefore?: Timestamp | undefined;
+
+  /**
+   * Only lines about the lead with this external_id.
+   *
+   * @generated from field: string external_id = 8;
+   */
+  externalId: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListProviderBalanceTransactionsRequest.
+ * Use `create(ListProviderBalanceTransactionsRequestSchema)` to create a new message.
+ */
+export const ListProviderBalanceTransactionsRequestSchema: GenMessage<ListProviderBalanceTransactionsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 6);
+
+/**
+ * One page of the provider's ledger lines.
+ *
+ * @generated from message leadprovider.v1.ListProviderBalanceTransactionsResponse
+ */
+export type ListProviderBalanceTransactionsResponse = Message<"leadprovider.v1.ListProviderBalanceTransactionsResponse"> & {
+  /**
+   * Lines on this page, newest first.
+   *
+   * @generated from field: repeated leadprovider.v1.BalanceTransaction balance_transactions = 1;
+   */
+  balanceTransactions: BalanceTransaction[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListProviderBalanceTransactionsResponse.
+ * Use `create(ListProviderBalanceTransactionsResponseSchema)` to create a new message.
+ */
+export const ListProviderBalanceTransactionsResponseSchema: GenMessage<ListProviderBalanceTransactionsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 7);
+
+/**
+ * A payout to record.
+ *
+ * @generated from message leadprovider.v1.CreatePayoutRequest
+ */
+export type CreatePayoutRequest = Message<"leadprovider.v1.CreatePayoutRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * live (default) or test.
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * Whole cents, at least 1 and at most the available balance.
+   *
+   * @generated from field: int64 amount_cents = 3;
+   */
+  amountCents: bigint;
+
+  /**
+   * The payment's reference, unique per provider and book (retries with it post nothing again).
+   *
+   * @generated from field: string reference = 4;
+   */
+  reference: string;
+
+  /**
+   * When the money was paid.
+   *
+   * @generated from field: google.protobuf.Timestamp paid_at = 5;
+   */
+  paidAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.CreatePayoutRequest.
+ * Use `create(CreatePayoutRequestSchema)` to create a new message.
+ */
+export const CreatePayoutRequestSchema: GenMessage<CreatePayoutRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 8);
+
+/**
+ * The payout.
+ *
+ * @generated from message leadprovider.v1.CreatePayoutResponse
+ */
+export type CreatePayoutResponse = Message<"leadprovider.v1.CreatePayoutResponse"> & {
+  /**
+   * The payout.
+   *
+   * @generated from field: leadprovider.v1.Payout payout = 1;
+   */
+  payout?: Payout | undefined;
+
+  /**
+   * True when the reference was already recorded (with the same amount and time): nothing new was posted.
+   *
+   * @generated from field: bool replayed = 2;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message leadprovider.v1.CreatePayoutResponse.
+ * Use `create(CreatePayoutResponseSchema)` to create a new message.
+ */
+export const CreatePayoutResponseSchema: GenMessage<CreatePayoutResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 9);
+
+/**
+ * A correction to record.
+ *
+ * @generated from message leadprovider.v1.CreateAdjustmentRequest
+ */
+export type CreateAdjustmentRequest = Message<"leadprovider.v1.CreateAdjustmentRequest"> & {
+  /**
+   * Provider id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * live (default) or test.
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * Signed whole cents, not 0: positive credits the provider's available balance.
+   *
+   * @generated from field: int64 amount_cents = 3;
+   */
+  amountCents: bigint;
+
+  /**
+   * Why (required, at most 500 characters); shown to the provider.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * The provider's lead it is about.
+   *
+   * @generated from field: optional int64 lead_id = 5;
+   */
+  leadId?: bigint | undefined;
+
+  /**
+   * A reference unique per provider and book; retries with it post nothing again.
+   *
+   * @generated from field: optional string reference = 6;
+   */
+  reference?: string | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.CreateAdjustmentRequest.
+ * Use `create(CreateAdjustmentRequestSchema)` to create a new message.
+ */
+export const CreateAdjustmentRequestSchema: GenMessage<CreateAdjustmentRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 10);
+
+/**
+ * The adjustment.
+ *
+ * @generated from message leadprovider.v1.CreateAdjustmentResponse
+ */
+export type CreateAdjustmentResponse = Message<"leadprovider.v1.CreateAdjustmentResponse"> & {
+  /**
+   * The adjustment.
+   *
+   * @generated from field: leadprovider.v1.Adjustment adjustment = 1;
+   */
+  adjustment?: Adjustment | undefined;
+
+  /**
+   * True when the reference was already recorded: nothing new was posted.
+   *
+   * @generated from field: bool replayed = 2;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message leadprovider.v1.CreateAdjustmentResponse.
+ * Use `create(CreateAdjustmentResponseSchema)` to create a new message.
+ */
+export const CreateAdjustmentResponseSchema: GenMessage<CreateAdjustmentResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_provider_service, 11);
 
 /**
  * Whose intake rules to read.
@@ -35,7 +436,7 @@ export type ProviderServiceGetIntakeRulesRequest = Message<"leadprovider.v1.Prov
  * Use `create(ProviderServiceGetIntakeRulesRequestSchema)` to create a new message.
  */
 export const ProviderServiceGetIntakeRulesRequestSchema: GenMessage<ProviderServiceGetIntakeRulesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 0);
+  messageDesc(file_leadprovider_v1_provider_service, 12);
 
 /**
  * A provider's intake rules.
@@ -56,7 +457,7 @@ export type ProviderServiceGetIntakeRulesResponse = Message<"leadprovider.v1.Pro
  * Use `create(ProviderServiceGetIntakeRulesResponseSchema)` to create a new message.
  */
 export const ProviderServiceGetIntakeRulesResponseSchema: GenMessage<ProviderServiceGetIntakeRulesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 1);
+  messageDesc(file_leadprovider_v1_provider_service, 13);
 
 /**
  * New intake rules for a provider.
@@ -84,7 +485,7 @@ export type SetIntakeRulesRequest = Message<"leadprovider.v1.SetIntakeRulesReque
  * Use `create(SetIntakeRulesRequestSchema)` to create a new message.
  */
 export const SetIntakeRulesRequestSchema: GenMessage<SetIntakeRulesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 2);
+  messageDesc(file_leadprovider_v1_provider_service, 14);
 
 /**
  * The rules as stored.
@@ -105,7 +506,7 @@ export type SetIntakeRulesResponse = Message<"leadprovider.v1.SetIntakeRulesResp
  * Use `create(SetIntakeRulesResponseSchema)` to create a new message.
  */
 export const SetIntakeRulesResponseSchema: GenMessage<SetIntakeRulesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 3);
+  messageDesc(file_leadprovider_v1_provider_service, 15);
 
 /**
  * Summary of a provider's current API key; never the key itself.
@@ -154,7 +555,7 @@ export type ApiKeySummary = Message<"leadprovider.v1.ApiKeySummary"> & {
  * Use `create(ApiKeySummarySchema)` to create a new message.
  */
 export const ApiKeySummarySchema: GenMessage<ApiKeySummary> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 4);
+  messageDesc(file_leadprovider_v1_provider_service, 16);
 
 /**
  * A lead provider.
@@ -252,7 +653,7 @@ export type Provider = Message<"leadprovider.v1.Provider"> & {
  * Use `create(ProviderSchema)` to create a new message.
  */
 export const ProviderSchema: GenMessage<Provider> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 5);
+  messageDesc(file_leadprovider_v1_provider_service, 17);
 
 /**
  * Page and filters.
@@ -294,7 +695,7 @@ export type ListProvidersRequest = Message<"leadprovider.v1.ListProvidersRequest
  * Use `create(ListProvidersRequestSchema)` to create a new message.
  */
 export const ListProvidersRequestSchema: GenMessage<ListProvidersRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 6);
+  messageDesc(file_leadprovider_v1_provider_service, 18);
 
 /**
  * One page of providers.
@@ -329,7 +730,7 @@ export type ListProvidersResponse = Message<"leadprovider.v1.ListProvidersRespon
  * Use `create(ListProvidersResponseSchema)` to create a new message.
  */
 export const ListProvidersResponseSchema: GenMessage<ListProvidersResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 7);
+  messageDesc(file_leadprovider_v1_provider_service, 19);
 
 /**
  * A provider to create.
@@ -392,7 +793,7 @@ export type CreateProviderRequest = Message<"leadprovider.v1.CreateProviderReque
  * Use `create(CreateProviderRequestSchema)` to create a new message.
  */
 export const CreateProviderRequestSchema: GenMessage<CreateProviderRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 8);
+  messageDesc(file_leadprovider_v1_provider_service, 20);
 
 /**
  * The created provider.
@@ -413,7 +814,7 @@ export type CreateProviderResponse = Message<"leadprovider.v1.CreateProviderResp
  * Use `create(CreateProviderResponseSchema)` to create a new message.
  */
 export const CreateProviderResponseSchema: GenMessage<CreateProviderResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 9);
+  messageDesc(file_leadprovider_v1_provider_service, 21);
 
 /**
  * Which provider to read.
@@ -434,7 +835,7 @@ export type GetProviderRequest = Message<"leadprovider.v1.GetProviderRequest"> &
  * Use `create(GetProviderRequestSchema)` to create a new message.
  */
 export const GetProviderRequestSchema: GenMessage<GetProviderRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 10);
+  messageDesc(file_leadprovider_v1_provider_service, 22);
 
 /**
  * The provider read.
@@ -469,7 +870,7 @@ export type GetProviderResponse = Message<"leadprovider.v1.GetProviderResponse">
  * Use `create(GetProviderResponseSchema)` to create a new message.
  */
 export const GetProviderResponseSchema: GenMessage<GetProviderResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 11);
+  messageDesc(file_leadprovider_v1_provider_service, 23);
 
 /**
  * Fields to change; unset fields stay as they are.
@@ -539,7 +940,7 @@ export type UpdateProviderRequest = Message<"leadprovider.v1.UpdateProviderReque
  * Use `create(UpdateProviderRequestSchema)` to create a new message.
  */
 export const UpdateProviderRequestSchema: GenMessage<UpdateProviderRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 12);
+  messageDesc(file_leadprovider_v1_provider_service, 24);
 
 /**
  * The updated provider.
@@ -560,7 +961,7 @@ export type UpdateProviderResponse = Message<"leadprovider.v1.UpdateProviderResp
  * Use `create(UpdateProviderResponseSchema)` to create a new message.
  */
 export const UpdateProviderResponseSchema: GenMessage<UpdateProviderResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 13);
+  messageDesc(file_leadprovider_v1_provider_service, 25);
 
 /**
  * Which key to reveal.
@@ -588,7 +989,7 @@ export type RevealApiKeyRequest = Message<"leadprovider.v1.RevealApiKeyRequest">
  * Use `create(RevealApiKeyRequestSchema)` to create a new message.
  */
 export const RevealApiKeyRequestSchema: GenMessage<RevealApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 14);
+  messageDesc(file_leadprovider_v1_provider_service, 26);
 
 /**
  * One key in plain text.
@@ -616,7 +1017,7 @@ export type RevealApiKeyResponse = Message<"leadprovider.v1.RevealApiKeyResponse
  * Use `create(RevealApiKeyResponseSchema)` to create a new message.
  */
 export const RevealApiKeyResponseSchema: GenMessage<RevealApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 15);
+  messageDesc(file_leadprovider_v1_provider_service, 27);
 
 /**
  * Key issuance options.
@@ -658,7 +1059,7 @@ export type GenerateApiKeyRequest = Message<"leadprovider.v1.GenerateApiKeyReque
  * Use `create(GenerateApiKeyRequestSchema)` to create a new message.
  */
 export const GenerateApiKeyRequestSchema: GenMessage<GenerateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 16);
+  messageDesc(file_leadprovider_v1_provider_service, 28);
 
 /**
  * The issued key.
@@ -707,7 +1108,7 @@ export type GenerateApiKeyResponse = Message<"leadprovider.v1.GenerateApiKeyResp
  * Use `create(GenerateApiKeyResponseSchema)` to create a new message.
  */
 export const GenerateApiKeyResponseSchema: GenMessage<GenerateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 17);
+  messageDesc(file_leadprovider_v1_provider_service, 29);
 
 /**
  * Which key to revoke.
@@ -735,7 +1136,7 @@ export type RevokeApiKeyRequest = Message<"leadprovider.v1.RevokeApiKeyRequest">
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 18);
+  messageDesc(file_leadprovider_v1_provider_service, 30);
 
 /**
  * The provider after the revocation.
@@ -756,7 +1157,7 @@ export type RevokeApiKeyResponse = Message<"leadprovider.v1.RevokeApiKeyResponse
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 19);
+  messageDesc(file_leadprovider_v1_provider_service, 31);
 
 /**
  * Whose test data to delete.
@@ -777,7 +1178,7 @@ export type PurgeTestDataRequest = Message<"leadprovider.v1.PurgeTestDataRequest
  * Use `create(PurgeTestDataRequestSchema)` to create a new message.
  */
 export const PurgeTestDataRequestSchema: GenMessage<PurgeTestDataRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 20);
+  messageDesc(file_leadprovider_v1_provider_service, 32);
 
 /**
  * What was deleted.
@@ -798,7 +1199,7 @@ export type PurgeTestDataResponse = Message<"leadprovider.v1.PurgeTestDataRespon
  * Use `create(PurgeTestDataResponseSchema)` to create a new message.
  */
 export const PurgeTestDataResponseSchema: GenMessage<PurgeTestDataResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 21);
+  messageDesc(file_leadprovider_v1_provider_service, 33);
 
 /**
  * A provider's webhook endpoint and its signing secret.
@@ -854,7 +1255,7 @@ export type WebhookEndpoint = Message<"leadprovider.v1.WebhookEndpoint"> & {
  * Use `create(WebhookEndpointSchema)` to create a new message.
  */
 export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 22);
+  messageDesc(file_leadprovider_v1_provider_service, 34);
 
 /**
  * Which provider's endpoint.
@@ -875,7 +1276,7 @@ export type GetWebhookRequest = Message<"leadprovider.v1.GetWebhookRequest"> & {
  * Use `create(GetWebhookRequestSchema)` to create a new message.
  */
 export const GetWebhookRequestSchema: GenMessage<GetWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 23);
+  messageDesc(file_leadprovider_v1_provider_service, 35);
 
 /**
  * The endpoint.
@@ -896,7 +1297,7 @@ export type GetWebhookResponse = Message<"leadprovider.v1.GetWebhookResponse"> &
  * Use `create(GetWebhookResponseSchema)` to create a new message.
  */
 export const GetWebhookResponseSchema: GenMessage<GetWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 24);
+  messageDesc(file_leadprovider_v1_provider_service, 36);
 
 /**
  * Rotation options.
@@ -924,7 +1325,7 @@ export type RotateWebhookSecretRequest = Message<"leadprovider.v1.RotateWebhookS
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 25);
+  messageDesc(file_leadprovider_v1_provider_service, 37);
 
 /**
  * The new secret.
@@ -959,7 +1360,7 @@ export type RotateWebhookSecretResponse = Message<"leadprovider.v1.RotateWebhook
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 26);
+  messageDesc(file_leadprovider_v1_provider_service, 38);
 
 /**
  * Which provider's endpoint to test.
@@ -980,7 +1381,7 @@ export type SendWebhookTestRequest = Message<"leadprovider.v1.SendWebhookTestReq
  * Use `create(SendWebhookTestRequestSchema)` to create a new message.
  */
 export const SendWebhookTestRequestSchema: GenMessage<SendWebhookTestRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 27);
+  messageDesc(file_leadprovider_v1_provider_service, 39);
 
 /**
  * What the test attempt produced.
@@ -1029,7 +1430,7 @@ export type SendWebhookTestResponse = Message<"leadprovider.v1.SendWebhookTestRe
  * Use `create(SendWebhookTestResponseSchema)` to create a new message.
  */
 export const SendWebhookTestResponseSchema: GenMessage<SendWebhookTestResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 28);
+  messageDesc(file_leadprovider_v1_provider_service, 40);
 
 /**
  * One event on its way to a provider's endpoint.
@@ -1127,7 +1528,7 @@ export type WebhookDelivery = Message<"leadprovider.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 29);
+  messageDesc(file_leadprovider_v1_provider_service, 41);
 
 /**
  * A page of a provider's deliveries.
@@ -1162,7 +1563,7 @@ export type ListWebhookDeliveriesRequest = Message<"leadprovider.v1.ListWebhookD
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 30);
+  messageDesc(file_leadprovider_v1_provider_service, 42);
 
 /**
  * One page, newest first.
@@ -1190,7 +1591,7 @@ export type ListWebhookDeliveriesResponse = Message<"leadprovider.v1.ListWebhook
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 31);
+  messageDesc(file_leadprovider_v1_provider_service, 43);
 
 /**
  * Which delivery to send again.
@@ -1218,7 +1619,7 @@ export type ReplayWebhookDeliveryRequest = Message<"leadprovider.v1.ReplayWebhoo
  * Use `create(ReplayWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryRequestSchema: GenMessage<ReplayWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 32);
+  messageDesc(file_leadprovider_v1_provider_service, 44);
 
 /**
  * The queued delivery.
@@ -1239,7 +1640,7 @@ export type ReplayWebhookDeliveryResponse = Message<"leadprovider.v1.ReplayWebho
  * Use `create(ReplayWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryResponseSchema: GenMessage<ReplayWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 33);
+  messageDesc(file_leadprovider_v1_provider_service, 45);
 
 /**
  * A person of a provider who signs in to the provider portal.
@@ -1309,7 +1710,7 @@ export type PortalUser = Message<"leadprovider.v1.PortalUser"> & {
  * Use `create(PortalUserSchema)` to create a new message.
  */
 export const PortalUserSchema: GenMessage<PortalUser> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 34);
+  messageDesc(file_leadprovider_v1_provider_service, 46);
 
 /**
  * Whom to invite, to which provider's portal.
@@ -1344,7 +1745,7 @@ export type InvitePortalUserRequest = Message<"leadprovider.v1.InvitePortalUserR
  * Use `create(InvitePortalUserRequestSchema)` to create a new message.
  */
 export const InvitePortalUserRequestSchema: GenMessage<InvitePortalUserRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 35);
+  messageDesc(file_leadprovider_v1_provider_service, 47);
 
 /**
  * The invited user and its link.
@@ -1386,7 +1787,7 @@ export type InvitePortalUserResponse = Message<"leadprovider.v1.InvitePortalUser
  * Use `create(InvitePortalUserResponseSchema)` to create a new message.
  */
 export const InvitePortalUserResponseSchema: GenMessage<InvitePortalUserResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 36);
+  messageDesc(file_leadprovider_v1_provider_service, 48);
 
 /**
  * Whose portal users to list.
@@ -1407,7 +1808,7 @@ export type ListPortalUsersRequest = Message<"leadprovider.v1.ListPortalUsersReq
  * Use `create(ListPortalUsersRequestSchema)` to create a new message.
  */
 export const ListPortalUsersRequestSchema: GenMessage<ListPortalUsersRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 37);
+  messageDesc(file_leadprovider_v1_provider_service, 49);
 
 /**
  * The provider's portal users.
@@ -1428,7 +1829,7 @@ export type ListPortalUsersResponse = Message<"leadprovider.v1.ListPortalUsersRe
  * Use `create(ListPortalUsersResponseSchema)` to create a new message.
  */
 export const ListPortalUsersResponseSchema: GenMessage<ListPortalUsersResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 38);
+  messageDesc(file_leadprovider_v1_provider_service, 50);
 
 /**
  * Which user gets a fresh invite.
@@ -1456,7 +1857,7 @@ export type ReissuePortalInviteRequest = Message<"leadprovider.v1.ReissuePortalI
  * Use `create(ReissuePortalInviteRequestSchema)` to create a new message.
  */
 export const ReissuePortalInviteRequestSchema: GenMessage<ReissuePortalInviteRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 39);
+  messageDesc(file_leadprovider_v1_provider_service, 51);
 
 /**
  * The user and its new link.
@@ -1498,7 +1899,7 @@ export type ReissuePortalInviteResponse = Message<"leadprovider.v1.ReissuePortal
  * Use `create(ReissuePortalInviteResponseSchema)` to create a new message.
  */
 export const ReissuePortalInviteResponseSchema: GenMessage<ReissuePortalInviteResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 40);
+  messageDesc(file_leadprovider_v1_provider_service, 52);
 
 /**
  * Which user to disable.
@@ -1526,7 +1927,7 @@ export type DisablePortalUserRequest = Message<"leadprovider.v1.DisablePortalUse
  * Use `create(DisablePortalUserRequestSchema)` to create a new message.
  */
 export const DisablePortalUserRequestSchema: GenMessage<DisablePortalUserRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 41);
+  messageDesc(file_leadprovider_v1_provider_service, 53);
 
 /**
  * The disabled user.
@@ -1547,7 +1948,7 @@ export type DisablePortalUserResponse = Message<"leadprovider.v1.DisablePortalUs
  * Use `create(DisablePortalUserResponseSchema)` to create a new message.
  */
 export const DisablePortalUserResponseSchema: GenMessage<DisablePortalUserResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_provider_service, 42);
+  messageDesc(file_leadprovider_v1_provider_service, 54);
 
 /**
  * Which kind of API key.
@@ -1792,6 +2193,68 @@ export const ProviderService: GenService<{
     methodKind: "unary";
     input: typeof DisablePortalUserRequestSchema;
     output: typeof DisablePortalUserResponseSchema;
+  },
+  /**
+   * Reads the provider's commercial terms.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.GetTerms
+   */
+  getTerms: {
+    methodKind: "unary";
+    input: typeof ProviderServiceGetTermsRequestSchema;
+    output: typeof ProviderServiceGetTermsResponseSchema;
+  },
+  /**
+   * Replaces the provider's terms (unset members take their defaults), from now on, never for
+   * leads already accepted; audited with before and after, announced as terms.changed.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.SetTerms
+   */
+  setTerms: {
+    methodKind: "unary";
+    input: typeof SetTermsRequestSchema;
+    output: typeof SetTermsResponseSchema;
+  },
+  /**
+   * The provider's balance in one book.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.GetProviderBalance
+   */
+  getProviderBalance: {
+    methodKind: "unary";
+    input: typeof GetProviderBalanceRequestSchema;
+    output: typeof GetProviderBalanceResponseSchema;
+  },
+  /**
+   * The provider's ledger lines in one book, newest first.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.ListProviderBalanceTransactions
+   */
+  listProviderBalanceTransactions: {
+    methodKind: "unary";
+    input: typeof ListProviderBalanceTransactionsRequestSchema;
+    output: typeof ListProviderBalanceTransactionsResponseSchema;
+  },
+  /**
+   * Records a payout (at most the available balance; a repeat of its reference posts nothing
+   * again). Audited, announced as payout.created.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.CreatePayout
+   */
+  createPayout: {
+    methodKind: "unary";
+    input: typeof CreatePayoutRequestSchema;
+    output: typeof CreatePayoutResponseSchema;
+  },
+  /**
+   * Records a correction (signed amount, a reason). Audited, announced as adjustment.created.
+   *
+   * @generated from rpc leadprovider.v1.ProviderService.CreateAdjustment
+   */
+  createAdjustment: {
+    methodKind: "unary";
+    input: typeof CreateAdjustmentRequestSchema;
+    output: typeof CreateAdjustmentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_provider_service, 0);

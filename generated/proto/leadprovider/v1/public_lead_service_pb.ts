@@ -5,20 +5,318 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { IntakeRules, PublishedIntakeRules } from "./intake_pb.ts";
 import { file_leadprovider_v1_intake } from "./intake_pb.ts";
 import type { Consent, Lead, LeadState, OverseasType, ShipVia, VehicleInput, Warning } from "./lead_pb.ts";
 import { file_leadprovider_v1_lead } from "./lead_pb.ts";
+import type { Balance, BalanceTransaction, PublishedTerms, Quote, Statement, StatementSummary } from "./money_pb.ts";
+import { file_leadprovider_v1_money } from "./money_pb.ts";
 import type { GetRequestRequestSchema, GetRequestResponseSchema, GetStatsRequestSchema, GetStatsResponseSchema, ListRequestsRequestSchema, ListRequestsResponseSchema } from "./request_log_pb.ts";
 import { file_leadprovider_v1_request_log } from "./request_log_pb.ts";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/public_lead_service.proto.
  */
 export const file_leadprovider_v1_public_lead_service: GenFile = /*@__PURE__*/
-  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIhcKFUdldEludGFrZVJ1bGVzUmVxdWVzdCJVChZHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEjsKDGludGFrZV9ydWxlcxgBIAEoCzIlLmxlYWRwcm92aWRlci52MS5QdWJsaXNoZWRJbnRha2VSdWxlcyKYBgoRQ3JlYXRlTGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSEgoKZmlyc3RfbmFtZRgCIAEoCRIRCglsYXN0X25hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSFAoMcGhvbmVfbnVtYmVyGAUgASgJEhIKCm9yaWdpbl96aXAYBiABKAkSGwoTZXN0aW1hdGVkX3NoaXBfZGF0ZRgHIAEoCRI0Cg1vdmVyc2Vhc190eXBlGAggASgOMh0ubGVhZHByb3ZpZGVyLnYxLk92ZXJzZWFzVHlwZRIqCghzaGlwX3ZpYRgJIAEoDjIYLmxlYWRwcm92aWRlci52MS5TaGlwVmlhEi8KCHZlaGljbGVzGAogAygLMh0ubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVJbnB1dBIcCg9kZXN0aW5hdGlvbl96aXAYCyABKAlIAIgBARIYCgtvcmlnaW5fY2l0eRgMIAEoCUgBiAEBEh0KEGRlc3RpbmF0aW9uX2NpdHkYDSABKAlIAogBARIZCgxjb21wYW55X25hbWUYDiABKAlIA4gBARIeChFub3RlX2Zyb21fc2hpcHBlchgPIAEoCUgEiAEBEh0KDG9yaWdpbl9zdGF0ZRgQIAEoBUICGAFIBYgBARIiChFkZXN0aW5hdGlvbl9zdGF0ZRgRIAEoBUICGAFIBogBARITCgZzdWJfaWQYEiABKAlIB4gBARIXCgpzb3VyY2VfdXJsGBMgASgJSAiIAQESLgoHY29uc2VudBgUIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAmIAQFCEgoQX2Rlc3RpbmF0aW9uX3ppcEIOCgxfb3JpZ2luX2NpdHlCEwoRX2Rlc3RpbmF0aW9uX2NpdHlCDwoNX2NvbXBhbnlfbmFtZUIUChJfbm90ZV9mcm9tX3NoaXBwZXJCDwoNX29yaWdpbl9zdGF0ZUIUChJfZGVzdGluYXRpb25fc3RhdGVCCQoHX3N1Yl9pZEINCgtfc291cmNlX3VybEIKCghfY29uc2VudCJlChJDcmVhdGVMZWFkUmVzcG9uc2USIwoEbGVhZBgBIAEoCzIVLmxlYWRwcm92aWRlci52MS5MZWFkEioKCHdhcm5pbmdzGAIgAygLMhgubGVhZHByb3ZpZGVyLnYxLldhcm5pbmciJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJItYBCglMZWFkRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRsZWFkGAQgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSNwoMaW50YWtlX3J1bGVzGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzSACIAQESEAoIbGl2ZW1vZGUYBiABKAhCDwoNX2ludGFrZV9ydWxlczLtBQoRUHVibGljTGVhZFNlcnZpY2USVQoKQ3JlYXRlTGVhZBIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVzcG9uc2USTAoHR2V0TGVhZBIfLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVxdWVzdBogLmxlYWRwcm92aWRlci52MS5HZXRMZWFkUmVzcG9uc2USdAoJTGlzdExlYWRzEjIubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVxdWVzdBozLmxlYWRwcm92aWRlci52MS5QdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlElUKCkxpc3RFdmVudHMSIi5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1JlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEmEKDkdldEludGFrZVJ1bGVzEiYubGVhZHByb3ZpZGVyLnYxLkdldEludGFrZVJ1bGVzUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5HZXRJbnRha2VSdWxlc1Jlc3BvbnNlElsKDExpc3RSZXF1ZXN0cxIkLmxlYWRwcm92aWRlci52MS5MaXN0UmVxdWVzdHNSZXF1ZXN0GiUubGVhZHByb3ZpZGVyLnYxLkxpc3RSZXF1ZXN0c1Jlc3BvbnNlElUKCkdldFJlcXVlc3QSIi5sZWFkcHJvdmlkZXIudjEuR2V0UmVxdWVzdFJlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuR2V0UmVxdWVzdFJlc3BvbnNlEk8KCEdldFN0YXRzEiAubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRzUmVxdWVzdBohLmxlYWRwcm92aWRlci52MS5HZXRTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_leadprovider_v1_intake, file_leadprovider_v1_lead, file_leadprovider_v1_request_log]);
+  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIhEKD0dldFRlcm1zUmVxdWVzdCJCChBHZXRUZXJtc1Jlc3BvbnNlEi4KBXRlcm1zGAEgASgLMh8ubGVhZHByb3ZpZGVyLnYxLlB1Ymxpc2hlZFRlcm1zIkQKEFF1b3RlTGVhZFJlcXVlc3QSMAoEbGVhZBgBIAEoCzIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdCI6ChFRdW90ZUxlYWRSZXNwb25zZRIlCgVxdW90ZRgBIAEoCzIWLmxlYWRwcm92aWRlci52MS5RdW90ZSITChFHZXRCYWxhbmNlUmVxdWVzdCI/ChJHZXRCYWxhbmNlUmVzcG9uc2USKQoHYmFsYW5jZRgBIAEoCzIYLmxlYWRwcm92aWRlci52MS5CYWxhbmNlItEBCh5MaXN0QmFsYW5jZVRyYW5zYWN0aW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSDAoEdHlwZRgDIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZXh0ZXJuYWxfaWQYBiABKAkifQofTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnNSZXNwb25zZRJBChRiYWxhbmNlX3RyYW5zYWN0aW9ucxgBIAMoCzIjLmxlYWRwcm92aWRlci52MS5CYWxhbmNlVHJhbnNhY3Rpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KFUxpc3RTdGF0ZW1lbnRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJoChZMaXN0U3RhdGVtZW50c1Jlc3BvbnNlEjUKCnN0YXRlbWVudHMYASADKAsyIS5sZWFkcHJvdmlkZXIudjEuU3RhdGVtZW50U3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJAoTR2V0U3RhdGVtZW50UmVxdWVzdBINCgVtb250aBgBIAEoCSJFChRHZXRTdGF0ZW1lbnRSZXNwb25zZRItCglzdGF0ZW1lbnQYASABKAsyGi5sZWFkcHJvdmlkZXIudjEuU3RhdGVtZW50IhcKFUdldEludGFrZVJ1bGVzUmVxdWVzdCJVChZHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEjsKDGludGFrZV9ydWxlcxgBIAEoCzIlLmxlYWRwcm92aWRlci52MS5QdWJsaXNoZWRJbnRha2VSdWxlcyKYBgoRQ3JlYXRlTGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSEgoKZmlyc3RfbmFtZRgCIAEoCRIRCglsYXN0X25hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSFAoMcGhvbmVfbnVtYmVyGAUgASgJEhIKCm9yaWdpbl96aXAYBiABKAkSGwoTZXN0aW1hdGVkX3NoaXBfZGF0ZRgHIAEoCRI0Cg1vdmVyc2Vhc190eXBlGAggASgOMh0ubGVhZHByb3ZpZGVyLnYxLk92ZXJzZWFzVHlwZRIqCghzaGlwX3ZpYRgJIAEoDjIYLmxlYWRwcm92aWRlci52MS5TaGlwVmlhEi8KCHZlaGljbGVzGAogAygLMh0ubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVJbnB1dBIcCg9kZXN0aW5hdGlvbl96aXAYCyABKAlIAIgBARIYCgtvcmlnaW5fY2l0eRgMIAEoCUgBiAEBEh0KEGRlc3RpbmF0aW9uX2NpdHkYDSABKAlIAogBARIZCgxjb21wYW55X25hbWUYDiABKAlIA4gBARIeChFub3RlX2Zyb21fc2hpcHBlchgPIAEoCUgEiAEBEh0KDG9yaWdpbl9zdGF0ZRgQIAEoBUICGAFIBYgBARIiChFkZXN0aW5hdGlvbl9zdGF0ZRgRIAEoBUICGAFIBogBARITCgZzdWJfaWQYEiABKAlIB4gBARIXCgpzb3VyY2VfdXJsGBMgASgJSAiIAQESLgoHY29uc2VudBgUIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAmIAQFCEgoQX2Rlc3RpbmF0aW9uX3ppcEIOCgxfb3JpZ2luX2NpdHlCEwoRX2Rlc3RpbmF0aW9uX2NpdHlCDwoNX2NvbXBhbnlfbmFtZUIUChJfbm90ZV9mcm9tX3NoaXBwZXJCDwoNX29yaWdpbl9zdGF0ZUIUChJfZGVzdGluYXRpb25fc3RhdGVCCQoHX3N1Yl9pZEINCgtfc291cmNlX3VybEIKCghfY29uc2VudCJlChJDcmVhdGVMZWFkUmVzcG9uc2USIwoEbGVhZBgBIAEoCzIVLmxlYWRwcm92aWRlci52MS5MZWFkEioKCHdhcm5pbmdzGAIgAygLMhgubGVhZHByb3ZpZGVyLnYxLldhcm5pbmciJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIosCCglMZWFkRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRsZWFkGAQgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSNwoMaW50YWtlX3J1bGVzGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzSACIAQESEAoIbGl2ZW1vZGUYBiABKAgSKgoEZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAYgBAUIPCg1faW50YWtlX3J1bGVzQgcKBV9kYXRhMqcKChFQdWJsaWNMZWFkU2VydmljZRJVCgpDcmVhdGVMZWFkEiIubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXNwb25zZRJMCgdHZXRMZWFkEh8ubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXF1ZXN0GiAubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXNwb25zZRJ0CglMaXN0TGVhZHMSMi5sZWFkcHJvdmlkZXIudjEuUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0GjMubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVzcG9uc2USVQoKTGlzdEV2ZW50cxIiLmxlYWRwcm92aWRlci52MS5MaXN0RXZlbnRzUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5MaXN0RXZlbnRzUmVzcG9uc2USYQoOR2V0SW50YWtlUnVsZXMSJi5sZWFkcHJvdmlkZXIudjEuR2V0SW50YWtlUnVsZXNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdldEludGFrZVJ1bGVzUmVzcG9uc2USWwoMTGlzdFJlcXVlc3RzEiQubGVhZHByb3ZpZGVyLnYxLkxpc3RSZXF1ZXN0c1JlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuTGlzdFJlcXVlc3RzUmVzcG9uc2USVQoKR2V0UmVxdWVzdBIiLmxlYWRwcm92aWRlci52MS5HZXRSZXF1ZXN0UmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRSZXF1ZXN0UmVzcG9uc2USTwoIR2V0U3RhdHMSIC5sZWFkcHJvdmlkZXIudjEuR2V0U3RhdHNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRzUmVzcG9uc2USTwoIR2V0VGVybXMSIC5sZWFkcHJvdmlkZXIudjEuR2V0VGVybXNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLkdldFRlcm1zUmVzcG9uc2USUgoJUXVvdGVMZWFkEiEubGVhZHByb3ZpZGVyLnYxLlF1b3RlTGVhZFJlcXVlc3QaIi5sZWFkcHJvdmlkZXIudjEuUXVvdGVMZWFkUmVzcG9uc2USVQoKR2V0QmFsYW5jZRIiLmxlYWRwcm92aWRlci52MS5HZXRCYWxhbmNlUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRCYWxhbmNlUmVzcG9uc2USfAoXTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnMSLy5sZWFkcHJvdmlkZXIudjEuTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnNSZXF1ZXN0GjAubGVhZHByb3ZpZGVyLnYxLkxpc3RCYWxhbmNlVHJhbnNhY3Rpb25zUmVzcG9uc2USYQoOTGlzdFN0YXRlbWVudHMSJi5sZWFkcHJvdmlkZXIudjEuTGlzdFN0YXRlbWVudHNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkxpc3RTdGF0ZW1lbnRzUmVzcG9uc2USWwoMR2V0U3RhdGVtZW50EiQubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuR2V0U3RhdGVtZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leadprovider_v1_intake, file_leadprovider_v1_lead, file_leadprovider_v1_money, file_leadprovider_v1_request_log]);
+
+/**
+ * Reads the calling provider's terms.
+ *
+ * @generated from message leadprovider.v1.GetTermsRequest
+ */
+export type GetTermsRequest = Message<"leadprovider.v1.GetTermsRequest"> & {
+};
+
+/**
+ * Describes the message leadprovider.v1.GetTermsRequest.
+ * Use `create(GetTermsRequestSchema)` to create a new message.
+ */
+export const GetTermsRequestSchema: GenMessage<GetTermsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 0);
+
+/**
+ * The terms as they apply to the caller now.
+ *
+ * @generated from message leadprovider.v1.GetTermsResponse
+ */
+export type GetTermsResponse = Message<"leadprovider.v1.GetTermsResponse"> & {
+  /**
+   * The terms.
+   *
+   * @generated from field: leadprovider.v1.PublishedTerms terms = 1;
+   */
+  terms?: PublishedTerms | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetTermsResponse.
+ * Use `create(GetTermsResponseSchema)` to create a new message.
+ */
+export const GetTermsResponseSchema: GenMessage<GetTermsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 1);
+
+/**
+ * A lead to price.
+ *
+ * @generated from message leadprovider.v1.QuoteLeadRequest
+ */
+export type QuoteLeadRequest = Message<"leadprovider.v1.QuoteLeadRequest"> & {
+  /**
+   * The lead, as CreateLead takes it (checked the same way).
+   *
+   * @generated from field: leadprovider.v1.CreateLeadRequest lead = 1;
+   */
+  lead?: CreateLeadRequest | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.QuoteLeadRequest.
+ * Use `create(QuoteLeadRequestSchema)` to create a new message.
+ */
+export const QuoteLeadRequestSchema: GenMessage<QuoteLeadRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 2);
+
+/**
+ * What the lead would earn.
+ *
+ * @generated from message leadprovider.v1.QuoteLeadResponse
+ */
+export type QuoteLeadResponse = Message<"leadprovider.v1.QuoteLeadResponse"> & {
+  /**
+   * The quote.
+   *
+   * @generated from field: leadprovider.v1.Quote quote = 1;
+   */
+  quote?: Quote | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.QuoteLeadResponse.
+ * Use `create(QuoteLeadResponseSchema)` to create a new message.
+ */
+export const QuoteLeadResponseSchema: GenMessage<QuoteLeadResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 3);
+
+/**
+ * Reads the caller's balance.
+ *
+ * @generated from message leadprovider.v1.GetBalanceRequest
+ */
+export type GetBalanceRequest = Message<"leadprovider.v1.GetBalanceRequest"> & {
+};
+
+/**
+ * Describes the message leadprovider.v1.GetBalanceRequest.
+ * Use `create(GetBalanceRequestSchema)` to create a new message.
+ */
+export const GetBalanceRequestSchema: GenMessage<GetBalanceRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 4);
+
+/**
+ * The caller's balance.
+ *
+ * @generated from message leadprovider.v1.GetBalanceResponse
+ */
+export type GetBalanceResponse = Message<"leadprovider.v1.GetBalanceResponse"> & {
+  /**
+   * The balance.
+   *
+   * @generated from field: leadprovider.v1.Balance balance = 1;
+   */
+  balance?: Balance | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetBalanceResponse.
+ * Use `create(GetBalanceResponseSchema)` to create a new message.
+ */
+export const GetBalanceResponseSchema: GenMessage<GetBalanceResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 5);
+
+/**
+ * Which of the caller's ledger lines to list.
+ *
+ * @generated from message leadprovider.v1.ListBalanceTransactionsRequest
+ */
+export type ListBalanceTransactionsRequest = Message<"leadprovider.v1.ListBalanceTransactionsRequest"> & {
+  /**
+   * Page size 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only lines of this type (lead_purchase, settlement, return, adjustment, payout); empty: any.
+   *
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * Only lines posted after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 4;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Only lines posted before this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 5;
+   */
+  createdBefore?: Timestamp | undefined;
+
+  /**
+   * Only lines about the lead with this external_id.
+   *
+   * @generated from field: string external_id = 6;
+   */
+  externalId: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListBalanceTransactionsRequest.
+ * Use `create(ListBalanceTransactionsRequestSchema)` to create a new message.
+ */
+export const ListBalanceTransactionsRequestSchema: GenMessage<ListBalanceTransactionsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 6);
+
+/**
+ * One page of ledger lines.
+ *
+ * @generated from message leadprovider.v1.ListBalanceTransactionsResponse
+ */
+export type ListBalanceTransactionsResponse = Message<"leadprovider.v1.ListBalanceTransactionsResponse"> & {
+  /**
+   * Lines on this page, newest first.
+   *
+   * @generated from field: repeated leadprovider.v1.BalanceTransaction balance_transactions = 1;
+   */
+  balanceTransactions: BalanceTransaction[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListBalanceTransactionsResponse.
+ * Use `create(ListBalanceTransactionsResponseSchema)` to create a new message.
+ */
+export const ListBalanceTransactionsResponseSchema: GenMessage<ListBalanceTransactionsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 7);
+
+/**
+ * Which statements to list.
+ *
+ * @generated from message leadprovider.v1.ListStatementsRequest
+ */
+export type ListStatementsRequest = Message<"leadprovider.v1.ListStatementsRequest"> & {
+  /**
+   * Page size 1 to 60; 0 means 12.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListStatementsRequest.
+ * Use `create(ListStatementsRequestSchema)` to create a new message.
+ */
+export const ListStatementsRequestSchema: GenMessage<ListStatementsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 8);
+
+/**
+ * One page of statements, newest month first.
+ *
+ * @generated from message leadprovider.v1.ListStatementsResponse
+ */
+export type ListStatementsResponse = Message<"leadprovider.v1.ListStatementsResponse"> & {
+  /**
+   * Months on this page.
+   *
+   * @generated from field: repeated leadprovider.v1.StatementSummary statements = 1;
+   */
+  statements: StatementSummary[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListStatementsResponse.
+ * Use `create(ListStatementsResponseSchema)` to create a new message.
+ */
+export const ListStatementsResponseSchema: GenMessage<ListStatementsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 9);
+
+/**
+ * Which statement to read.
+ *
+ * @generated from message leadprovider.v1.GetStatementRequest
+ */
+export type GetStatementRequest = Message<"leadprovider.v1.GetStatementRequest"> & {
+  /**
+   * YYYY-MM, not in the future.
+   *
+   * @generated from field: string month = 1;
+   */
+  month: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetStatementRequest.
+ * Use `create(GetStatementRequestSchema)` to create a new message.
+ */
+export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 10);
+
+/**
+ * The statement.
+ *
+ * @generated from message leadprovider.v1.GetStatementResponse
+ */
+export type GetStatementResponse = Message<"leadprovider.v1.GetStatementResponse"> & {
+  /**
+   * The statement.
+   *
+   * @generated from field: leadprovider.v1.Statement statement = 1;
+   */
+  statement?: Statement | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.GetStatementResponse.
+ * Use `create(GetStatementResponseSchema)` to create a new message.
+ */
+export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 11);
 
 /**
  * Reads the calling key's intake rules.
@@ -33,7 +331,7 @@ export type GetIntakeRulesRequest = Message<"leadprovider.v1.GetIntakeRulesReque
  * Use `create(GetIntakeRulesRequestSchema)` to create a new message.
  */
 export const GetIntakeRulesRequestSchema: GenMessage<GetIntakeRulesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 0);
+  messageDesc(file_leadprovider_v1_public_lead_service, 12);
 
 /**
  * The calling key's intake rules now.
@@ -54,7 +352,7 @@ export type GetIntakeRulesResponse = Message<"leadprovider.v1.GetIntakeRulesResp
  * Use `create(GetIntakeRulesResponseSchema)` to create a new message.
  */
 export const GetIntakeRulesResponseSchema: GenMessage<GetIntakeRulesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 1);
+  messageDesc(file_leadprovider_v1_public_lead_service, 13);
 
 /**
  * A lead to submit (spec section 2.1).
@@ -210,7 +508,7 @@ export type CreateLeadRequest = Message<"leadprovider.v1.CreateLeadRequest"> & {
  * Use `create(CreateLeadRequestSchema)` to create a new message.
  */
 export const CreateLeadRequestSchema: GenMessage<CreateLeadRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 2);
+  messageDesc(file_leadprovider_v1_public_lead_service, 14);
 
 /**
  * The created lead.
@@ -238,7 +536,7 @@ export type CreateLeadResponse = Message<"leadprovider.v1.CreateLeadResponse"> &
  * Use `create(CreateLeadResponseSchema)` to create a new message.
  */
 export const CreateLeadResponseSchema: GenMessage<CreateLeadResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 3);
+  messageDesc(file_leadprovider_v1_public_lead_service, 15);
 
 /**
  * Which lead to read.
@@ -259,7 +557,7 @@ export type GetLeadRequest = Message<"leadprovider.v1.GetLeadRequest"> & {
  * Use `create(GetLeadRequestSchema)` to create a new message.
  */
 export const GetLeadRequestSchema: GenMessage<GetLeadRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 4);
+  messageDesc(file_leadprovider_v1_public_lead_service, 16);
 
 /**
  * The lead read.
@@ -280,7 +578,7 @@ export type GetLeadResponse = Message<"leadprovider.v1.GetLeadResponse"> & {
  * Use `create(GetLeadResponseSchema)` to create a new message.
  */
 export const GetLeadResponseSchema: GenMessage<GetLeadResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 5);
+  messageDesc(file_leadprovider_v1_public_lead_service, 17);
 
 /**
  * Which of the provider's leads to list.
@@ -322,7 +620,7 @@ export type PublicLeadServiceListLeadsRequest = Message<"leadprovider.v1.PublicL
  * Use `create(PublicLeadServiceListLeadsRequestSchema)` to create a new message.
  */
 export const PublicLeadServiceListLeadsRequestSchema: GenMessage<PublicLeadServiceListLeadsRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 6);
+  messageDesc(file_leadprovider_v1_public_lead_service, 18);
 
 /**
  * One page of the provider's leads.
@@ -350,7 +648,7 @@ export type PublicLeadServiceListLeadsResponse = Message<"leadprovider.v1.Public
  * Use `create(PublicLeadServiceListLeadsResponseSchema)` to create a new message.
  */
 export const PublicLeadServiceListLeadsResponseSchema: GenMessage<PublicLeadServiceListLeadsResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 7);
+  messageDesc(file_leadprovider_v1_public_lead_service, 19);
 
 /**
  * Which of the provider's events to list.
@@ -373,7 +671,8 @@ export type ListEventsRequest = Message<"leadprovider.v1.ListEventsRequest"> & {
   pageToken: string;
 
   /**
-   * Only events of this type (lead.created, lead.quoted, lead.ordered, lead.status_changed, intake_rules.changed); empty means any.
+   * Only events of this type (lead.created, lead.quoted, lead.ordered, lead.status_changed,
+   * intake_rules.changed, terms.changed, payout.created, adjustment.created); empty means any.
    *
    * @generated from field: string type = 3;
    */
@@ -392,7 +691,7 @@ export type ListEventsRequest = Message<"leadprovider.v1.ListEventsRequest"> & {
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 8);
+  messageDesc(file_leadprovider_v1_public_lead_service, 20);
 
 /**
  * One page of the provider's events.
@@ -420,7 +719,7 @@ export type ListEventsResponse = Message<"leadprovider.v1.ListEventsResponse"> &
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 9);
+  messageDesc(file_leadprovider_v1_public_lead_service, 21);
 
 /**
  * Something that happened to a lead.
@@ -436,7 +735,8 @@ export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
   id: string;
 
   /**
-   * lead.created, lead.quoted, lead.ordered, lead.status_changed or intake_rules.changed.
+   * lead.created, lead.quoted, lead.ordered, lead.status_changed, intake_rules.changed,
+   * terms.changed, payout.created or adjustment.created.
    *
    * @generated from field: string type = 2;
    */
@@ -469,6 +769,14 @@ export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
    * @generated from field: bool livemode = 6;
    */
   livemode: boolean;
+
+  /**
+   * terms.changed, payout.created and adjustment.created: the event's data as the REST events
+   * feed shows it ({"terms": …}, {"payout": …}, {"adjustment": …}).
+   *
+   * @generated from field: optional google.protobuf.Struct data = 7;
+   */
+  data?: JsonObject | undefined;
 };
 
 /**
@@ -476,7 +784,7 @@ export type LeadEvent = Message<"leadprovider.v1.LeadEvent"> & {
  * Use `create(LeadEventSchema)` to create a new message.
  */
 export const LeadEventSchema: GenMessage<LeadEvent> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_public_lead_service, 10);
+  messageDesc(file_leadprovider_v1_public_lead_service, 22);
 
 /**
  * Public Lead API for lead providers. Authenticated with a provider API key
@@ -569,6 +877,66 @@ export const PublicLeadService: GenService<{
     methodKind: "unary";
     input: typeof GetStatsRequestSchema;
     output: typeof GetStatsResponseSchema;
+  },
+  /**
+   * The caller's commercial terms now (prices, settlement, returns), with their version.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.GetTerms
+   */
+  getTerms: {
+    methodKind: "unary";
+    input: typeof GetTermsRequestSchema;
+    output: typeof GetTermsResponseSchema;
+  },
+  /**
+   * The price a lead would earn now and which rule set it; stores nothing, counts against no cap.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.QuoteLead
+   */
+  quoteLead: {
+    methodKind: "unary";
+    input: typeof QuoteLeadRequestSchema;
+    output: typeof QuoteLeadResponseSchema;
+  },
+  /**
+   * The caller's balance in its key's book (a test key: the test book).
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.GetBalance
+   */
+  getBalance: {
+    methodKind: "unary";
+    input: typeof GetBalanceRequestSchema;
+    output: typeof GetBalanceResponseSchema;
+  },
+  /**
+   * The caller's ledger lines, newest first, one page at a time.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.ListBalanceTransactions
+   */
+  listBalanceTransactions: {
+    methodKind: "unary";
+    input: typeof ListBalanceTransactionsRequestSchema;
+    output: typeof ListBalanceTransactionsResponseSchema;
+  },
+  /**
+   * The caller's monthly statements, newest first (the current month open).
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.ListStatements
+   */
+  listStatements: {
+    methodKind: "unary";
+    input: typeof ListStatementsRequestSchema;
+    output: typeof ListStatementsResponseSchema;
+  },
+  /**
+   * One month's statement: opening balance, totals per type, closing balance, count of lines.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.GetStatement
+   */
+  getStatement: {
+    methodKind: "unary";
+    input: typeof GetStatementRequestSchema;
+    output: typeof GetStatementResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_public_lead_service, 0);
