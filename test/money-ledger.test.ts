@@ -97,8 +97,27 @@ describe.each(BACKENDS)("the ledger ($name)", (backend) => {
     expect(await countTransactions(db, p.id, "lead_purchase")).toBe(1);
     await expectLedgerWhole(db);
   });
+});
 
-  it.skipIf(backend.name !== "postgres")(
+// Two instances share one database only on Postgres (PGlite is one process's database).
+const POSTGRES = BACKENDS.find((b) => b.name === "postgres");
+describe.runIf(POSTGRES)("the ledger across two instances (postgres)", () => {
+  const backend = POSTGRES as (typeof BACKENDS)[number];
+  let t: TestApp;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await startTestApp(backend, ENV);
+    admin = await t.token();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  const setTerms = (id: number, terms: Json) =>
+    t.call("PUT", `/api/v1/lead_providers/${id}/terms/`, { auth: admin, body: terms });
+
+  it(
     "settles each purchase once when two instances sharing Postgres run the job at the same time, twice",
     async () => {
       const two = await startTestApp(backend, { ...ENV, DATABASE_URL: t.databaseUrl as string });
@@ -142,7 +161,7 @@ describe.each(BACKENDS)("the ledger ($name)", (backend) => {
     },
   );
 
-  it.skipIf(backend.name !== "postgres")(
+  it(
     "prices a lead by terms another instance saved a moment before, though this one had the old terms in hand",
     async () => {
       const two = await startTestApp(backend, { ...ENV, DATABASE_URL: t.databaseUrl as string });
