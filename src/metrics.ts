@@ -189,7 +189,7 @@ interface DurationSeries {
  * compares all three with prom-client's own metrics fed the same answers). prom-client's own
  * `inc`/`observe` (also through a label child) validates the labels, joins them into a key and
  * turns the bucket's bound into a property name on every call: 4.9 µs of each REST GET in a CPU
- * profile under load (docs/decisions.md, issue 25).
+ * profile under load (docs/decisions/0025-performance-floor-and-fast-paths.md).
  */
 function createRequestSeries() {
   const series = new Map<string, RequestSeries>();

@@ -2,7 +2,7 @@
  * Cursor paging, the same for every list that pages by cursor: an opaque token naming the last
  * row of the previous page (its id, base64url), a page size within bounds, and a next token only
  * when another page exists. The provider list keeps its documented page numbers (see
- * docs/decisions.md).
+ * docs/decisions/0007-ids-paging-and-counting-nothing.md).
  */
 import type { Fields } from "./fields.ts";
 

@@ -27,7 +27,7 @@ export interface RequestNote {
   rpcCode?: string;
   /** RPC only: the HTTP status the REST edge gives the same success (201 for CreateLead). */
   successStatus?: number;
-  /** Reads of the request log and stats are not themselves recorded (docs/decisions.md). */
+  /** Reads of the request log and stats are not themselves recorded (docs/decisions/0019-request-log.md). */
   unrecorded?: boolean;
 }
 

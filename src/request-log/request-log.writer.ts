@@ -8,7 +8,7 @@
  * batch the database refuses a value of is written one entry at a time, and the refused entry is
  * dropped and counted.
  *
- * The promise (README, docs/decisions.md): an entry is queryable within about `flushMs` of the
+ * The promise (docs/request-log.md, docs/decisions/0019-request-log.md): an entry is queryable within about `flushMs` of the
  * answer; a process killed with SIGKILL loses at most the entries of its last `flushMs`; a clean
  * stop flushes everything. The log never holds up or loses a lead: leads are written by the
  * request itself, before it is answered.

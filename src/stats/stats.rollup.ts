@@ -11,7 +11,7 @@
  * picked up once it is `lagSeconds` old), then today's leads created more than `lagSeconds` ago
  * (replacing the previous run's; stats read the leads created since from the leads). One
  * instance works at a time (an advisory lock). Which days a run rolls up: rollup-plan.ts.
- * Test data deleted by the sandbox's retention stays counted in its day (see docs/decisions.md).
+ * Test data deleted by the sandbox's retention stays counted in its day (see docs/decisions/0020-stats.md).
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";

@@ -10,7 +10,7 @@ import { type Kysely, sql } from "kysely";
 // millions of rows instead of a scan. LEAD_SEARCH_TEXT in lead.repository.ts is the same
 // expression: a query that differs from it by a character would not use the index. The indexes
 // are created `if not exists`: on a big database build them first with CREATE INDEX CONCURRENTLY
-// under the same names (see decisions.md).
+// under the same names (see docs/decisions/0028-big-tables-indexes-and-plans.md).
 //
 // `webhook_attempts`: one row per attempt to POST an event (status, latency, error), so a
 // delivery's page shows each attempt, not only the last; and the `webhook.test` events an

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 
 // Money: commercial terms, a price on every billable lead, and a double-entry ledger
-// (src/money/, docs/decisions.md "Money: ledger").
+// (src/money/, docs/decisions/0033-money-ledger.md).
 //
 // provider_terms: one immutable row per version of a provider's terms (the API's own snake_case
 // document). The current terms are the highest version; a provider without a row has the
