@@ -1,6 +1,6 @@
 /**
  * Writes the intake rule table (src/intake/rule-table.ts) into openapi.yaml (createLead's
- * description) and README.md ("What we accept"), between `<!-- intake-rules-table:start -->` and
+ * description) and docs/intake.md, between `<!-- intake-rules-table:start -->` and
  * `<!-- intake-rules-table:end -->`, so what providers read is the table the service enforces.
  * `make generate` runs it; `--check` (make check-generate) fails when either file is stale.
  */
@@ -43,7 +43,7 @@ function withTable(text: string, file: string): string {
 
 const check = process.argv.includes("--check");
 let stale = false;
-for (const file of ["openapi/openapi.yaml", "README.md"]) {
+for (const file of ["openapi/openapi.yaml", "docs/intake.md"]) {
   const before = readFileSync(file, "utf8");
   const after = withTable(before, file);
   if (before === after) continue;

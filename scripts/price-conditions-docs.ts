@@ -1,6 +1,6 @@
 /**
  * Writes the table of price-rule conditions (src/money/terms.ts PRICE_CONDITIONS) into
- * openapi.yaml (PriceRuleWhen's description) and README.md ("Getting paid"), between
+ * openapi.yaml (PriceRuleWhen's description) and docs/money.md, between
  * `<!-- price-conditions-table:start -->` and `<!-- price-conditions-table:end -->`, so what
  * providers read is the table the service prices by. `make generate` runs it; `--check`
  * (make check-generate) fails when either file is stale.
@@ -35,7 +35,7 @@ function withTable(text: string, file: string): string {
 
 const check = process.argv.includes("--check");
 let stale = false;
-for (const file of ["openapi/openapi.yaml", "README.md"]) {
+for (const file of ["openapi/openapi.yaml", "docs/money.md"]) {
   const before = readFileSync(file, "utf8");
   const after = withTable(before, file);
   if (before === after) continue;

@@ -1,8 +1,9 @@
 /**
- * The README's curl examples, run as a reader runs them (issue 24, item 4): every ```sh block
- * that calls the service (localhost:8080) or the mock (localhost:4010) is run by bash from the
- * repository's directory, in order, with only the port changed, against a started service and a
- * Prism mock. Each command followed by an answer in comments (`# {…}`, `# HTTP/1.1 …`) must answer
+ * The curl examples of the README and the topic pages, run as a reader runs them: every ```sh
+ * block that calls the service (localhost:8080) or the mock (localhost:4010) is run by bash from
+ * the repository's directory, in order (the README first, then the pages in EXAMPLE_FILES' order,
+ * which continue its variables and files), with only the port changed, against a started service
+ * and a Prism mock. Each command followed by an answer in comments (`# {…}`, `# HTTP/1.1 …`) must answer
  * that shape: every field the README shows exists, every top-level field the service answers is
  * shown (unless the README elides it with "…"), and the stable values (status, code, state,
  * livemode, …) are the same. A command without a shown answer must still succeed and not answer a
@@ -16,7 +17,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { type Prism, ROOT, startPrism } from "./helpers/prism.ts";
 
-const README = join(ROOT, "README.md");
+/** The files whose examples run, in the order a reader follows them from the README's tour. */
+const EXAMPLE_FILES = [
+  "README.md",
+  "docs/portal.md",
+  "docs/request-log.md",
+  "docs/stats.md",
+  "docs/money.md",
+  "docs/sandbox.md",
+];
 /** Files the examples leave in the working directory (git ignores them); removed afterwards. */
 const LEFT_BEHIND = ["lead.json", "provider.json", "keys.json", "created.txt", "bad.json"];
 /** Top-level values that are the same on every run, compared as well as the shape. */
@@ -34,14 +43,15 @@ const STABLE = [
 ];
 
 interface Step {
+  readonly file: string;
   readonly line: number;
   readonly command: string;
   /** The answer shown after the command, without the comment marks; undefined when none is. */
   readonly shown: string | undefined;
 }
 
-/** The README's runnable blocks, split into commands and the answers shown after them. */
-function stepsOf(markdown: string): Step[] {
+/** A file's runnable blocks, split into commands and the answers shown after them. */
+function stepsOf(markdown: string, file: string): Step[] {
   const steps: Step[] = [];
   const blocks = markdown.matchAll(/```sh\n([\s\S]*?)```/g);
   for (const block of blocks) {
@@ -70,7 +80,7 @@ function stepsOf(markdown: string): Step[] {
       while (i < lines.length && /^\s*#/.test(lines[i] as string))
         answer.push((lines[i++] as string).replace(/^\s*# ?/, ""));
       const shown = answer.length > 0 && /^(\{|\[|HTTP\/)/.test(answer[0] as string) ? answer.join("\n") : undefined;
-      steps.push({ line: firstLine + start, command: command.join("\n"), shown });
+      steps.push({ file, line: firstLine + start, command: command.join("\n"), shown });
     }
   }
   return steps;
@@ -162,14 +172,14 @@ function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number
   });
 }
 
-describe("the README's curl examples", () => {
+describe("the curl examples of the README and the topic pages", () => {
   let t: TestApp;
   let mock: Prism;
   let out: string;
   const steps: Step[] = [];
 
   beforeAll(async () => {
-    steps.push(...stepsOf(await readFile(README, "utf8")));
+    for (const file of EXAMPLE_FILES) steps.push(...stepsOf(await readFile(join(ROOT, file), "utf8"), file));
     [t, mock] = await Promise.all([
       startTestApp({ name: "pglite" }),
       startPrism(["mock", join(ROOT, "openapi", "openapi.yaml")]),
@@ -187,6 +197,11 @@ describe("the README's curl examples", () => {
 
   it("has the examples this test runs", () => {
     expect(steps.length).toBeGreaterThan(15);
+    for (const file of EXAMPLE_FILES.slice(1))
+      expect(
+        steps.some((s) => s.file === file),
+        `${file} has a runnable example`,
+      ).toBe(true);
     expect(steps.filter((s) => s.shown !== undefined).length).toBeGreaterThan(10);
     const dates = steps.flatMap((s) =>
       [...s.command.matchAll(/"estimated_ship_date":\s*"(\d{4}-\d{2}-\d{2})"/g)].map((m) => m[1]),
@@ -218,7 +233,7 @@ describe("the README's curl examples", () => {
     expect(run.code, run.stderr).toBe(0);
 
     for (const [i, step] of steps.entries()) {
-      const where = `README.md line ${step.line}: ${step.command.split("\n")[0]}`;
+      const where = `${step.file} line ${step.line}: ${step.command.split("\n")[0]}`;
       const rc = (await readFile(join(out, `${i}.rc`), "utf8").catch(() => "not run")).trim();
       const stderr = await readFile(join(out, `${i}.err`), "utf8");
       expect(rc, `${where}\n${stderr}`).toBe("0");
