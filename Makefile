@@ -112,8 +112,9 @@ check-generate: generate ## fail when generated/ does not match its sources
 	  echo "generated code is stale; run 'make generate' and commit:"; git status --porcelain -- generated; exit 1; fi
 
 .PHONY: lint
-lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint
+lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint, the docs check
 	biome check .
+	node scripts/check-docs.ts
 	tsc -p .
 	tsc -p ui
 	tsc -p admin

@@ -1,5 +1,5 @@
 /**
- * Background deletions in small batches with a time budget (issue 25): retention of test leads
+ * Background deletions in small batches with a time budget (docs/decisions/0029-retention-and-batches.md): retention of test leads
  * and of the request log, and an administrator's purge of test data. Each batch is one short
  * transaction on one pooled connection, and batches run one after another, so a job never holds
  * more than one connection. The batch size adapts to the time a batch takes (halved when one

@@ -1,5 +1,5 @@
 /**
- * WEB_CONCURRENCY=N: N worker processes on the one port, with node:cluster (issue 17: a Node
+ * WEB_CONCURRENCY=N: N worker processes on the one port, with node:cluster (docs/decisions/0027-web-concurrency.md: a Node
  * process uses one core; Postgres and the rest of the machine have the others).
  *
  * - The primary serves nothing. It forks the workers (each runs the whole app: REST, gRPC,

@@ -1,5 +1,5 @@
 /**
- * What a new user trips over first (issue 24, items 1, 3, 5–7), as they meet it: `make run`'s
+ * What a new user trips over first, as they meet it: `make run`'s
  * banner and the landing page, a port already taken, a collection path without its slash, a
  * misspelt path, the test lead on the mock's GET, `livemode` on every event, the documented
  * `lead_status` values, an expired admin token, and `make token`'s `--ttl`.

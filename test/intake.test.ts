@@ -1,5 +1,5 @@
 /**
- * Issue 22: the intake pipeline, against a real server over REST and gRPC, on PGlite and (with
+ * The intake pipeline (docs/intake.md), against a real server over REST and gRPC, on PGlite and (with
  * TEST_DATABASE_URL) Postgres: contact checks, duplicates across providers, per-provider rules,
  * caps and hours, the published rules, the rules-changed event and the sandbox's answers.
  */

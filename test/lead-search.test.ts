@@ -1,6 +1,6 @@
 /**
  * The back office's substring search looks among the newest leads first and goes to the trigram
- * index only for the rest (issue 25): whichever way a page is found, it is exactly the matching
+ * index only for the rest: whichever way a page is found, it is exactly the matching
  * leads in the list's order, page after page. A whole email or phone is one customer's leads.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Retention of the outbox (issue 25): lead events past EVENT_RETENTION_DAYS and finished webhook
+ * Retention of the outbox: lead events past EVENT_RETENTION_DAYS and finished webhook
  * deliveries and test sends past DELIVERY_RETENTION_DAYS are deleted; leads, newer rows and
  * pending deliveries stay.
  */

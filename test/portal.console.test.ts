@@ -1,5 +1,5 @@
 /**
- * The provider portal at /portal/, driven in Debian's chromium (playwright-core) the way issue 27
+ * The provider portal at /portal/, driven in Debian's chromium (playwright-core) the way docs/portal.md
  * walks it: an administrator invites a person in the back office and copies the link; the person
  * chooses a password, signs in, sees only its provider's leads, requests and statistics, sets the
  * webhook URL to a receiver this test runs, sends a test event (delivered and verified with the

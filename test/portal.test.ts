@@ -1,5 +1,5 @@
 /**
- * The provider portal's API (issue 27) against the real service: invites, passwords, sessions in
+ * The provider portal's API (docs/portal.md) against the real service: invites, passwords, sessions in
  * a `__Host-` cookie, same-origin writes, sign-in throttling, TOTP, and a provider's people seeing
  * only their own provider — over HTTP, plus the administrators' operations over gRPC.
  */

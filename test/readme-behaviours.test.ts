@@ -1,5 +1,5 @@
 /**
- * Behaviours the README promises that no test held it to (issue 26, item 5), each as a user or an
+ * Behaviours the README and docs/ promise that no other test holds them to, each as a user or an
  * operator would see it: a dead worker replaced, a hanging database, a Redis outage, CORS, the JWT
  * rules, the retry jitter, WEBHOOK_CONCURRENCY=0, the shutdown cut-off, gRPC's 64 KiB cap and the
  * RateLimit header's choice of window.

@@ -1,5 +1,5 @@
 /**
- * Issue 23: the request log and outcome analytics, against a real server over REST, gRPC and
+ * The request log and outcome analytics, against a real server over REST, gRPC and
  * Connect, on PGlite and (with TEST_DATABASE_URL) Postgres. Each provider sees its own entries of
  * its key's mode within 2 s, personal data masked; administrators find any entry by request id;
  * stats count exactly what the test did, as JSON, CSV and over gRPC; retention deletes old rows.

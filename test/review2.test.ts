@@ -1,5 +1,5 @@
 /**
- * The second black-box review (issue 28), each finding reproduced as it was made: every test here
+ * The second black-box review, each finding reproduced as it was made: every test here
  * failed on the code the review probed. Numbers are the issue's items.
  */
 import { spawn } from "node:child_process";

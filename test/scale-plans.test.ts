@@ -1,5 +1,5 @@
 /**
- * The hot list queries' plans at scale (issue 25), on Postgres: a database seeded with a million
+ * The hot list queries' plans at scale, on Postgres: a database seeded with a million
  * leads (the first 20 of 200 providers own 70 %), a million events, their deliveries, 200,000
  * audit entries and the request log of the last 30 days. Each query is the repository's own, run once to capture its SQL and values, then
  * EXPLAIN ANALYZEd with those values: no plan may read a big table sequentially, walk an index
@@ -7,7 +7,7 @@
  * the value-sensitive lists are sent unnamed (db/database.ts customPlan), which is what EXPLAIN
  * with values shows.
  *
- * The same database also plans intake_guard's duplicate lookups and cap count (issue 22): its
+ * The same database also plans intake_guard's duplicate lookups and cap count: its
  * statements are prepared inside plpgsql, so both the custom and the generic plan must use the
  * index. Their text is read from migration 0007, so a change to the function is what is planned.
  */

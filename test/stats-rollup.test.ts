@@ -1,5 +1,5 @@
 /**
- * Issue 25: what reads the stats rollup (lead_stats_daily) instead of every lead. The stats'
+ * What reads the stats rollup (lead_stats_daily) instead of every lead. The stats'
  * median hours come from per-day histograms (migration 0013): within 1 % of the exact one
  * (percentile_cont over the leads), the same from the rollup as from the leads, days merged
  * correctly (odd and even counts). The provider list's leads this week: the week's past days from

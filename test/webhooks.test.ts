@@ -577,7 +577,7 @@ describe("webhook targets inside the network", () => {
         .execute();
       const test = (await (await t.call("POST", `${PROVIDERS}${p.id}/webhook/test/`, { auth: admin })).json()) as Json;
       expect(test).toMatchObject({ delivered: false, status_code: null });
-      // One message for every refused target, naming no address (issue 28 item 7).
+      // One message for every refused target, naming no address.
       expect(test.error).toBe(NOT_PUBLIC);
       expect(receiver.received).toEqual([]);
     } finally {

@@ -1,5 +1,5 @@
 /**
- * Indexes on the big tables, built after the migrations and outside their transaction (issue 25).
+ * Indexes on the big tables, built after the migrations and outside their transaction (docs/decisions/0028-big-tables-indexes-and-plans.md).
  *
  * A migration runs in one transaction under Kysely's transaction-scoped advisory lock, and
  * `CREATE INDEX` in it locks the table against writes for as long as the build takes — minutes at

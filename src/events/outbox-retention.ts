@@ -1,5 +1,5 @@
 /**
- * Retention of the outbox (issue 25): lead events older than EVENT_RETENTION_DAYS, and finished
+ * Retention of the outbox (docs/decisions/0029-retention-and-batches.md): lead events older than EVENT_RETENTION_DAYS, and finished
  * webhook deliveries (delivered, failed, disabled) and test sends older than
  * DELIVERY_RETENTION_DAYS, are deleted in batches (src/batches.ts) of one short transaction on one
  * pooled connection, every 10 minutes, for at most 2 s a run; a run that stops with work left

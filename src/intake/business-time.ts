@@ -17,7 +17,7 @@ function local(now: Date, zone: string): DateTime {
   return DateTime.fromJSDate(now, { zone });
 }
 
-// Every lead and every request-log entry asks what day it is (issue 25). An Intl formatter per
+// Every lead and every request-log entry asks what day it is. An Intl formatter per
 // zone answers in a few microseconds (a Luxon DateTime in a zone costs tens); the last answer per
 // zone is kept for its minute of UTC: since 1972 every zone's offset is a whole number of minutes
 // and its clocks change on a whole minute (some at 00:01 local time until 2011, so not always on

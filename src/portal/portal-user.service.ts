@@ -1,5 +1,5 @@
 /**
- * Portal users (issue 27): administrators invite, re-invite and disable them; a person accepts
+ * Portal users (docs/portal.md): administrators invite, re-invite and disable them; a person accepts
  * an invite by choosing a password, signs in (optionally with a TOTP code) and gets a server-side
  * session. Every change, sign-in and failed sign-in is audited under the provider; no password,
  * token or TOTP secret is ever logged, audited or returned after it is set.

@@ -1,5 +1,5 @@
 /**
- * Portal users: a provider's own people, who sign in at /portal/ (issue 27). Their secrets —
+ * Portal users: a provider's own people, who sign in at /portal/ (docs/portal.md). Their secrets —
  * invite tokens, session tokens, passwords — never reach the database in clear: tokens are kept
  * as SHA-256 digests, passwords as Argon2id PHC strings (@node-rs/argon2).
  */
@@ -39,7 +39,7 @@ export function secondFactorFirst(): DomainError {
   });
 }
 
-/** An invite link is good for 72 hours (issue 27). */
+/** An invite link is good for 72 hours. */
 export const INVITE_TTL_MS = 72 * 3600_000;
 /** A session ends after 12 idle hours, or 7 days after sign-in, whichever is first. */
 export const SESSION_IDLE_MS = 12 * 3600_000;
@@ -138,7 +138,7 @@ interface Judgement {
  * not cut short), and at most JUDGE_WAIT_LIMIT_MS of wall time, after which the thread is ended
  * and the password gets no verdict (undefined). The thread and its dictionaries (about 45 MiB) are
  * loaded when a password is first judged and dropped after JUDGE_IDLE_MS without one, so a
- * process that is not onboarding anyone does not carry them (issue 25's RSS budget).
+ * process that is not onboarding anyone does not carry them (the resident-size budget, docs/decisions/0026-memory.md).
  */
 const judge: {
   thread: Worker | undefined;

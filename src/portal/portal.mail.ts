@@ -7,7 +7,7 @@ import type { Transporter } from "nodemailer";
 import type { InviteMailer } from "./portal-user.service.ts";
 
 export function createInviteMailer(smtpUrl: string, from: string): { send: InviteMailer; close(): void } {
-  // nodemailer is loaded with the first invite, not carried by every process (issue 25's RSS budget).
+  // nodemailer is loaded with the first invite, not carried by every process (the resident-size budget).
   let transport: Promise<Transporter> | undefined;
   return {
     async send(invite) {

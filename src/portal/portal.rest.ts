@@ -1,5 +1,5 @@
 /**
- * The provider portal over REST (issue 27): `/api/v1/portal/…` for a signed-in portal user
+ * The provider portal over REST (docs/portal.md): `/api/v1/portal/…` for a signed-in portal user
  * (session cookie, see edge/portal-cookie.ts and the surface table), and the administrators'
  * `/api/v1/lead_providers/{id}/portal_users/…`. JSON ↔ the portal services; each answer reuses the
  * Public API's and the Management API's mappings, so a lead reads the same everywhere.

@@ -1,5 +1,5 @@
 /**
- * What a signed-in portal user may do (issue 27), always on the principal's own provider: the
+ * What a signed-in portal user may do (docs/portal.md), always on the principal's own provider: the
  * provider id comes from the session, never from the request, so another provider's ids are
  * simply not found (404, the same answer as an id that does not exist). Each operation is the
  * existing service's, called with that provider; changes are audited as `portal:<email>`.

@@ -124,7 +124,7 @@ export interface WeekSplit {
  * Each provider's live leads this week, latest live lead, and webhook health: one row per
  * provider, each number read from an index (lead_stats_daily's key and leads_provider_created_idx
  * for today's leads, and migration 0009's webhook_deliveries_unhealthy_idx), so a page of 25
- * providers costs 25 small index reads, whatever a week's volume (issue 25).
+ * providers costs 25 small index reads, whatever a week's volume.
  */
 export async function activityOf(
   db: Db,

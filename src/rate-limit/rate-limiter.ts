@@ -228,7 +228,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
   const timeoutMs = options.redisTimeoutMs ?? 250;
   let redis: Redis | undefined;
   if (options.redisUrl) {
-    // Loaded only when configured: a process without Redis does not carry the client (issue 25's RSS budget).
+    // Loaded only when configured: a process without Redis does not carry the client (the resident-size budget).
     const { Redis } = await import("ioredis");
     redis = new Redis(options.redisUrl, {
       enableOfflineQueue: false, // fail at once while disconnected instead of piling up commands

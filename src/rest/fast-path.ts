@@ -1,6 +1,6 @@
 /**
  * The Public API's two hot operations, GET /api/v1/public/leads/{external_id}/ and POST
- * /api/v1/public/leads/, served without Express (issue 17: Express routing, the OpenAPI
+ * /api/v1/public/leads/, served without Express (docs/decisions/0025-performance-floor-and-fast-paths.md: Express routing, the OpenAPI
  * validator's per-request route lookup and the middleware chain cost more CPU than the database
  * work of a request).
  *

@@ -1,6 +1,6 @@
 /**
  * gRPC's two hot unary calls, PublicLeadService/GetLead and /CreateLead over HTTP/2, served
- * without connect-node's per-call machinery (issue 17: async iterable pipelines, a per-call
+ * without connect-node's per-call machinery (docs/decisions/0025-performance-floor-and-fast-paths.md: async iterable pipelines, a per-call
  * AbortController aborted at the end of every call, which builds a DOMException with a stack
  * trace each time, and the allocations around them cost more than the rest of the call).
  *

@@ -2,7 +2,7 @@
  * GetLeadResponse and CreateLeadResponse in protobuf's binary form, written straight from the
  * domain lead into one buffer: the bytes `toBinary(…Schema, create(…Schema, { lead:
  * leadMessage(lead) }))` gives, without building the message object first or walking its
- * descriptor field by field (issue 25: on gRPC's fast path that reflection, and the BigInt and
+ * descriptor field by field (on gRPC's fast path that reflection, and the BigInt and
  * Timestamp objects it needs, were what kept GetLead behind REST's get). The wire format's few
  * rules (varints, tags, length-delimited fields) are written here rather than through
  * protobuf-es's BinaryWriter (below).

@@ -1,5 +1,5 @@
 /**
- * The hours from creation to QUOTE and from QUOTE to ORDER are kept as histograms (issue 25): the
+ * The hours from creation to QUOTE and from QUOTE to ORDER are kept as histograms (docs/decisions/0020-stats.md): the
  * bucket of h hours is the database's `hours_bucket(h)` (migration 0013): 0 for h ≤ 0.01 (36 s),
  * else ceil(ln(h / 0.01) / ln(1.02)), so bucket k ≥ 1 holds (0.01·1.02^(k-1), 0.01·1.02^k].
  * A median is read from the merged buckets as percentile_cont(0.5) reads sorted values (the mean

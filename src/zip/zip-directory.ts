@@ -41,7 +41,7 @@ const own = (s: string) => Buffer.from(s, "utf8").toString("utf8");
  * The directory is two typed arrays indexed by the five-digit ZIP (its state's id, 0 for none,
  * and its city's index) and one list of the distinct city names: 0.3 MiB of arrays and 18,663
  * short strings, where a frozen Place per ZIP in a Map held about 7 MiB of the heap for the
- * process's life (issue 25: resident size). A lookup builds its Place when asked.
+ * process's life (docs/decisions/0026-memory.md). A lookup builds its Place when asked.
  */
 export function loadZipDirectory(): ZipDirectory {
   const { stateIds, cityIndexes, cities } = readSources();

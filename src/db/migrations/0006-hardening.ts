@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 28 (hardening).
+// Hardening.
 //
 // Fair webhook delivery: a delivery carries its lead's mode (test deliveries get a bounded share
 // of a worker's slots) and, while a worker is sending it, the end of its lease (an endpoint has

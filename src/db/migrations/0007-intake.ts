@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 22 (intake that judges quality).
+// Intake that judges quality (docs/intake.md).
 //
 // Leads keep what the intake pipeline derived and what providers may now send: the phone in E.164
 // and the email lower-cased (the duplicate check's match keys, each with an index

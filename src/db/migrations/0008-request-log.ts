@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 23 (request log and outcome analytics).
+// The request log and outcome analytics (docs/request-log.md, docs/stats.md).
 //
 // `request_log` holds one row per Public API request, ordered by (created_at, entry_id): the
 // random entry_id breaks ties and names an entry in a page token without revealing how many

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 24 (back office).
+// The back office (docs/back-office.md).
 //
 // Search: an administrator finds a lead by any part of the customer's
 // name, email, phone (any format: the digits of phone_e164), external id or order number, in any

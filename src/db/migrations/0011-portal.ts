@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 27 (provider portal): a provider's own people, invited by an administrator, sign in at
+// The provider portal: a provider's own people, invited by an administrator, sign in at
 // /portal/ with email and password.
 //
 // `portal_users`: one row per person. The email is unique across providers (compared lower-cased),

@@ -3,7 +3,7 @@ import { type Kysely, sql } from "kysely";
 // Leads are mostly inserted, and Postgres vacuums a table for its inserts only after a fifth of
 // its size (a million at 5M leads): until then the newest pages are not marked all-visible, and a
 // count such as the provider list's leads this week (an index-only scan) visits each of those
-// leads in the heap (issue 25). Vacuuming after every 10,000 new leads keeps the recent pages
+// leads in the heap. Vacuuming after every 10,000 new leads keeps the recent pages
 // visible. Such a vacuum reads the heap pages written since the last one, but GIN's clean-up also
 // reads the whole trigram index (526 MB at 5M leads): at 6,800 leads a day, once a day and a half.
 export async function up(db: Kysely<unknown>): Promise<void> {

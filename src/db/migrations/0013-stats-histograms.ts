@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 25: the stats rollup kept every quoted and ordered lead's hours (`real[]` per provider,
+// The stats rollup kept every quoted and ordered lead's hours (`real[]` per provider,
 // day and sub_id), so a median sorted every value of the range: the back office's 30 days at 5M
 // leads sorted 78,000 values (92 ms, spilling to disk), and any longer range more. Each rollup row
 // now keeps a histogram instead: the buckets (`*_keys`, ascending) that hold at least one lead and

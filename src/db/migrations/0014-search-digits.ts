@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 25: the back office's substring search finds a term through the trigram index, whose
+// The back office's substring search finds a term through the trigram index, whose
 // posting lists grow with the table; digit trigrams are in every phone, order number and external
 // id, so a run of digits (part of a phone, an order number, the digits of an email) read lists of
 // a hundred thousand leads each at 5M leads (8–10 ms). `lead_search_digit_grams(text)` is every

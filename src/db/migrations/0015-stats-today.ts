@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 25: stats read the days after the rollup's watermark from the leads themselves, which is
+// Stats read the days after the rollup's watermark from the leads themselves, which is
 // today as a rule: at 5M leads (6,800 a day) the back office's stats read 3,000 of today's leads
 // at noon, 8 ms of the request, growing with a day's volume. The rollup job now also rolls up
 // today so far, each run, up to `today_through` (its run's time less the lag that lets late

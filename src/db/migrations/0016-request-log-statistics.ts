@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 25: a provider's refused requests are read from request_log_provider_refused_idx
+// A provider's refused requests are read from request_log_provider_refused_idx
 // (db/indexes.ts), which holds the entries with a status of 400 or more; the query names that
 // condition beside the outcome it filters on. The two are one fact (outcomeOf: accepted ⇔ status
 // < 400), but the planner takes them as independent and multiplies their selectivities: at 5M

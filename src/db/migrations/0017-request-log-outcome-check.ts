@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "kysely";
 
-// Issue 25: a provider's refused requests are read from request_log_provider_refused_idx (status
+// A provider's refused requests are read from request_log_provider_refused_idx (status
 // >= 400) by a query that says `status >= 400` for an outcome other than accepted
 // (request-log.repository.ts). That relies on accepted ⇔ status < 400, which every row the writer
 // makes keeps (outcomeOf); a row breaking it would be missing from the refusals' list, so the fact
