@@ -27,6 +27,7 @@ const TABLES = [
   "provider_terms",
   "providers",
   "request_log",
+  "request_log_tallies",
   "request_outcomes_daily",
   "states",
   "vehicles",
