@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // A migrated database every test app starts from (PGlite image, Postgres template).
+    globalSetup: ["test/global-setup.ts"],
     // A test's own work. A test that starts the service, Prism or a browser has its own timeout:
     // 30 s plus START_MS (120 s) per start (test/helpers/timing.ts), and its waits poll for
     // readiness. Hooks set up a file and nearly every one starts the service: one start's timeout.

@@ -90,6 +90,8 @@ export interface AppOptions {
   readonly logger?: Logger;
   /** Clock for rules that depend on time (tests). */
   readonly now?: () => Date;
+  /** An embedded database image to start from when DATA_DIR is in memory (tests; db/database.ts). */
+  readonly databaseImage?: Blob;
 }
 
 export interface App {
@@ -134,6 +136,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       dataDir: config.dataDir,
       poolSize: config.databasePoolSize,
       timeoutMs: config.databaseTimeoutMs,
+      ...(options.databaseImage && { image: options.databaseImage }),
       onPoolError: (err) => logger.warn({ err: err.message }, "database connection lost"),
     }),
     Promise.resolve().then(loadZipDirectory),

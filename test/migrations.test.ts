@@ -38,7 +38,7 @@ const TABLES = [
 
 describe.each(BACKENDS)("migrations ($name)", (backend) => {
   it("apply once, create every table and seed the states; a second run applies nothing", async () => {
-    const target = await createTestDatabase(backend);
+    const target = await createTestDatabase(backend, { empty: true });
     const handles = await Promise.all(
       // Three instances starting at once: the advisory lock lets exactly one apply each migration.
       Array.from({ length: backend.name === "postgres" ? 3 : 1 }, () =>
@@ -87,7 +87,7 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
   });
 
   it("turns the rollup's hours into histograms in place, keeping every count (0013)", async () => {
-    const target = await createTestDatabase(backend);
+    const target = await createTestDatabase(backend, { empty: true });
     const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 5000 });
     try {
       const migrator = createMigrator(handle.db);
@@ -122,7 +122,7 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
   });
 
   it("runs migrations and index builds without the requests' time-out, which a big table outlasts", async () => {
-    const target = await createTestDatabase(backend);
+    const target = await createTestDatabase(backend, { empty: true });
     // Requests give up after 100 ms (+1 s on the client); maintenance work may take longer.
     const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 100 });
     try {
@@ -139,7 +139,7 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
   });
 
   it("builds the big tables' indexes after the migrations, once, and rebuilds one left invalid", async () => {
-    const target = await createTestDatabase(backend);
+    const target = await createTestDatabase(backend, { empty: true });
     const handles = await Promise.all(
       Array.from({ length: backend.name === "postgres" ? 3 : 1 }, () =>
         openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 2, timeoutMs: 5000 }),

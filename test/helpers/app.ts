@@ -1,5 +1,7 @@
 /** Starts the real service on port 0 against a test database and offers a few conveniences. */
+
 import { createSecretKey } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { SignJWT } from "jose";
 import { type App, type AppOptions, createApp } from "../../src/app.ts";
 import { DEV_JWT_SECRET, loadConfig } from "../../src/config.ts";
@@ -76,6 +78,15 @@ export function serviceClient(
   return { port, url, token, call, provider };
 }
 
+let image: Blob | undefined;
+/** The run's migrated PGlite image (test/global-setup.ts) for an app on in-memory PGlite. */
+function withImage(databaseUrl: string | undefined, dataDir: string): AppOptions {
+  const file = process.env.LP_TEST_PGLITE_IMAGE;
+  if (databaseUrl || !dataDir.startsWith("memory://") || !file) return {};
+  image ??= new Blob([readFileSync(file)]);
+  return { databaseImage: image };
+}
+
 export async function startTestApp(
   backend: Backend,
   env: Record<string, string> = {},
@@ -96,7 +107,7 @@ export async function startTestApp(
     ...(database.url && { DATABASE_URL: database.url }),
     ...env,
   });
-  const app = await createApp(config, options);
+  const app = await createApp(config, { ...withImage(config.databaseUrl, config.dataDir), ...options });
   const port = await app.listen();
   const client = serviceClient(port, { ...config.jwt, secret: config.jwt.secret ?? DEV_JWT_SECRET });
   return {

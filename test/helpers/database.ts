@@ -20,7 +20,11 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+/**
+ * A database of its own for one test app. Migrated (the default): a copy of the run's migrated
+ * template when test/global-setup.ts made one; `{ empty: true }` for tests of the migrations.
+ */
+export async function createTestDatabase(backend: Backend, options: { empty?: boolean } = {}): Promise<TestDatabase> {
   if (backend.name === "pglite") return { url: undefined, drop: async () => {} };
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) throw new Error("TEST_DATABASE_URL is not set");
@@ -28,7 +32,8 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`create database ${name}`);
+    const template = options.empty ? undefined : process.env.LP_TEST_POSTGRES_TEMPLATE;
+    await admin.query(`create database ${name}${template ? ` template ${template}` : ""}`);
   } finally {
     await admin.end();
   }
