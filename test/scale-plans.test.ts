@@ -1,6 +1,6 @@
 /**
- * The hot list queries' plans at scale, on Postgres: a database seeded with a million
- * leads (the first 20 of 200 providers own 70 %), a million events, their deliveries, 200,000
+ * The hot list queries' plans at scale, on Postgres: a database seeded with half a million
+ * leads (the first 20 of 200 providers own 70 %) and their ledger, as many events, their deliveries, 100,000
  * audit entries and the request log of the last 30 days. Each query is the repository's own, run once to capture its SQL and values, then
  * EXPLAIN ANALYZEd with those values: no plan may read a big table sequentially, walk an index
  * discarding more than 10,000 rows its filter rejects, or sort more than a few pages of rows. A generic plan is what a named prepared statement switches to after five runs;
@@ -15,17 +15,15 @@ import { readFileSync } from "node:fs";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SIZES, seed } from "../bench/scale/seed.ts";
 import { listAudit } from "../src/audit/audit.repository.ts";
-import { openDatabase } from "../src/db/database.ts";
-import { buildBigTableIndexes } from "../src/db/indexes.ts";
-import { migrateToLatest } from "../src/db/migrator.ts";
 import type { Database } from "../src/db/schema.ts";
 import { listProviderEvents } from "../src/events/event.repository.ts";
 import { listProviderLeads, searchLeads } from "../src/leads/lead.repository.ts";
 import { listEntries, listProviderEntries } from "../src/request-log/request-log.repository.ts";
 import { listDeliveries } from "../src/webhooks/webhook.repository.ts";
-import { createTestDatabase, type TestDatabase } from "./helpers/database.ts";
+import { plansDatabase, releasePlansDatabase } from "./helpers/plans-database.ts";
+// The ledger's plans, on the same seeded database (seeding it once is most of the cost).
+import "./money-plans.suite.ts";
 
 const BIG_TABLES = new Set(["leads", "lead_events", "webhook_deliveries", "audit_log", "request_log"]);
 /** More rows than a page or two: a sort of this many rows means the index did not give the order. */
@@ -89,8 +87,7 @@ function problemsOf(node: PlanNode, out: string[] = []): string[] {
   return out;
 }
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million leads (Postgres)", () => {
-  let database: TestDatabase;
+describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on half a million leads (Postgres)", () => {
   let pool: pg.Pool;
   let db: Kysely<Database>;
   const captured: CompiledQuery[] = [];
@@ -98,16 +95,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
   let small = 0;
 
   beforeAll(async () => {
-    database = await createTestDatabase({ name: "postgres" });
-    const url = database.url as string;
-    const handle = await openDatabase({ databaseUrl: url, dataDir: "memory://", poolSize: 2, timeoutMs: 60_000 });
-    try {
-      await migrateToLatest(handle.db);
-      await buildBigTableIndexes(handle.db, handle.kind);
-    } finally {
-      await handle.close();
-    }
-    await seed(url, SIZES.plans);
+    const url = await plansDatabase();
     pool = new pg.Pool({ connectionString: url, max: 2 });
     // pg-pool's end() resolves before its clients' connections close; the database's drop (with
     // force) then terminates one still closing, which reports it as an idle client's error. A
@@ -126,7 +114,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on a million le
   }, 600_000);
   afterAll(async () => {
     await db?.destroy();
-    await database?.drop();
+    await releasePlansDatabase();
   });
 
   /** Runs `query` (the repository's), then EXPLAINs the statement it sent with its values. */

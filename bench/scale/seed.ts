@@ -33,7 +33,7 @@ export const WINDOWS = { eventDays: 180, deliveryDays: 90, testDays: 30, request
 export const BACKLOG_DAYS = 1;
 
 export const SIZES = {
-  plans: { leads: 1_000_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2, vehicles: false, ledger: false },
+  plans: { leads: 500_000, providers: 200, eventsPerLead: 1, auditPerLead: 0.2, vehicles: false, ledger: true },
   small: { leads: 50_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true, ledger: true },
   large: { leads: 5_000_000, providers: 2000, eventsPerLead: 2, auditPerLead: 0.5, vehicles: true, ledger: true },
 } as const satisfies Record<string, SeedSize>;

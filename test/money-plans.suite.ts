@@ -1,17 +1,13 @@
 /**
- * The ledger's reads at scale, on Postgres, as test/scale-plans.test.ts does for the leads: half a
- * million leads (the first 20 of 200 providers own 70 %) with their purchases and settlements (two
- * million entries), and every list and statement query of money.repository.ts EXPLAIN ANALYZEd
+ * The ledger's reads at scale, on Postgres, as test/scale-plans.test.ts does for the leads: the
+ * database test/scale-plans.test.ts seeds (SIZES.plans: the first 20 of 200 providers own 70 % of
+ * the leads) with their purchases and settlements, and every list and statement query of money.repository.ts EXPLAIN ANALYZEd
  * with the values it was sent: none may read a ledger table sequentially, walk an index discarding
  * more than 10,000 rows, or sort more than a few pages of rows.
  */
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seed } from "../bench/scale/seed.ts";
-import { openDatabase } from "../src/db/database.ts";
-import { buildBigTableIndexes } from "../src/db/indexes.ts";
-import { migrateToLatest } from "../src/db/migrator.ts";
 import type { Database } from "../src/db/schema.ts";
 import {
   balancesAt,
@@ -23,7 +19,7 @@ import {
   periodTotals,
 } from "../src/money/money.repository.ts";
 import { periodOf } from "../src/money/statement.ts";
-import { createTestDatabase, type TestDatabase } from "./helpers/database.ts";
+import { plansDatabase, releasePlansDatabase } from "./helpers/plans-database.ts";
 
 const LEDGER = new Set(["ledger_entries", "ledger_transactions", "ledger_accounts", "ledger_settlement_queue"]);
 const SORT_LIMIT = 5_000;
@@ -59,7 +55,6 @@ function problemsOf(node: PlanNode, out: string[] = []): string[] {
 }
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)("the ledger's query plans at half a million leads (Postgres)", () => {
-  let database: TestDatabase;
   let pool: pg.Pool;
   let db: Kysely<Database>;
   const captured: CompiledQuery[] = [];
@@ -69,23 +64,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("the ledger's query plans at hal
   let someLine = "";
 
   beforeAll(async () => {
-    database = await createTestDatabase({ name: "postgres" });
-    const url = database.url as string;
-    const handle = await openDatabase({ databaseUrl: url, dataDir: "memory://", poolSize: 2, timeoutMs: 60_000 });
-    try {
-      await migrateToLatest(handle.db);
-      await buildBigTableIndexes(handle.db, handle.kind);
-    } finally {
-      await handle.close();
-    }
-    await seed(url, {
-      leads: 500_000,
-      providers: 200,
-      eventsPerLead: 1,
-      auditPerLead: 0,
-      vehicles: false,
-      ledger: true,
-    });
+    const url = await plansDatabase();
     pool = new pg.Pool({ connectionString: url, max: 2 });
     pool.on("error", () => {});
     db = new Kysely<Database>({
@@ -107,7 +86,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("the ledger's query plans at hal
   }, 900_000);
   afterAll(async () => {
     await db?.destroy();
-    await database?.drop();
+    await releasePlansDatabase();
   });
 
   async function plan(query: () => Promise<unknown>) {
