@@ -89,7 +89,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     await t?.stop();
   });
 
-  it("records a refused, an accepted and a rate-limited request within 2 s, masked, for the provider alone", async () => {
+  it("records a refused, an accepted and a rate-limited request within seconds, masked, for the provider alone", async () => {
     const bad = leadBody({ ...PERSON, origin_zip: "00000", sub_id: "site-a" });
     const refused = await t.call("POST", LEADS, { auth: a.key, body: bad });
     expect(refused.status).toBe(400);
@@ -118,7 +118,9 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     const r1 = await seen(a.key, problem.request_id, refusedAt);
     const r2 = await seen(a.key, acceptedId, acceptedAt);
     const r3 = await seen(a.key, limitedId, limitedAt);
-    for (const { ms } of [r1, r2, r3]) expect(ms).toBeLessThan(2000);
+    // The writer flushes every 500 ms; 5 s leaves a loaded 2-core machine room and still fails a
+    // log that waits for a full batch, a minute's timer or the service's stop.
+    for (const { ms } of [r1, r2, r3]) expect(ms).toBeLessThan(5000);
 
     expect(r1.entry).toMatchObject({
       request_id: problem.request_id,
