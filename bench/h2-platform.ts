@@ -1,5 +1,5 @@
 /**
- * What HTTP/2 costs on this platform, without any of the service (issue 25): bare Node servers
+ * What HTTP/2 costs on this platform, without any of the service: bare Node servers
  * answering a pre-encoded response, loaded as the head-to-head loads the service.
  *
  *   node bench/h2-platform.ts [seconds]      (make bench-h2; needs wrk and h2load)

@@ -1,5 +1,5 @@
 /**
- * `make bench-scale` (issue 25): the service on Postgres seeded at a size (bench/scale/seed.ts),
+ * `make bench-scale`: the service on Postgres seeded at a size (bench/scale/seed.ts),
  * then p50/p95 of the paths a user or a job hits, one request at a time, and the statuses seen;
  * each background job's runs; the storage per table. With the other size's results at hand
  * (bench/results/scale-<size>.json), each path is compared with it, and the EXPLAIN ANALYZE of
