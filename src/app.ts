@@ -26,6 +26,7 @@ import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
 import { createEventService } from "./events/event.service.ts";
 import { createOutboxRetention, type OutboxRetention } from "./events/outbox-retention.ts";
+import type { Handler } from "./http-types.ts";
 import { intakeRoutes } from "./intake/intake.rest.ts";
 import { createIntakeProviderRpc, createIntakePublicRpc } from "./intake/intake.rpc.ts";
 import { createIntakeService } from "./intake/intake.service.ts";
@@ -53,6 +54,7 @@ import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createReadiness } from "./readiness.ts";
+import { createRequestLogObserver } from "./request-log/request-log.observer.ts";
 import { requestLogRoutes } from "./request-log/request-log.rest.ts";
 import { createRequestLogRpc } from "./request-log/request-log.rpc.ts";
 import { createRequestLogService } from "./request-log/request-log.service.ts";
@@ -68,7 +70,7 @@ import { createGrpcFastPath } from "./rpc/fast-path.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
 import { createSandboxRefusal } from "./sandbox/sandbox.ts";
-import { createOnePortServer, type Handler } from "./server.ts";
+import { createOnePortServer } from "./server.ts";
 import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
 import { createStateService } from "./states/state.service.ts";
@@ -413,15 +415,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const handler = createObservedHandler(dispatch, logger, metrics, {
     metricsToken: config.metricsToken,
     routes: Object.keys((spec.document as { paths?: object }).paths ?? {}),
-    requestLog: requestLogWriter && {
-      record: (entry) => requestLogWriter.record(entry),
-      clientAddress: (req) => clientAddress(req as never),
-      identify: (authorization) => {
-        const token = bearerToken(authorization);
-        return token === undefined ? Promise.resolve(undefined) : apiKeys.verify(token).catch(() => undefined);
-      },
-      now,
-    },
+    observer:
+      requestLogWriter &&
+      createRequestLogObserver({
+        record: (entry) => requestLogWriter.record(entry),
+        clientAddress: (req) => clientAddress(req as never),
+        identify: (authorization) => {
+          const token = bearerToken(authorization);
+          return token === undefined ? Promise.resolve(undefined) : apiKeys.verify(token).catch(() => undefined);
+        },
+        now,
+      }),
   });
   const server = createOnePortServer(handler, logger);
   const metricsServer = config.metricsPort === undefined ? undefined : createMetricsServer(metrics);

@@ -138,8 +138,7 @@ export interface Config {
 }
 
 import { DEV_API_KEY_SECRET, DEV_JWT_SECRET } from "./dev-secrets.ts";
-import { DEFAULT_BUSINESS_TIMEZONE, isKnownTimeZone } from "./intake/business-time.ts";
-import { DEFAULT_WEBHOOK_PORTS } from "./providers/webhook-url.ts";
+import { DEFAULT_BUSINESS_TIMEZONE, isKnownTimeZone } from "./time-zone.ts";
 
 export { DEV_API_KEY_SECRET, DEV_JWT_SECRET };
 
@@ -373,6 +372,9 @@ function retrySchedule(raw: string | undefined, problems: string[]): readonly nu
   }
   return Object.freeze(seconds.map((s) => Math.round(s * 1000)));
 }
+
+/** The default WEBHOOK_ALLOWED_PORTS. */
+export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
 
 /** WEBHOOK_ALLOWED_PORTS: comma-separated TCP ports (default 443,80). */
 function ports(raw: string | undefined, problems: string[]): readonly number[] {

@@ -264,3 +264,10 @@ function scheduleOf(f: Fields, raw: unknown): Schedule | null {
   }
   return out;
 }
+
+/** The rules with their revision. */
+export interface VersionedRules {
+  readonly rules: IntakeRules;
+  readonly version: number;
+  readonly updatedAt: Date | null;
+}

@@ -23,8 +23,12 @@ import {
   canonicalRules,
   type IntakeRules,
   parseIntakeRules,
+  type VersionedRules,
   withDefaults,
 } from "./intake-rules.ts";
+
+export type { VersionedRules };
+
 import { criteriaBreaches, INTAKE_RULES_TABLE, type IntakeRuleRow } from "./rule-table.ts";
 
 export interface IntakeSettings {
@@ -44,13 +48,6 @@ export interface IntakeServiceDeps {
   readonly cacheMs?: number;
   /** Called after an `intake_rules.changed` event is stored (wakes the webhook worker). */
   readonly onEvent?: () => void;
-}
-
-/** The rules with their revision. */
-export interface VersionedRules {
-  readonly rules: IntakeRules;
-  readonly version: number;
-  readonly updatedAt: Date | null;
 }
 
 export interface CapUsage {

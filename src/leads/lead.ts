@@ -1,5 +1,6 @@
 /** Lead domain types and pure rules (no I/O): vocabularies, the ship_via rule, the state machine. */
 import { DateTime } from "luxon";
+import type { DuplicateMatch } from "../errors.ts";
 import type { Place } from "../zip/zip-directory.ts";
 
 export type { Place };
@@ -60,28 +61,8 @@ export interface Consent {
   readonly pageUrl: string | null;
 }
 
-/** What a duplicate lead matched: the earliest live lead in the look-back window with its phone or email. */
-export interface Duplicate {
-  /** `phone_number`, `email`: the fields on which some lead in the window matched. */
-  readonly matchedOn: readonly string[];
-  /**
-   * When the earliest matching lead was created (exact as stored; a provider is shown another
-   * provider's only to the business day: providerDuplicate).
-   */
-  readonly firstSeenAt: Date;
-  /** Whether that lead is the same provider's. */
-  readonly sameProvider: boolean;
-  /**
-   * That lead. A provider is shown it only when it is its own (providerView); administrators
-   * always.
-   */
-  readonly original: {
-    readonly id: number;
-    readonly providerId: number;
-    readonly orderNumber: string;
-    readonly externalId: string;
-  } | null;
-}
+/** What a duplicate lead matched: errors.ts's DuplicateMatch, which a duplicate_lead refusal carries. */
+export type Duplicate = DuplicateMatch;
 
 /** A lead that passed every rule, ready to store. */
 export interface NewLead {

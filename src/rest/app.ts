@@ -147,6 +147,7 @@ export function createRestApp(deps: RestDeps): express.Express {
       detail: `no route for ${req.method} ${req.path}`,
     });
   });
-  app.use(createErrorHandler(deps.logger, explainerOf(deps.features)));
+  const extensions = deps.features.flatMap((f) => (f.problemExtension ? [f.problemExtension] : []));
+  app.use(createErrorHandler(deps.logger, explainerOf(deps.features), extensions));
   return app;
 }
