@@ -31,7 +31,7 @@ import { intakeRoutes } from "./intake/intake.rest.ts";
 import { createIntakeProviderRpc, createIntakePublicRpc } from "./intake/intake.rpc.ts";
 import { createIntakeService } from "./intake/intake.service.ts";
 import { leadRoutes } from "./leads/lead.rest.ts";
-import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
+import { createPublicLeadRpc, leadErrorDetails } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
 import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
 import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
@@ -388,6 +388,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
+    errorDetails: [leadErrorDetails],
   });
   const connect = connectNodeAdapter({
     routes,
