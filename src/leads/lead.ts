@@ -5,6 +5,13 @@ import type { Place } from "../zip/zip-directory.ts";
 
 export type { Place };
 
+/**
+ * The most vehicles one lead may list: the submission's own limit (lead.validation.ts), the
+ * highest max_vehicles an intake rule may set (intake-rules.ts) and the highest vehicle count a
+ * price rule may name (money/terms.ts).
+ */
+export const MAX_VEHICLES = 20;
+
 export const OVERSEAS_TYPES = ["DOMESTIC", "FOREIGN"] as const;
 export type OverseasType = (typeof OVERSEAS_TYPES)[number];
 

@@ -17,7 +17,8 @@ import {
   VEHICLE_TYPES,
   type VehicleType,
 } from "../leads/lead.ts";
-import { MAX_VEHICLES, SUB_ID } from "../leads/lead.validation.ts";
+import { MAX_VEHICLES } from "../leads/lead.ts";
+import { SUB_ID } from "../leads/lead.validation.ts";
 import { US_STATES } from "../states/states.ts";
 
 /** The most a lead's base price, or its price per extra vehicle, may be: $100,000. */
