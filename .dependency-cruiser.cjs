@@ -25,7 +25,17 @@ module.exports = {
       severity: "error",
       comment: "Base code (config, errors, logger, fields, db/ …) imports no plumbing, feature or composition.",
       from: { path: BASE },
-      to: { path: "^src/", pathNot: BASE },
+      // The one exception: a migration runs the SQL text a feature keeps beside its code (a
+      // `*.sql.ts` file, such as intake/intake-guard.sql.ts: the intake pipeline's last stage).
+      // Such a file is text and nothing else (the rule below), so db/ still reaches no feature code.
+      to: { path: "^src/", pathNot: [BASE, "^src/[^/]+/[^/]+\\.sql\\.ts$"] },
+    },
+    {
+      name: "sql-text-imports-nothing",
+      severity: "error",
+      comment: "A *.sql.ts file holds SQL text for a migration and imports nothing.",
+      from: { path: "\\.sql\\.ts$" },
+      to: {},
     },
     {
       name: "plumbing-imports-no-feature",

@@ -147,7 +147,7 @@ const MUTANTS: readonly Mutant[] = [
   },
   {
     name: "duplicate-check-without-locks",
-    file: "src/db/migrations/0007-intake.ts",
+    file: "src/intake/intake-guard.sql.ts",
     edits: [["        perform pg_advisory_xact_lock(k);", "        perform k;"]],
     test: "test/intake.test.ts",
     filter: "race: 20 providers",
@@ -162,7 +162,7 @@ const MUTANTS: readonly Mutant[] = [
   },
   {
     name: "cap-count-outside-the-lock",
-    file: "src/db/migrations/0007-intake.ts",
+    file: "src/intake/intake-guard.sql.ts",
     edits: [
       ["        keys := keys || hashtextextended('cap:' || p_provider_id || ':' || p_livemode, 0);", "        null;"],
     ],

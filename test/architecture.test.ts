@@ -121,6 +121,10 @@ describe("dependency rules (.dependency-cruiser.cjs)", () => {
     "src/leads/fast/speed.ts":
       'import http2 from "node:http2";\nimport { g } from "../../../generated/g.ts";\nexport const f = [http2, g];\n',
     "generated/g.ts": "export const g = 1;\n",
+    // A migration may run a feature's SQL text, and nothing else of it; the text imports nothing.
+    "src/db/migrations/0001-x.ts":
+      'import { T } from "../../intake/guard.sql.ts";\nimport { lead } from "../../leads/lead.ts";\nexport const m = [T, lead];\n',
+    "src/intake/guard.sql.ts": 'import { note } from "../edge/note.ts";\nexport const T = "select " + note;\n',
     "tsconfig.json": JSON.stringify({ compilerOptions: { module: "nodenext", allowImportingTsExtensions: true } }),
   };
   const scratch = mkdtempSync(join(tmpdir(), "layers-"));
@@ -146,6 +150,8 @@ describe("dependency rules (.dependency-cruiser.cjs)", () => {
     ["rpc-and-rest-apart", "src/rpc/to-rest.ts", "src/rest/plain.ts"],
     ["domain-knows-no-transport", "src/leads/lead.service.ts", "http"],
     ["domain-knows-no-transport", "src/leads/lead.service.ts", "generated/g.ts"],
+    ["base-imports-base", "src/db/migrations/0001-x.ts", "src/leads/lead.ts"],
+    ["sql-text-imports-nothing", "src/intake/guard.sql.ts", "src/edge/note.ts"],
   ])(
     "%s fails on a planted import (%s → %s)",
     async (rule, from, to) => {
@@ -158,6 +164,6 @@ describe("dependency rules (.dependency-cruiser.cjs)", () => {
   );
 
   it("reports nothing but the planted violations (fast/ may use transport; features may use plumbing)", async () => {
-    expect(await violations()).toHaveLength(8);
+    expect(await violations()).toHaveLength(10);
   }, 60_000);
 });

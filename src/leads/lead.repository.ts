@@ -6,6 +6,7 @@ import { escapeLike } from "../db/like.ts";
 import { prepare } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
 import { emailMatchKey } from "../intake/contact.ts";
+import type { IntakeGuard } from "../intake/pipeline.ts";
 import type {
   Consent,
   Duplicate,
@@ -30,18 +31,6 @@ export type InsertResult =
   | { readonly kind: "duplicate_lead"; readonly duplicate: Duplicate }
   /** intake_guard refused: these cap windows are full. Nothing was stored. */
   | { readonly kind: "cap_reached"; readonly windows: readonly string[] };
-
-/** What intake_guard (migration 0007) is asked to check before the insert, atomically with it. */
-export interface IntakeGuard {
-  /** Match on the phone / the email (DUPLICATE_MATCH). */
-  readonly matchPhone: boolean;
-  readonly matchEmail: boolean;
-  readonly windowDays: number;
-  /** Refuse a duplicate (reject) instead of storing it flagged (flag). */
-  readonly rejectDuplicates: boolean;
-  /** The provider's caps of the lead's mode: window name, window start, limit. */
-  readonly caps: ReadonlyArray<{ readonly window: string; readonly start: Date; readonly limit: number }>;
-}
 
 /** The duplicate record as intake_guard builds it (snake_case JSON, in the column and in events). */
 export interface DuplicateRow {
