@@ -9,7 +9,7 @@ import { duplicateLead } from "../intake/intake-errors.ts";
 import { intakePipeline, runIntake } from "../intake/pipeline.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
-import { findLead, findLeadIdentity, insertLead, listProviderLeads } from "./lead.repository.ts";
+import { findLead, findLeadIdentity } from "./lead.repository.ts";
 import {
   LEAD_STATES,
   type Lead,
@@ -21,6 +21,8 @@ import {
   type Warning,
 } from "./lead.ts";
 import { validateLead } from "./lead.validation.ts";
+import { insertLead } from "./lead-insert.repository.ts";
+import { listProviderLeads } from "./lead-lists.repository.ts";
 import type { LeadPricing } from "./lead-pricing.ts";
 
 export interface CreatedLead {
