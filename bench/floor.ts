@@ -15,8 +15,9 @@ import pg from "pg";
 import { FIND_KEY_BY_DIGEST } from "../src/api-keys/api-key.repository.ts";
 import { createKeyCrypto } from "../src/api-keys/api-key.ts";
 import { newEventId } from "../src/events/event.ts";
-import { FIND_LEAD, INSERT_LEAD, insertLeadParams } from "../src/leads/lead.repository.ts";
+import { FIND_LEAD } from "../src/leads/lead.repository.ts";
 import type { NewLead } from "../src/leads/lead.ts";
+import { INSERT_LEAD, insertLeadParams } from "../src/leads/lead-insert.repository.ts";
 import { ZIPS } from "./lib/leads.ts";
 
 const env = process.env;

@@ -4,7 +4,6 @@
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import YAML from "yaml";
@@ -26,11 +25,13 @@ import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
 import { createEventService } from "./events/event.service.ts";
 import { createOutboxRetention, type OutboxRetention } from "./events/outbox-retention.ts";
+import type { Handler } from "./http-types.ts";
 import { intakeRoutes } from "./intake/intake.rest.ts";
 import { createIntakeProviderRpc, createIntakePublicRpc } from "./intake/intake.rpc.ts";
 import { createIntakeService } from "./intake/intake.service.ts";
+import { createLeadFastPaths } from "./leads/fast/fast-paths.ts";
 import { leadRoutes } from "./leads/lead.rest.ts";
-import { createPublicLeadRpc } from "./leads/lead.rpc.ts";
+import { createPublicLeadRpc, leadErrorDetails } from "./leads/lead.rpc.ts";
 import { createLeadService } from "./leads/lead.service.ts";
 import { createLeadWorkflowRpc } from "./leads/lead-workflow.rpc.ts";
 import { createLeadWorkflowService } from "./leads/lead-workflow.service.ts";
@@ -53,6 +54,7 @@ import { createProviderService } from "./providers/provider.service.ts";
 import { createAdmission } from "./rate-limit/admission.ts";
 import { createRateLimiter } from "./rate-limit/rate-limiter.ts";
 import { createReadiness } from "./readiness.ts";
+import { createRequestLogObserver } from "./request-log/request-log.observer.ts";
 import { requestLogRoutes } from "./request-log/request-log.rest.ts";
 import { createRequestLogRpc } from "./request-log/request-log.rpc.ts";
 import { createRequestLogService } from "./request-log/request-log.service.ts";
@@ -60,15 +62,14 @@ import { createRequestLogWriter, type RequestLogWriter } from "./request-log/req
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { appRoutes, CONSOLE_DIR, consoleRoutes, PORTAL_DIR } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
-import { createRestFastPath } from "./rest/fast-path.ts";
+import { withShortcut } from "./rest/handoff.ts";
 import { landingRoutes } from "./rest/landing.ts";
-import { createSchemaValidators } from "./rest/schema-validators.ts";
 import { clientIpKey, noteKey } from "./rpc/context.ts";
-import { createGrpcFastPath } from "./rpc/fast-path.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
+import { withGrpcShortcut } from "./rpc/shortcut.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
 import { createSandboxRefusal } from "./sandbox/sandbox.ts";
-import { createOnePortServer, type Handler } from "./server.ts";
+import { createOnePortServer } from "./server.ts";
 import { stateRoutes } from "./states/state.rest.ts";
 import { createCommonRpc } from "./states/state.rpc.ts";
 import { createStateService } from "./states/state.service.ts";
@@ -85,6 +86,9 @@ import { createWebhookWorker } from "./webhooks/webhook.worker.ts";
 import { loadZipDirectory } from "./zip/zip-directory.ts";
 
 export const OPENAPI_PATH = new URL("../openapi/openapi.yaml", import.meta.url);
+
+/** The same 64 KiB cap on an RPC message as on a REST body; larger messages get RESOURCE_EXHAUSTED. */
+const RPC_READ_MAX_BYTES = 64 * 1024;
 
 export interface AppOptions {
   readonly logger?: Logger;
@@ -360,15 +364,22 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       appRoutes("/portal", PORTAL_DIR, "the provider portal", "portal/ into portal/dist"),
     ],
   });
-  const restFastPath = createRestFastPath({
-    gate,
-    clientAddress,
-    leads,
-    schemas: createSchemaValidators(spec.document),
-    headers: SECURITY_HEADERS,
-    validateResponses: config.validateResponses,
-    express: rest as never,
-  });
+  const errorDetails = [leadErrorDetails];
+  // The speed-only paths of a lead's GET and POST (leads/fast/), in front of both edges: FAST_PATHS.
+  const fast = config.fastPaths
+    ? createLeadFastPaths({
+        gate,
+        clientAddress,
+        leads,
+        logger,
+        spec: spec.document,
+        restHeaders: SECURITY_HEADERS,
+        validateResponses: config.validateResponses,
+        readMaxBytes: RPC_READ_MAX_BYTES,
+        errorDetails,
+      })
+    : undefined;
+  const restHandler = withShortcut(rest as never, fast?.rest);
   const routes = createRpcRoutes({
     gate,
     logger,
@@ -389,11 +400,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     },
     common: createCommonRpc(states),
     workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
+    errorDetails,
   });
   const connect = connectNodeAdapter({
     routes,
     // The same 64 KiB cap as a REST body; larger messages get RESOURCE_EXHAUSTED.
-    readMaxBytes: 64 * 1024, // the fast path (rpc/fast-path.ts) applies the same cap
+    readMaxBytes: RPC_READ_MAX_BYTES, // the fast path (leads/fast/grpc.ts) applies the same cap
     contextValues: (req) => {
       const values = createContextValues().set(clientIpKey, clientAddress(req));
       const note = noteOf(req);
@@ -405,26 +417,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         res.end("REST is served over HTTP/1.1; HTTP/2 is for gRPC and Connect\n");
         return;
       }
-      restFastPath(req as never, res as never);
+      restHandler(req as never, res as never);
     },
   });
-  const grpcFastPath = createGrpcFastPath({ gate, clientAddress, leads, logger, readMaxBytes: 64 * 1024 });
-  const dispatch: Handler = (req, res) => {
-    if (req.httpVersionMajor >= 2 && grpcFastPath(req as Http2ServerRequest, res as Http2ServerResponse)) return;
-    (connect as Handler)(req, res);
-  };
+  const dispatch = withGrpcShortcut(connect as Handler, fast?.grpc);
   const handler = createObservedHandler(dispatch, logger, metrics, {
     metricsToken: config.metricsToken,
     routes: Object.keys((spec.document as { paths?: object }).paths ?? {}),
-    requestLog: requestLogWriter && {
-      record: (entry) => requestLogWriter.record(entry),
-      clientAddress: (req) => clientAddress(req as never),
-      identify: (authorization) => {
-        const token = bearerToken(authorization);
-        return token === undefined ? Promise.resolve(undefined) : apiKeys.verify(token).catch(() => undefined);
-      },
-      now,
-    },
+    observer:
+      requestLogWriter &&
+      createRequestLogObserver({
+        record: (entry) => requestLogWriter.record(entry),
+        clientAddress: (req) => clientAddress(req as never),
+        identify: (authorization) => {
+          const token = bearerToken(authorization);
+          return token === undefined ? Promise.resolve(undefined) : apiKeys.verify(token).catch(() => undefined);
+        },
+        now,
+      }),
   });
   const server = createOnePortServer(handler, logger);
   const metricsServer = config.metricsPort === undefined ? undefined : createMetricsServer(metrics);

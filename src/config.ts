@@ -46,6 +46,11 @@ export interface Config {
   readonly apiKeySecret: string;
   readonly usingDevApiKeySecret: boolean;
   readonly logLevel: LogLevel;
+  /**
+   * FAST_PATHS (default on): a lead's GET and POST over REST and plain gRPC are served by the
+   * speed-only paths of leads/fast/; off: every request goes through Express and connect-node.
+   */
+  readonly fastPaths: boolean;
   /** Validate responses against openapi.yaml (500 on drift). On in tests. */
   readonly validateResponses: boolean;
   /** Bearer token that opens /metrics on the main port; unset → /metrics is not served there. */
@@ -138,8 +143,7 @@ export interface Config {
 }
 
 import { DEV_API_KEY_SECRET, DEV_JWT_SECRET } from "./dev-secrets.ts";
-import { DEFAULT_BUSINESS_TIMEZONE, isKnownTimeZone } from "./intake/business-time.ts";
-import { DEFAULT_WEBHOOK_PORTS } from "./providers/webhook-url.ts";
+import { DEFAULT_BUSINESS_TIMEZONE, isKnownTimeZone } from "./time-zone.ts";
 
 export { DEV_API_KEY_SECRET, DEV_JWT_SECRET };
 
@@ -178,6 +182,14 @@ export function loadConfig(env: Env = process.env): Config {
     if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
     if (["0", "false", "no"].includes(raw.toLowerCase())) return false;
     problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const onOff = (name: string, fallback: boolean): boolean => {
+    const raw = str(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (["on", "1", "true", "yes"].includes(raw)) return true;
+    if (["off", "0", "false", "no"].includes(raw)) return false;
+    problems.push(`${name} must be on or off (got "${raw}")`);
     return fallback;
   };
   const url = (name: string, protocols: readonly string[]): string | undefined => {
@@ -270,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     apiKeySecret: apiKeySecretRaw ?? DEV_API_KEY_SECRET,
     usingDevApiKeySecret: apiKeySecretRaw === undefined,
     logLevel,
+    fastPaths: onOff("FAST_PATHS", true),
     validateResponses: bool("VALIDATE_RESPONSES", false),
     metricsToken: str("METRICS_TOKEN"),
     metricsPort: str("METRICS_PORT") === undefined ? undefined : int("METRICS_PORT", 9464, 0, 65535),
@@ -373,6 +386,9 @@ function retrySchedule(raw: string | undefined, problems: string[]): readonly nu
   }
   return Object.freeze(seconds.map((s) => Math.round(s * 1000)));
 }
+
+/** The default WEBHOOK_ALLOWED_PORTS. */
+export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
 
 /** WEBHOOK_ALLOWED_PORTS: comma-separated TCP ports (default 443,80). */
 function ports(raw: string | undefined, problems: string[]): readonly number[] {

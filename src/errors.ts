@@ -23,8 +23,30 @@ export interface FieldViolation {
   readonly message: string;
 }
 
-import type { Duplicate } from "./leads/lead.ts";
-import type { Quota } from "./rate-limit/rate-limiter.ts";
+import type { Quota } from "./limits.ts";
+
+/** What a duplicate lead matched: the earliest live lead in the look-back window with its phone or email. */
+export interface DuplicateMatch {
+  /** `phone_number`, `email`: the fields on which some lead in the window matched. */
+  readonly matchedOn: readonly string[];
+  /**
+   * When the earliest matching lead was created (exact as stored; a provider is shown another
+   * provider's only to the business day: providerDuplicate).
+   */
+  readonly firstSeenAt: Date;
+  /** Whether that lead is the same provider's. */
+  readonly sameProvider: boolean;
+  /**
+   * That lead. A provider is shown it only when it is its own (providerView); administrators
+   * always.
+   */
+  readonly original: {
+    readonly id: number;
+    readonly providerId: number;
+    readonly orderNumber: string;
+    readonly externalId: string;
+  } | null;
+}
 
 /** The lead that already uses an external_id. */
 export interface ExistingLead {
@@ -49,7 +71,7 @@ export interface DomainErrorOptions {
   /** intake_paused: the reason the administrator gave (null when none). */
   readonly pausedReason?: string | null;
   /** duplicate_lead: what the lead matched, as its provider may see it. */
-  readonly duplicate?: Duplicate;
+  readonly duplicate?: DuplicateMatch;
   /** rate_limited by a provider's limits: where its windows stand. */
   readonly quota?: Quota;
   /** invalid_transition: the state the lead is in. */
@@ -69,7 +91,7 @@ export class DomainError extends Error {
   readonly resetsAt: Date | undefined;
   readonly opensAt: Date | null | undefined;
   readonly pausedReason: string | null | undefined;
-  readonly duplicate: Duplicate | undefined;
+  readonly duplicate: DuplicateMatch | undefined;
 
   constructor(kind: ErrorKind, message: string, options: DomainErrorOptions) {
     super(message, { cause: options.cause });

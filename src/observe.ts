@@ -5,15 +5,13 @@
  */
 
 import { hostProblem } from "./edge/host-header.ts";
-import { RPC_CODES } from "./edge/http-status.ts";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
 import { type RequestNote, startNote } from "./edge/request-note.ts";
 import type { FieldViolation } from "./errors.ts";
+import type { AnyRequest, AnyResponse, Handler } from "./http-types.ts";
 import type { Logger } from "./logger.ts";
 import { type Metrics, serveMetrics } from "./metrics.ts";
 import { assignRequestId } from "./request-id.ts";
-import { outcomeOf, type RequestLogEntry } from "./request-log/request-log.ts";
-import type { AnyRequest, AnyResponse, Handler } from "./server.ts";
 
 const RPC_PATH = /^\/leadprovider\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
 
@@ -129,112 +127,26 @@ function fastPathOf(res: object): RouteLabels | true | undefined {
   return (res as Record<symbol, RouteLabels | true | undefined>)[FAST_PATH];
 }
 
-/** Where observe.ts sends each Public API request's log entry (request-log/request-log.writer.ts). */
-export interface RequestLogSink {
-  record(entry: RequestLogEntry): void;
-  /**
-   * The provider behind a request's key when the answer came before the gate looked at it (a
-   * malformed body, a message Connect could not read), so the entry is the provider's all the
-   * same. Nothing is counted against the key or the address.
-   */
-  readonly identify: (authorization: string) => Promise<{ providerId: number; livemode: boolean } | undefined>;
-  readonly clientAddress: (req: AnyRequest) => string | undefined;
-  readonly now: () => Date;
+/** What observe.ts knows of a finished request besides the request and its answer. */
+export interface FinishedRequest {
+  readonly requestId: string;
+  readonly durationMs: number;
+  /** The route label of metrics and the access log (an OpenAPI path template, an RPC path, a bucket). */
+  readonly route: string;
+  readonly protocol: string;
+  /** The URL's path, without the query string. */
+  readonly path: string;
 }
 
-const PUBLIC_REST = "/api/v1/public";
-const PUBLIC_RPC = "/leadprovider.v1.publicleadservice/";
-/** Reading the log and the stats is not itself logged: polling them would fill the log with itself. */
-const UNRECORDED =
-  /^\/api\/v1\/public\/(requests|stats)(\/|$)|^\/leadprovider\.v1\.PublicLeadService\/(ListRequests|GetRequest|GetStats)$/i;
-
-/** Express routes REST paths case-insensitively (/Api/V1/Public/Leads/ creates a lead), so this does too. */
-function isPublic(path: string): boolean {
-  const p = path.toLowerCase();
-  return (p === PUBLIC_REST || p.startsWith(`${PUBLIC_REST}/`) || p.startsWith(PUBLIC_RPC)) && !UNRECORDED.test(path);
-}
-
-/** The grpc-status and grpc-message a gRPC answer's trailers carried (HTTP/2 only). */
-function sentGrpcStatus(res: AnyResponse): { code: number; message: string | undefined } | undefined {
-  const stream = (res as { stream?: { sentTrailers?: Record<string, string> } }).stream;
-  const status = stream?.sentTrailers?.["grpc-status"];
-  if (status === undefined) return undefined;
-  const message = stream?.sentTrailers?.["grpc-message"];
-  let decoded: string | undefined;
-  try {
-    decoded = message === undefined ? undefined : decodeURIComponent(message);
-  } catch {
-    decoded = message;
-  }
-  return { code: Number(status), message: decoded };
-}
-
-function stringField(body: unknown, key: string, max: number): string | undefined {
-  if (body === null || typeof body !== "object") return undefined;
-  const v = (body as Record<string, unknown>)[key];
-  return typeof v === "string" && v.length > 0 && v.length <= max ? v : undefined;
-}
-
-/** The log entry of a finished Public API request, from its note (edge/request-note.ts) and answer. */
-function logEntry(
-  req: AnyRequest,
-  res: AnyResponse,
-  note: RequestNote,
-  at: { requestId: string; createdAt: Date; durationMs: number; route: string; protocol: string; path: string },
-  clientIp: string | undefined,
-): RequestLogEntry {
-  const rest = at.protocol === "rest";
-  const problem = note.problem;
-  let status = res.statusCode;
-  let rpcCode: string | null = null;
-  let protocolDetail: string | null = null;
-  if (!rest) {
-    if (problem) status = problem.status;
-    else if (note.rpcCode === "ok") status = note.successStatus ?? 200;
-    else {
-      // Refused by the protocol layer before any handler (a malformed message): gRPC says how in
-      // its trailers, Connect by its HTTP status.
-      const sent = sentGrpcStatus(res);
-      const row = sent
-        ? RPC_CODES[sent.code]
-        : status >= 400
-          ? RPC_CODES.find(([, http]) => http === status)
-          : undefined;
-      if (row) status = row[1];
-      rpcCode = row?.[0] ?? null;
-      protocolDetail = sent?.message ?? null;
-    }
-    rpcCode = note.rpcCode ?? rpcCode;
-  }
-  const code = problem?.code ?? (status >= 400 && rpcCode !== null ? rpcCode : null);
-  const provider = note.provider;
-  const authorization = provider ? req.headers.authorization : undefined;
-  const userAgent = req.headers["user-agent"];
-  const body = note.body === undefined ? ((req as { body?: unknown }).body ?? null) : note.body;
-  const length = Number(req.headers["content-length"]);
-  return {
-    requestId: at.requestId,
-    createdAt: at.createdAt,
-    providerId: provider?.providerId ?? null,
-    livemode: provider?.livemode ?? null,
-    operation: rest ? `${req.method} ${at.route === "unmatched" ? at.path.slice(0, 200) : at.route}` : at.path.slice(1),
-    protocol: at.protocol,
-    status,
-    rpcCode,
-    outcome: outcomeOf(status, code),
-    code,
-    detail: problem?.detail ?? protocolDetail,
-    errors: problem?.errors ?? [],
-    externalId: note.externalId ?? stringField(body, "external_id", 128) ?? null,
-    leadId: note.leadId ?? null,
-    durationMs: at.durationMs,
-    clientIp: clientIp ?? null,
-    keyHint: typeof authorization === "string" && authorization.length > 12 ? authorization.slice(-4) : null,
-    userAgent: typeof userAgent === "string" ? userAgent.slice(0, 256) : null,
-    requestBody: typeof body === "object" ? body : null,
-    requestBodyBytes: Number.isSafeInteger(length) && length >= 0 ? length : null,
-    gated: provider !== undefined,
-  };
+/**
+ * Told of each finished request it chose to follow (the request log: request-log.observer.ts
+ * builds its entry), after the answer has been sent. The edges fill in the request's note
+ * (edge/request-note.ts) while serving it.
+ */
+export interface RequestObserver {
+  /** Whether to keep a note of a request to this path (and be told when it has finished). */
+  follows(path: string): boolean;
+  finished(req: AnyRequest, res: AnyResponse, note: RequestNote, request: FinishedRequest): void;
 }
 
 export function createObservedHandler(
@@ -244,11 +156,11 @@ export function createObservedHandler(
   options: {
     readonly metricsToken: string | undefined;
     readonly routes: readonly string[];
-    /** Records every Public API request (REQUEST_LOG_ENABLED); absent: nothing is recorded. */
-    readonly requestLog?: RequestLogSink | undefined;
+    /** Follows requests to their end (the request log, when REQUEST_LOG_ENABLED); absent: none. */
+    readonly observer?: RequestObserver | undefined;
   },
 ): Handler {
-  const { metricsToken, requestLog } = options;
+  const { metricsToken, observer } = options;
   const routeLabel = createRouteLabeler(options.routes);
   // The access log line is built only when it is written (LOG_LEVEL=info or lower).
   const logInfo = logger.isLevelEnabled("info");
@@ -263,27 +175,15 @@ export function createObservedHandler(
     const url = req.url ?? "";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
-    const note = requestLog && isPublic(path) ? startNote(req) : undefined;
+    const note = observer?.follows(path) ? startNote(req) : undefined;
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const fast = fastPathOf(res);
       const route = typeof fast === "object" ? fast.route : routeLabel(req);
       const protocol = typeof fast === "object" ? fast.protocol : protocolOf(req);
       metrics.observe(route, req.method ?? "", res.statusCode, protocol, seconds);
-      if (note && requestLog) {
-        const at = { requestId, createdAt: requestLog.now(), durationMs: seconds * 1000, route, protocol, path };
-        const authorization = req.headers.authorization;
-        const entry = logEntry(req, res, note, at, requestLog.clientAddress(req));
-        if (entry.providerId !== null || typeof authorization !== "string" || entry.status === 401) {
-          requestLog.record(entry);
-        } else {
-          const keyHint = authorization.slice(-4);
-          void requestLog.identify(authorization).then(
-            (p) => requestLog.record(p ? { ...entry, providerId: p.providerId, livemode: p.livemode, keyHint } : entry),
-            () => requestLog.record(entry),
-          );
-        }
-      }
+      if (note && observer)
+        observer.finished(req, res, note, { requestId, durationMs: seconds * 1000, route, protocol, path });
       if (logInfo) {
         const line = { request_id: requestId, method: req.method, route, protocol, status: res.statusCode };
         logger.info(

@@ -5,14 +5,20 @@
 import type { Kysely } from "kysely";
 import { migrationsApplied } from "./db/migrator.ts";
 import type { Database } from "./db/schema.ts";
-import type { RateLimiter } from "./rate-limit/rate-limiter.ts";
 
 export interface Readiness {
   readonly ready: boolean;
   readonly body: Record<string, unknown>;
 }
 
-export function createReadiness(db: Kysely<Database>, limiter: Pick<RateLimiter, "status">): () => Promise<Readiness> {
+/** The rate-limit store's state as /readyz shows it (rate-limit/rate-limiter.ts `status()`). */
+export interface StoreStatus {
+  readonly store: "memory" | "redis";
+  readonly ok: boolean;
+  readonly detail?: string;
+}
+
+export function createReadiness(db: Kysely<Database>, limiter: { status(): StoreStatus }): () => Promise<Readiness> {
   return async () => {
     const { store, ...redis } = limiter.status();
     const extra = store === "redis" ? { redis } : {};

@@ -1,6 +1,6 @@
 /** Request ids: every response carries one, taken from a well-formed X-Request-Id or made here. */
 import { randomUUIDv7 } from "node:crypto";
-import type { AnyRequest, AnyResponse } from "./server.ts";
+import type { AnyRequest, AnyResponse } from "./http-types.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -4,19 +4,18 @@
  * anything else to an HTTP/1.1 server (REST, Connect, gRPC-Web). Both run the same handler:
  * connect-node's adapter, whose fallback hands HTTP/1.x requests to Express.
  */
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
+import http from "node:http";
+import http2, { type Http2Session } from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "./edge/problem-json.ts";
+import type { AnyRequest, AnyResponse, Handler } from "./http-types.ts";
 import type { Logger } from "./logger.ts";
 import { newRequestId } from "./request-id.ts";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
-export type AnyRequest = IncomingMessage | Http2ServerRequest;
-export type AnyResponse = ServerResponse | Http2ServerResponse;
-export type Handler = (req: AnyRequest, res: AnyResponse) => void;
+export type { AnyRequest, AnyResponse, Handler };
 
 export interface ServerTimeouts {
   /** Time to receive the first bytes of a new connection and a request's headers. */

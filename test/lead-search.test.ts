@@ -4,7 +4,7 @@
  * leads in the list's order, page after page. A whole email or phone is one customer's leads.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { searchLeads, wholeContact } from "../src/leads/lead.repository.ts";
+import { searchLeads, wholeContact } from "../src/leads/lead-search.repository.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 

@@ -10,9 +10,9 @@ import {
   CreateLeadResponseSchema,
   GetLeadResponseSchema,
 } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import { createLeadResponseBytes, getLeadResponseBytes } from "../src/leads/fast/lead-wire.ts";
 import { leadMessage } from "../src/leads/lead.rpc.ts";
 import { LEAD_STATES, type Lead, OVERSEAS_TYPES, SHIP_VIAS, VEHICLE_TYPES } from "../src/leads/lead.ts";
-import { createLeadResponseBytes, getLeadResponseBytes } from "../src/rpc/lead-wire.ts";
 
 const text = fc.oneof(fc.constant(""), fc.string({ maxLength: 40 }), fc.string({ unit: "grapheme", maxLength: 200 }));
 const nullable = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });

@@ -9,18 +9,12 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import type { ProviderPrincipal } from "../edge/identity.ts";
 import { DomainError } from "../errors.ts";
 import { findKeyByDigest, touchKeys } from "./api-key.repository.ts";
 import { isWellFormedKey, type KeyCrypto } from "./api-key.ts";
 
-export interface ProviderPrincipal {
-  readonly providerId: number;
-  /** False for a test key (`lp_test_`): the caller works in the sandbox. */
-  readonly livemode: boolean;
-  readonly keyId: number;
-  readonly perMinute: number;
-  readonly perDay: number;
-}
+export type { ProviderPrincipal };
 
 type KeyRecord = NonNullable<Awaited<ReturnType<typeof findKeyByDigest>>>;
 

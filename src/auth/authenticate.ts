@@ -2,10 +2,11 @@
  * One authenticator for both edges: reads `Authorization: Bearer …` and answers with the caller
  * or a DomainError. Provider keys and JWTs are never interchangeable.
  */
-import { type ApiKeyVerifier, invalidKey, type ProviderPrincipal } from "../api-keys/api-key.service.ts";
+import { type ApiKeyVerifier, invalidKey } from "../api-keys/api-key.service.ts";
 import { KEY_PREFIXES } from "../api-keys/api-key.ts";
+import type { Authenticator } from "../edge/identity.ts";
 import { DomainError } from "../errors.ts";
-import { invalidToken, type JwtPrincipal, type JwtVerifier } from "./jwt.ts";
+import { invalidToken, type JwtVerifier } from "./jwt.ts";
 
 export function bearerToken(header: string | null | undefined): string | undefined {
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? "");
@@ -14,17 +15,7 @@ export function bearerToken(header: string | null | undefined): string | undefin
 
 type Header = string | null | undefined;
 
-/** `clientIp` lets repeated failures from one address be refused (see rate-limit/admission.ts). */
-export interface Authenticator {
-  /** A provider API key (Public API). */
-  provider(authorization: Header, clientIp?: string): Promise<ProviderPrincipal>;
-  /** Any valid JWT (states, workflow). */
-  internal(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
-  /** A JWT holding the admin position (Management API); 403 for other valid tokens. */
-  admin(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
-  /** A JWT holding the lead-processing claim (workflow service); 403 for other valid tokens. */
-  workflow(authorization: Header, clientIp?: string): Promise<JwtPrincipal>;
-}
+export type { Authenticator };
 
 type Guard = <T>(clientIp: string | undefined, presented: boolean, attempt: () => Promise<T>) => Promise<T>;
 const unguarded: Guard = (_ip, _presented, attempt) => attempt();

@@ -6,16 +6,10 @@
 import { createSecretKey } from "node:crypto";
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import type { Config } from "../config.ts";
+import type { JwtPrincipal } from "../edge/identity.ts";
 import { DomainError } from "../errors.ts";
 
-export interface JwtPrincipal {
-  /** The token's `sub`: who acts (recorded in audit and history). */
-  readonly subject: string;
-  readonly isAdmin: boolean;
-  /** Holds the configured lead-processing claim (JWT_WORKFLOW_CLAIM / JWT_WORKFLOW_VALUE). */
-  readonly canProcessLeads: boolean;
-  readonly claims: JWTPayload;
-}
+export type { JwtPrincipal };
 
 export type JwtVerifier = (token: string) => Promise<JwtPrincipal>;
 

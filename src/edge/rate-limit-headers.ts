@@ -2,7 +2,7 @@
  * A quota as the IETF httpapi RateLimit header draft writes it; sent as HTTP headers by REST
  * and as response metadata by Connect/gRPC.
  */
-import type { Quota } from "../rate-limit/rate-limiter.ts";
+import type { Quota } from "../limits.ts";
 
 export function rateLimitHeaders(quota: Quota): Record<string, string> {
   const { perMinute, perDay } = quota.limits;

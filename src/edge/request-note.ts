@@ -5,8 +5,8 @@
  * request to the Public API and turns it into an entry when the answer has been sent; the REST
  * gate, the error renderers of both edges, the fast paths and the lead handlers fill it in.
  */
-import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
 import type { FieldViolation } from "../errors.ts";
+import type { ProviderPrincipal } from "./identity.ts";
 
 export interface NotedProblem {
   /** The HTTP status the REST edge answers this problem with (for RPC too). */

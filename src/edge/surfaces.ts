@@ -4,13 +4,16 @@
  * read it (rest/app.ts mounts one gate per prefix; rpc/interceptors.ts looks services up here),
  * so the rule of a surface is written once.
  */
-import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
-import type { Authenticator } from "../auth/authenticate.ts";
-import type { JwtPrincipal } from "../auth/jwt.ts";
 import { DomainError } from "../errors.ts";
-import { type PortalPrincipal, secondFactorFirst } from "../portal/portal-user.ts";
-import type { Admission } from "../rate-limit/admission.ts";
-import type { Quota } from "../rate-limit/rate-limiter.ts";
+import type { Quota } from "../limits.ts";
+import {
+  type Authenticator,
+  type GateAdmission,
+  type JwtPrincipal,
+  type PortalPrincipal,
+  type ProviderPrincipal,
+  secondFactorFirst,
+} from "./identity.ts";
 
 /**
  * Who may call: a provider API key, a JWT with the admin position, a JWT with the lead-processing
@@ -155,7 +158,7 @@ export interface Gate {
   limit(surface: Surface, caller: Caller, ownLimit?: boolean): Promise<Quota | undefined>;
 }
 
-export function createGate(auth: Authenticator, admission: Admission, portal?: PortalAuthenticator): Gate {
+export function createGate(auth: Authenticator, admission: GateAdmission, portal?: PortalAuthenticator): Gate {
   return {
     async authenticate(surface, authorization, clientIp, sessionToken) {
       switch (surface.caller) {

@@ -2,7 +2,7 @@
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import { intakeRulesJson } from "../intake/intake.rest.ts";
-import type { VersionedRules } from "../intake/intake.service.ts";
+import type { VersionedRules } from "../intake/intake-rules.ts";
 import { leadJson } from "../leads/lead.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";

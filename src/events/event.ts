@@ -1,6 +1,6 @@
 /** Lead events: what happened to a lead, with the lead as it was at that moment. */
 import { randomUUID } from "node:crypto";
-import type { VersionedRules } from "../intake/intake.service.ts";
+import type { VersionedRules } from "../intake/intake-rules.ts";
 import type { Lead, LeadState } from "../leads/lead.ts";
 
 export const EVENT_TYPES = [

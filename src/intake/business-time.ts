@@ -6,12 +6,7 @@
 import { DateTime } from "luxon";
 import { type CapWindow, minutesOf, type Schedule, WEEKDAYS } from "./intake-rules.ts";
 
-export const DEFAULT_BUSINESS_TIMEZONE = "America/New_York";
-
-/** True when `zone` is an IANA time zone Luxon (and so Intl) knows. */
-export function isKnownTimeZone(zone: string): boolean {
-  return DateTime.now().setZone(zone).isValid;
-}
+export { DEFAULT_BUSINESS_TIMEZONE, isKnownTimeZone } from "../time-zone.ts";
 
 function local(now: Date, zone: string): DateTime {
   return DateTime.fromJSDate(now, { zone });

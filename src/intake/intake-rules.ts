@@ -6,6 +6,7 @@
 import type { FieldViolation } from "../errors.ts";
 import { Fields } from "../fields.ts";
 import {
+  MAX_VEHICLES,
   OVERSEAS_TYPES,
   type OverseasType,
   SHIP_VIAS,
@@ -52,8 +53,6 @@ export interface IntakeRules {
   readonly schedule: Schedule | null;
 }
 
-/** The most vehicles a lead may list at all (the schema's own limit). */
-export const MAX_VEHICLES_LIMIT = 20;
 /** How far ahead a ship date may ever be required to be. */
 export const MAX_SHIP_DATE_DAYS = 730;
 export const MAX_CAP = 10_000_000;
@@ -67,7 +66,7 @@ export const DEFAULT_INTAKE_RULES: IntakeRules = Object.freeze({
   overseas_types: null,
   ship_via: null,
   vehicle_types: null,
-  max_vehicles: MAX_VEHICLES_LIMIT,
+  max_vehicles: MAX_VEHICLES,
   require_destination_zip: false,
   ship_date_min_days: 0,
   ship_date_max_days: 365,
@@ -138,7 +137,7 @@ export function parseIntakeRules(input: unknown): ParsedRules {
     overseas_types: list(f, body, "overseas_types", OVERSEAS_TYPES),
     ship_via: list(f, body, "ship_via", SHIP_VIAS),
     vehicle_types: list(f, body, "vehicle_types", VEHICLE_TYPES),
-    max_vehicles: optionalInteger(f, body, "max_vehicles", 1, MAX_VEHICLES_LIMIT) ?? d.max_vehicles,
+    max_vehicles: optionalInteger(f, body, "max_vehicles", 1, MAX_VEHICLES) ?? d.max_vehicles,
     require_destination_zip: f.boolean(body, "require_destination_zip") ?? d.require_destination_zip,
     ship_date_min_days: optionalInteger(f, body, "ship_date_min_days", 0, MAX_SHIP_DATE_DAYS) ?? d.ship_date_min_days,
     ship_date_max_days: optionalInteger(f, body, "ship_date_max_days", 0, MAX_SHIP_DATE_DAYS) ?? d.ship_date_max_days,
@@ -263,4 +262,11 @@ function scheduleOf(f: Fields, raw: unknown): Schedule | null {
     f.add("schedule", "too_few_items", "schedule must open at least once a week (to stop intake, set paused)");
   }
   return out;
+}
+
+/** The rules with their revision. */
+export interface VersionedRules {
+  readonly rules: IntakeRules;
+  readonly version: number;
+  readonly updatedAt: Date | null;
 }

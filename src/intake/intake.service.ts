@@ -1,8 +1,8 @@
 /**
- * The intake pipeline's rules half, for every edge: administrators read and replace a provider's
- * rules (audited, announced as `intake_rules.changed`), the lead service asks `admit` before each
- * insert (pause, schedule, criteria; then the duplicate check and caps it hands to the insert,
- * which applies them atomically), and providers read the rules as they apply to them now.
+ * The provider's intake rules, for every edge: administrators read and replace a provider's
+ * rules (audited, announced as `intake_rules.changed`), the intake pipeline (pipeline.ts) judges
+ * each lead by them (pause and schedule, criteria, and the arguments of intake_guard(), which the
+ * insert applies atomically), and providers read the rules as they apply to them now.
  */
 import type { Kysely } from "kysely";
 import { recordAudit } from "../audit/audit.repository.ts";
@@ -11,7 +11,6 @@ import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
-import type { IntakeGuard } from "../leads/lead.repository.ts";
 import type { LeadOwner, NewLead } from "../leads/lead.ts";
 import { capWindow, daysUntil, scheduleState } from "./business-time.ts";
 import { isDisposableEmail } from "./contact.ts";
@@ -23,8 +22,13 @@ import {
   canonicalRules,
   type IntakeRules,
   parseIntakeRules,
+  type VersionedRules,
   withDefaults,
 } from "./intake-rules.ts";
+
+export type { VersionedRules };
+
+import type { IntakeGuard } from "./pipeline.ts";
 import { criteriaBreaches, INTAKE_RULES_TABLE, type IntakeRuleRow } from "./rule-table.ts";
 
 export interface IntakeSettings {
@@ -44,13 +48,6 @@ export interface IntakeServiceDeps {
   readonly cacheMs?: number;
   /** Called after an `intake_rules.changed` event is stored (wakes the webhook worker). */
   readonly onEvent?: () => void;
-}
-
-/** The rules with their revision. */
-export interface VersionedRules {
-  readonly rules: IntakeRules;
-  readonly version: number;
-  readonly updatedAt: Date | null;
 }
 
 export interface CapUsage {
@@ -148,24 +145,34 @@ export function createIntakeService(deps: IntakeServiceDeps) {
   }
 
   return {
-    /**
-     * Pause and schedule (live leads only), then every criterion at once: throws intake_paused,
-     * intake_closed or outside_criteria; otherwise the duplicate check and caps for the insert.
-     */
-    async admit(owner: LeadOwner, lead: NewLead): Promise<IntakeGuard> {
+    // The intake pipeline's provider stages (pipeline.ts runs them in order).
+
+    /** The provider's rules (its defaults when it has none), and the time they are judged at. */
+    async rulesNow(owner: LeadOwner): Promise<{ rules: IntakeRules; at: Date }> {
       const at = now();
       const found = await current(owner.providerId);
-      const rules = found?.rules ?? withDefaults({});
-      if (owner.livemode) {
-        if (rules.paused) throw intakePaused(rules.paused_reason);
-        const schedule = scheduleState(rules.schedule, at, settings.zone);
-        if (!schedule.open) throw intakeClosed(schedule.opensAt, at);
-      }
+      return { rules: found?.rules ?? withDefaults({}), at };
+    },
+
+    /** Pause and schedule, for live leads only: throws intake_paused or intake_closed. */
+    checkOpen(owner: LeadOwner, rules: IntakeRules, at: Date): void {
+      if (!owner.livemode) return;
+      if (rules.paused) throw intakePaused(rules.paused_reason);
+      const schedule = scheduleState(rules.schedule, at, settings.zone);
+      if (!schedule.open) throw intakeClosed(schedule.opensAt, at);
+    },
+
+    /** Every criterion at once: throws outside_criteria listing each breach. */
+    checkCriteria(lead: NewLead, rules: IntakeRules, at: Date): void {
       const breaches = criteriaBreaches(lead, rules, {
         shipDateInDays: daysUntil(lead.estimatedShipDate, at, settings.zone),
         disposableEmail: isDisposableEmail(lead.email),
       });
       if (breaches.length > 0) throw outsideCriteria(breaches);
+    },
+
+    /** The duplicate check and caps intake_guard() applies with the insert. */
+    guardFor(rules: IntakeRules, at: Date): IntakeGuard {
       const caps = CAP_WINDOWS.flatMap((window) => {
         const limit = rules.caps[window];
         return limit === null ? [] : [{ window, start: capWindow(window, at, settings.zone).start, limit }];

@@ -12,8 +12,9 @@ import { insertLeadEvent } from "../events/event.repository.ts";
 import { type EventType, eventTypeOfChange, newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { pageOf, readPageRequest } from "../paging.ts";
-import { applyTransition, findLead, type LeadKey, listLeadsInState, lockLeadState } from "./lead.repository.ts";
+import { applyTransition, findLead, type LeadKey, lockLeadState } from "./lead.repository.ts";
 import { checkTransition, LEAD_STATES, type Lead, type LeadState, nextState, type StateChange } from "./lead.ts";
+import { listLeadsInState } from "./lead-lists.repository.ts";
 
 export const CHANGE_CHANNEL = "lead_state_changes";
 export const LIST_PAGE = { defaultSize: 50, maxSize: 500 } as const;

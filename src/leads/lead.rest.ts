@@ -2,6 +2,7 @@
 import { Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import { noteLead, noteOf } from "../edge/request-note.ts";
+import type { DomainError } from "../errors.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
@@ -46,6 +47,11 @@ export function duplicateJson(d: Duplicate, admin = false): components["schemas"
             ...(admin && { provider_id: o.providerId }),
           },
   };
+}
+
+/** What a refusal of the leads feature adds to its problem+json body: the duplicate it matched. */
+export function leadProblemExtension(err: DomainError): { duplicate: components["schemas"]["Duplicate"] } | undefined {
+  return err.duplicate && { duplicate: duplicateJson(err.duplicate) };
 }
 
 export function leadJson(lead: Lead): components["schemas"]["Lead"] {
@@ -148,5 +154,9 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
       res.json(cursorPageJson(req, page, leadJson, publicBaseUrl));
     }),
   );
-  return { router, explainers: { createLead: (body) => leads.violations(body) } };
+  return {
+    router,
+    explainers: { createLead: (body) => leads.violations(body) },
+    problemExtension: leadProblemExtension,
+  };
 }

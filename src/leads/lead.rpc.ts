@@ -17,6 +17,7 @@ import type {
 } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { providerOf } from "../rpc/context.ts";
 import { dateOf, enumName, enumValue, optionalText, toInt, ts } from "../rpc/convert.ts";
+import type { ErrorDetailExtension } from "../rpc/errors.ts";
 import type { LeadService } from "./lead.service.ts";
 import { type Duplicate, isBillable, type Lead } from "./lead.ts";
 
@@ -60,6 +61,12 @@ export function createLeadInput(req: CreateLeadRequest): Record<string, unknown>
     },
   };
 }
+
+/** What a refusal of the leads feature adds to its Connect/gRPC error: the duplicate it matched. */
+export const leadErrorDetails: ErrorDetailExtension = {
+  detail: (err) => (err.duplicate ? { duplicate: duplicateMessage(err.duplicate) } : undefined),
+  metadata: (err) => (err.duplicate ? { matched_on: err.duplicate.matchedOn.join(",") } : undefined),
+};
 
 /** A duplicate as its provider sees it (the original only when its own). */
 export function duplicateMessage(d: Duplicate): DuplicateMessage {

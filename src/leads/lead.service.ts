@@ -6,9 +6,10 @@ import { newEventId } from "../events/event.ts";
 import { Fields, isPossibleExternalId } from "../fields.ts";
 import type { IntakeService } from "../intake/intake.service.ts";
 import { duplicateLead } from "../intake/intake-errors.ts";
+import { intakePipeline, runIntake } from "../intake/pipeline.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
-import { findLead, findLeadIdentity, insertLead, listProviderLeads } from "./lead.repository.ts";
+import { findLead, findLeadIdentity } from "./lead.repository.ts";
 import {
   LEAD_STATES,
   type Lead,
@@ -20,6 +21,8 @@ import {
   type Warning,
 } from "./lead.ts";
 import { validateLead } from "./lead.validation.ts";
+import { insertLead } from "./lead-insert.repository.ts";
+import { listProviderLeads } from "./lead-lists.repository.ts";
 import type { LeadPricing } from "./lead-pricing.ts";
 
 export interface CreatedLead {
@@ -32,8 +35,8 @@ export interface CreatedLead {
 export interface LeadServiceDeps {
   readonly db: Kysely<Database>;
   readonly zips: ZipDirectory;
-  /** Pause, schedule and criteria before the insert; the duplicate check and caps with it. */
-  readonly intake: IntakeService;
+  /** The provider's intake rules: the pipeline's pause, schedule, criteria and intake_guard stages. */
+  readonly intake: Pick<IntakeService, "rulesNow" | "checkOpen" | "checkCriteria" | "guardFor" | "capReached">;
   /** BUSINESS_TIMEZONE: "yesterday" for ship_date_in_past; the day another provider's original is dated to. */
   readonly zone: string;
   readonly now?: () => Date;
@@ -73,14 +76,19 @@ export function createLeadService(deps: LeadServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const context = (at: Date) => ({ zips: deps.zips, now: at, zone: deps.zone });
 
+  // The intake pipeline (intake/pipeline.ts): its stages, in order, each naming its rules.
+  const pipeline = intakePipeline({
+    validate: (input, at) => validateLead(input, context(at)),
+    sandboxRefusal: deps.sandboxRefusal,
+    rulesNow: (owner) => deps.intake.rulesNow(owner),
+    checkOpen: (owner, rules, at) => deps.intake.checkOpen(owner, rules, at),
+    checkCriteria: (lead, rules, at) => deps.intake.checkCriteria(lead, rules, at),
+    guardFor: (rules, at) => deps.intake.guardFor(rules, at),
+  });
+
   async function admitAndInsert(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
-    const at = now();
-    const { lead, violations, warnings, warningsTruncated } = validateLead(input, context(at));
-    throwIfViolations(violations);
-    if (!lead) throw new Error("validation returned no lead and no violations");
-    const refusal = owner.livemode ? undefined : deps.sandboxRefusal?.(lead, at);
-    if (refusal) throw refusal;
-    const guard = await deps.intake.admit(owner, lead);
+    const { lead, warnings, warningsTruncated, guard } = await runIntake(pipeline, owner, input, now());
+    // The pipeline's last stage, intake_guard(), runs in the insert statement.
     const actor = `provider:${owner.providerId}`;
     const eventId = newEventId();
     const insert = async () =>
@@ -117,13 +125,9 @@ export function createLeadService(deps: LeadServiceDeps) {
 
   return {
     /**
-     * The intake pipeline (after authentication and the rate limit, at the edge): the lead's
-     * fields and contact checks, the sandbox's reserved values (test keys), the provider's intake
-     * rules (pause and schedule for live leads, then every criterion), then the duplicate check
-     * and caps, atomically with the insert. Throws `invalid_argument` listing every bad field,
-     * `outside_criteria` listing every broken rule, `duplicate_lead`, `cap_reached`,
-     * `intake_closed`, `intake_paused`, or `duplicate` naming the provider's existing lead of the
-     * same mode with the same external_id. A refusal stores nothing.
+     * Runs the intake pipeline (intake/pipeline.ts) and stores the lead; a refusal stores
+     * nothing. Besides the pipeline's refusals, throws `duplicate` naming the provider's existing
+     * lead of the same mode with the same external_id.
      */
     async create(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
       try {

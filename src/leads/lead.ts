@@ -1,8 +1,16 @@
 /** Lead domain types and pure rules (no I/O): vocabularies, the ship_via rule, the state machine. */
 import { DateTime } from "luxon";
+import type { DuplicateMatch } from "../errors.ts";
 import type { Place } from "../zip/zip-directory.ts";
 
 export type { Place };
+
+/**
+ * The most vehicles one lead may list: the submission's own limit (lead.validation.ts), the
+ * highest max_vehicles an intake rule may set (intake-rules.ts) and the highest vehicle count a
+ * price rule may name (money/terms.ts).
+ */
+export const MAX_VEHICLES = 20;
 
 export const OVERSEAS_TYPES = ["DOMESTIC", "FOREIGN"] as const;
 export type OverseasType = (typeof OVERSEAS_TYPES)[number];
@@ -60,28 +68,8 @@ export interface Consent {
   readonly pageUrl: string | null;
 }
 
-/** What a duplicate lead matched: the earliest live lead in the look-back window with its phone or email. */
-export interface Duplicate {
-  /** `phone_number`, `email`: the fields on which some lead in the window matched. */
-  readonly matchedOn: readonly string[];
-  /**
-   * When the earliest matching lead was created (exact as stored; a provider is shown another
-   * provider's only to the business day: providerDuplicate).
-   */
-  readonly firstSeenAt: Date;
-  /** Whether that lead is the same provider's. */
-  readonly sameProvider: boolean;
-  /**
-   * That lead. A provider is shown it only when it is its own (providerView); administrators
-   * always.
-   */
-  readonly original: {
-    readonly id: number;
-    readonly providerId: number;
-    readonly orderNumber: string;
-    readonly externalId: string;
-  } | null;
-}
+/** What a duplicate lead matched: errors.ts's DuplicateMatch, which a duplicate_lead refusal carries. */
+export type Duplicate = DuplicateMatch;
 
 /** A lead that passed every rule, ready to store. */
 export interface NewLead {

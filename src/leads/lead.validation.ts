@@ -11,6 +11,7 @@ import { checkPhone, isDisposableEmail, isValidVin } from "../intake/contact.ts"
 import { normalizeZip, type ZipDirectory } from "../zip/zip-directory.ts";
 import {
   type Consent,
+  MAX_VEHICLES,
   type NewLead,
   OVERSEAS_TYPES,
   type OverseasType,
@@ -25,7 +26,6 @@ import {
   type Warning,
 } from "./lead.ts";
 
-export const MAX_VEHICLES = 20;
 export const MAX_MONEY = 10_000_000;
 
 const LEAD_FIELDS = new Set([

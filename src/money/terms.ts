@@ -9,6 +9,7 @@
 import type { FieldViolation } from "../errors.ts";
 import { Fields } from "../fields.ts";
 import {
+  MAX_VEHICLES,
   type NewLead,
   OVERSEAS_TYPES,
   type OverseasType,
@@ -17,7 +18,7 @@ import {
   VEHICLE_TYPES,
   type VehicleType,
 } from "../leads/lead.ts";
-import { MAX_VEHICLES, SUB_ID } from "../leads/lead.validation.ts";
+import { SUB_ID } from "../leads/lead.validation.ts";
 import { US_STATES } from "../states/states.ts";
 
 /** The most a lead's base price, or its price per extra vehicle, may be: $100,000. */

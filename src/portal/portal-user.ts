@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
 import { hash, verify } from "@node-rs/argon2";
-import { DomainError } from "../errors.ts";
+import { type PortalPrincipal, secondFactorFirst } from "../edge/identity.ts";
 
 export type PortalUserStatus = "invited" | "active" | "disabled";
 
@@ -23,21 +23,7 @@ export interface PortalUser {
   readonly createdAt: Date;
 }
 
-/** The signed-in person behind a portal request. */
-export interface PortalPrincipal {
-  readonly userId: number;
-  readonly providerId: number;
-  readonly email: string;
-  /** PORTAL_REQUIRE_2FA is on and this user has no second factor yet: only enrolment is open. */
-  readonly mustEnrolSecondFactor: boolean;
-}
-
-/** PORTAL_REQUIRE_2FA is on and the user has no second factor: only enrolment (and me/, sign-out) answers. */
-export function secondFactorFirst(): DomainError {
-  return new DomainError("permission_denied", "set up a second factor (TOTP) first: this portal requires one", {
-    code: "second_factor_required",
-  });
-}
+export { type PortalPrincipal, secondFactorFirst };
 
 /** An invite link is good for 72 hours. */
 export const INVITE_TTL_MS = 72 * 3600_000;

@@ -23,6 +23,7 @@
  * does not resolve): telling them apart would disclose internal DNS answers.
  */
 import ipaddr from "ipaddr.js";
+import { DEFAULT_WEBHOOK_PORTS } from "../config.ts";
 
 export interface WebhookUrlPolicy {
   readonly production: boolean;
@@ -33,8 +34,7 @@ export interface WebhookUrlPolicy {
 /** The one answer for a target outside the public internet. */
 export const NOT_PUBLIC = "the URL does not resolve to a public address";
 
-/** The default WEBHOOK_ALLOWED_PORTS. */
-export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
+export { DEFAULT_WEBHOOK_PORTS };
 
 const GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3");
 

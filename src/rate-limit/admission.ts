@@ -2,28 +2,12 @@
  * Rate-limit rules on top of the limiter, used by both edges: a provider's Public API requests,
  * and failed authentications per client address (so keys cannot be guessed at speed).
  */
+import type { GateAdmission } from "../edge/identity.ts";
 import { DomainError } from "../errors.ts";
 import type { Decision, Limits, Quota, RateLimiter, WindowName } from "./rate-limiter.ts";
 
-export interface Admission {
-  /**
-   * Admits one Public API request of the provider; returns its quota, or throws rate_limited.
-   * Test-mode requests are counted in their own bucket (same limits), never against live quota.
-   */
-  provider(providerId: number, limits: Limits, livemode?: boolean): Quota | Promise<Quota>;
-  /**
-   * Runs an authentication attempt. A success is never refused. A failed attempt with a
-   * `presented` credential counts against `clientIp`, and once the address has failed too often
-   * this minute it is answered 429 instead of 401; a request with no credential at all (a
-   * preflight, a health probe) costs nothing.
-   */
-  guardAuth<T>(clientIp: string | undefined, presented: boolean, attempt: () => Promise<T>): Promise<T>;
-  /**
-   * Admits one read of the provider's request log or stats: counted in its own bucket (per mode)
-   * against `readsPerMinute`, never against the provider's API limits, so a throttled provider
-   * can still see why.
-   */
-  reads(providerId: number, livemode: boolean): Quota | Promise<Quota>;
+/** The gate's rules (edge/identity.ts: provider, guardAuth, reads) and the back office's view of them. */
+export interface Admission extends GateAdmission {
   /** Where the provider's counters of one mode stand now (nothing is taken). */
   usage(providerId: number, livemode: boolean): ReturnType<RateLimiter["usage"]>;
 }

@@ -22,26 +22,10 @@
  * limit); the condition is logged once a minute, counted, and shown by /readyz.
  */
 import type { Redis } from "ioredis";
+import { type Limits, type Quota, WINDOWS, type WindowName } from "../limits.ts";
 import type { Logger } from "../logger.ts";
 
-export const WINDOWS = { minute: 60_000, day: 86_400_000 } as const;
-export type WindowName = keyof typeof WINDOWS;
-
-export interface Limits {
-  readonly perMinute: number;
-  readonly perDay: number;
-}
-
-/** Where a key stands in its windows after an admission (edges render it as RateLimit headers). */
-export interface Quota {
-  readonly limits: Limits;
-  /** The window closest to exhaustion (the exhausted one when refused); absent when failing open. */
-  readonly window?: WindowName;
-  /** Requests left in `window`. */
-  readonly remaining?: number;
-  /** Whole seconds until `window` resets. */
-  readonly resetSeconds?: number;
-}
+export { type Limits, type Quota, WINDOWS, type WindowName };
 
 export interface Decision {
   readonly admitted: boolean;

@@ -13,8 +13,8 @@ import { type Gate, hasOwnLimit, isOpenPath, refuseUnenrolled, SURFACES, type Su
 import { DomainError, type FieldViolation } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Readiness } from "../readiness.ts";
-import { handoffOf } from "./fast-path.ts";
 import type { RestFeature } from "./feature.ts";
+import { handoffOf } from "./handoff.ts";
 import { createErrorHandler, type Explainer, sendProblem } from "./problem.ts";
 import { routeGuide } from "./route-guide.ts";
 import { operationIdOf } from "./typed.ts";
@@ -68,7 +68,7 @@ function gateFor(gate: Gate, surface: Surface, clientAddress: ClientAddress, pub
   return async (req, res, next) => {
     if (surface.sameOriginWrites) checkOrigin(req, publicBaseUrl);
     if (isOpenPath(surface, req.path)) return next();
-    // Handed over by the fast path (rest/fast-path.ts), which has been through this gate already.
+    // Handed over by a shortcut (rest/handoff.ts), which has been through this gate already.
     const handoff = handoffOf(req);
     if (handoff) {
       if (handoff.caller) noteCaller(req, handoff.caller);
@@ -147,6 +147,7 @@ export function createRestApp(deps: RestDeps): express.Express {
       detail: `no route for ${req.method} ${req.path}`,
     });
   });
-  app.use(createErrorHandler(deps.logger, explainerOf(deps.features)));
+  const extensions = deps.features.flatMap((f) => (f.problemExtension ? [f.problemExtension] : []));
+  app.use(createErrorHandler(deps.logger, explainerOf(deps.features), extensions));
   return app;
 }

@@ -1,6 +1,6 @@
 /** What a feature contributes to the REST edge: its routes and, per operation, its own wording of schema rejections. */
 import type { Router } from "express";
-import type { FieldViolation } from "../errors.ts";
+import type { DomainError, FieldViolation } from "../errors.ts";
 import type { OperationId } from "./typed.ts";
 
 export interface RestFeature {
@@ -10,4 +10,9 @@ export interface RestFeature {
    * for a body the OpenAPI schema rejected, so REST and gRPC word the same mistake the same way.
    */
   readonly explainers?: Partial<Record<OperationId, (body: unknown) => readonly FieldViolation[]>>;
+  /**
+   * Members this feature adds to the problem+json body of its own errors (rest/problem.ts), so
+   * the REST plumbing renders them without knowing the feature.
+   */
+  readonly problemExtension?: (err: DomainError) => Readonly<Record<string, unknown>> | undefined;
 }

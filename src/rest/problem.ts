@@ -9,7 +9,6 @@ import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
 import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
 import { noteOf } from "../edge/request-note.ts";
 import { asDomainError, DomainError, describeViolations, type FieldViolation } from "../errors.ts";
-import { duplicateJson } from "../leads/lead.rest.ts";
 import { errorForLog, type Logger } from "../logger.ts";
 
 /** The challenge sent with every 401, for API keys and JWTs alike. */
@@ -46,21 +45,27 @@ export function sendProblem(req: Request, res: Response, p: Problem): void {
     );
 }
 
+/**
+ * Members a feature adds to the problem+json body of its own errors (the leads feature: the
+ * `duplicate` of a duplicate_lead refusal); registered through its RestFeature.
+ */
+export type ProblemExtension = (err: DomainError) => Readonly<Record<string, unknown>> | undefined;
+
 /** A DomainError as the REST edge answers it. */
-export function problemOf(err: DomainError): Problem {
+export function problemOf(err: DomainError, extensions: readonly ProblemExtension[] = []): Problem {
   const { status, title } = HTTP[err.kind];
   const headers: Record<string, string> = err.quota ? rateLimitHeaders(err.quota) : {};
   if (err.kind === "unauthenticated") headers["WWW-Authenticate"] = BEARER_CHALLENGE;
   if (err.retryAfterSeconds !== undefined) headers["Retry-After"] = String(err.retryAfterSeconds);
-  const extra = {
+  const extra: Record<string, unknown> = {
     ...(err.existingLead && { existing_lead: { id: err.existingLead.id, order_number: err.existingLead.orderNumber } }),
     ...(err.kind === "rate_limited" && { window: err.window, retry_after: err.retryAfterSeconds }),
     ...(err.currentState !== undefined && { current_state: err.currentState }),
     ...(err.resetsAt !== undefined && { resets_at: err.resetsAt.toISOString() }),
     ...(err.opensAt !== undefined && { opens_at: err.opensAt?.toISOString() ?? null }),
     ...(err.pausedReason !== undefined && { paused_reason: err.pausedReason }),
-    ...(err.duplicate !== undefined && { duplicate: duplicateJson(err.duplicate) }),
   };
+  for (const extend of extensions) Object.assign(extra, extend(err));
   return { status, title, code: err.code, detail: err.message, errors: err.violations, extra, headers };
 }
 
@@ -210,7 +215,11 @@ function validatorRefusal(req: Request, status: number): Problem | undefined {
   }
 }
 
-export function createErrorHandler(logger: Logger, explain: Explainer): ErrorRequestHandler {
+export function createErrorHandler(
+  logger: Logger,
+  explain: Explainer,
+  extensions: readonly ProblemExtension[] = [],
+): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
       res.destroy();
@@ -237,6 +246,6 @@ export function createErrorHandler(logger: Logger, explain: Explainer): ErrorReq
     if (domain.kind === "internal") {
       logger.error({ err: errorForLog(err), request_id: res.getHeader("X-Request-Id") }, "request failed");
     }
-    sendProblem(req, res, problemOf(domain));
+    sendProblem(req, res, problemOf(domain, extensions));
   };
 }

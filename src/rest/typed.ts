@@ -5,9 +5,8 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { operations } from "../../generated/openapi/schema.ts";
-import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
+import type { PortalPrincipal, ProviderPrincipal } from "../edge/identity.ts";
 import type { Caller } from "../edge/surfaces.ts";
-import type { PortalPrincipal } from "../portal/portal-user.ts";
 
 export type OperationId = keyof operations;
 type Operation<O extends OperationId> = operations[O];

@@ -1,9 +1,9 @@
 /** Per-request values that travel from the interceptors to the handlers, and their readers. */
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
-import type { ProviderPrincipal } from "../api-keys/api-key.service.ts";
+import type { ProviderPrincipal } from "../edge/identity.ts";
 import type { RequestNote } from "../edge/request-note.ts";
 import type { Caller } from "../edge/surfaces.ts";
-import type { Quota } from "../rate-limit/rate-limiter.ts";
+import type { Quota } from "../limits.ts";
 
 export const callerKey = createContextKey<Caller | undefined>(undefined, {
   description: "the verified caller (provider key or JWT)",

@@ -4,7 +4,7 @@
  * google.rpc details (AIP-193): `ErrorInfo` (reason = the problem code in UPPER_SNAKE_CASE, the
  * code itself in metadata), `BadRequest` field violations and `RetryInfo`.
  */
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
@@ -13,8 +13,7 @@ import {
   RetryInfoSchema,
 } from "../../generated/proto/google/rpc/error_details_pb.ts";
 import { ErrorDetailSchema } from "../../generated/proto/leadprovider/v1/errors_pb.ts";
-import { asDomainError, type ErrorKind } from "../errors.ts";
-import { duplicateMessage } from "../leads/lead.rpc.ts";
+import { asDomainError, type DomainError, type ErrorKind } from "../errors.ts";
 
 /** The `domain` of every ErrorInfo this service sends. */
 export const ERROR_DOMAIN = "lead-provider-api";
@@ -33,10 +32,22 @@ const CONNECT_CODE: Readonly<Record<ErrorKind, Code>> = {
 
 type Details = ConstructorParameters<typeof ConnectError>[3];
 
-export function toConnectError(thrown: unknown): ConnectError {
+/**
+ * What a feature adds to the error answers of its own DomainErrors (the leads feature: the
+ * duplicate of a duplicate_lead refusal): fields of ErrorDetail and ErrorInfo metadata entries.
+ * Given to createRpcRoutes (and the fast path) at composition, so this edge knows no feature.
+ */
+export interface ErrorDetailExtension {
+  readonly detail?: (err: DomainError) => MessageInitShape<typeof ErrorDetailSchema> | undefined;
+  readonly metadata?: (err: DomainError) => Readonly<Record<string, string>> | undefined;
+}
+
+export function toConnectError(thrown: unknown, extensions: readonly ErrorDetailExtension[] = []): ConnectError {
   if (thrown instanceof ConnectError) return thrown;
   const err = asDomainError(thrown);
   const retry = err.retryAfterSeconds;
+  const extraDetail = Object.assign({}, ...extensions.map((e) => e.detail?.(err)));
+  const extraMetadata = Object.assign({}, ...extensions.map((e) => e.metadata?.(err)));
   const details: Details = [
     {
       desc: ErrorDetailSchema,
@@ -51,7 +62,7 @@ export function toConnectError(thrown: unknown): ConnectError {
         ...(err.resetsAt !== undefined && { resetsAt: err.resetsAt.toISOString() }),
         ...(err.opensAt && { opensAt: err.opensAt.toISOString() }),
         ...(err.pausedReason && { pausedReason: err.pausedReason }),
-        ...(err.duplicate && { duplicate: duplicateMessage(err.duplicate) }),
+        ...extraDetail,
       }),
     },
     {
@@ -67,7 +78,7 @@ export function toConnectError(thrown: unknown): ConnectError {
           ...(err.resetsAt !== undefined && { resets_at: err.resetsAt.toISOString() }),
           ...(err.opensAt && { opens_at: err.opensAt.toISOString() }),
           ...(err.pausedReason && { paused_reason: err.pausedReason }),
-          ...(err.duplicate && { matched_on: err.duplicate.matchedOn.join(",") }),
+          ...extraMetadata,
         },
       }),
     },

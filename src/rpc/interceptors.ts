@@ -12,15 +12,15 @@ import { type Gate, hasOwnLimit, type Surface, surfaceOfService } from "../edge/
 import { DomainError } from "../errors.ts";
 import { errorForLog, type Logger } from "../logger.ts";
 import { callerKey, clientIpKey, noteKey, quotaKey } from "./context.ts";
-import { toConnectError } from "./errors.ts";
+import { type ErrorDetailExtension, toConnectError } from "./errors.ts";
 
 /** Renders every failure through the one DomainError table; logs only the unexpected ones. */
-export function errorsInterceptor(logger: Logger): Interceptor {
+export function errorsInterceptor(logger: Logger, extensions: readonly ErrorDetailExtension[] = []): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (thrown) {
-      const err = toConnectError(thrown);
+      const err = toConnectError(thrown, extensions);
       const quota = (thrown instanceof DomainError ? thrown.quota : undefined) ?? req.contextValues.get(quotaKey);
       if (quota) for (const [k, v] of Object.entries(rateLimitHeaders(quota))) err.metadata.set(k, v);
       if (err.code === Code.Internal && !(thrown instanceof ConnectError)) {

@@ -9,6 +9,7 @@ import { ProviderService } from "../../generated/proto/leadprovider/v1/provider_
 import { PublicLeadService } from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import type { Gate } from "../edge/surfaces.ts";
 import type { Logger } from "../logger.ts";
+import type { ErrorDetailExtension } from "./errors.ts";
 import {
   assertSurfaces,
   authInterceptor,
@@ -24,6 +25,8 @@ export interface RpcDeps {
   readonly providers: ServiceImpl<typeof ProviderService>;
   readonly common: ServiceImpl<typeof CommonService>;
   readonly workflow: ServiceImpl<typeof LeadWorkflowService>;
+  /** What features add to the error answers of their own DomainErrors (rpc/errors.ts). */
+  readonly errorDetails?: readonly ErrorDetailExtension[];
 }
 
 export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void {
@@ -31,7 +34,7 @@ export function createRpcRoutes(deps: RpcDeps): (router: ConnectRouter) => void 
   assertSurfaces(services.map((s) => s.typeName));
   const options = {
     interceptors: [
-      errorsInterceptor(deps.logger),
+      errorsInterceptor(deps.logger, deps.errorDetails),
       requestLogInterceptor(),
       authInterceptor(deps.gate),
       limitsInterceptor(deps.gate),

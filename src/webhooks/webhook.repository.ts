@@ -3,7 +3,7 @@ import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { eventPayload } from "../events/event.repository.ts";
 import type { EventData } from "../events/event.ts";
-import type { VersionedRules } from "../intake/intake.service.ts";
+import type { VersionedRules } from "../intake/intake-rules.ts";
 import type { Lead } from "../leads/lead.ts";
 import { chooseDeliveries, endpointsWithoutRoom, scanSize, scansTestDeliveries } from "./webhook.claim.ts";
 import type { Delivery, DeliveryState } from "./webhook.ts";

@@ -3,7 +3,7 @@
  * Delivery follows the Standard Webhooks specification (standardwebhooks.com).
  */
 import { randomBytes } from "node:crypto";
-import type { VersionedRules } from "../intake/intake.service.ts";
+import type { VersionedRules } from "../intake/intake-rules.ts";
 import type { Lead } from "../leads/lead.ts";
 
 export const DELIVERY_STATES = ["pending", "delivered", "failed", "disabled"] as const;

@@ -6,6 +6,7 @@ import { SignJWT } from "jose";
 import { type App, type AppOptions, createApp } from "../../src/app.ts";
 import { DEV_JWT_SECRET, loadConfig } from "../../src/config.ts";
 import { type Backend, createTestDatabase } from "./database.ts";
+import { passedEnv } from "./env.ts";
 
 export interface TestApp {
   readonly app: App;
@@ -105,6 +106,7 @@ export async function startTestApp(
     // Tests fail authentication on purpose, often, from one address.
     AUTH_FAILURES_PER_MINUTE: "100000",
     ...(database.url && { DATABASE_URL: database.url }),
+    ...passedEnv(),
     ...env,
   });
   const app = await createApp(config, { ...withImage(config.databaseUrl, config.dataDir), ...options });

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { passedEnv } from "./env.ts";
 import { busy, pollUntil, START_MS, StopWaiting, tail } from "./timing.ts";
 
 export const PG_BIN = "/usr/lib/postgresql/15/bin";
@@ -52,7 +53,15 @@ export interface ServiceProcess {
 export async function startService(env: Record<string, string>, port?: number): Promise<ServiceProcess> {
   const p = port ?? (await freePort());
   const child = spawn(process.execPath, ["src/main.ts"], {
-    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: String(p), LOG_LEVEL: "warn", ...SECRETS, ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOST: "127.0.0.1",
+      PORT: String(p),
+      LOG_LEVEL: "warn",
+      ...SECRETS,
+      ...passedEnv(),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

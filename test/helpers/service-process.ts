@@ -9,6 +9,7 @@ import { createServer } from "node:net";
 import { productionEnv, productionNodeFlags } from "../../bench/lib/service.ts";
 import { type ServiceClient, serviceClient } from "./app.ts";
 import { createTestDatabase } from "./database.ts";
+import { passedEnv } from "./env.ts";
 import { busy, pollUntil, START_MS, StopWaiting, tail } from "./timing.ts";
 
 export interface ServiceProcess extends ServiceClient {
@@ -50,6 +51,7 @@ export async function startServiceProcess(
       JWT_SECRET: secret,
       API_KEY_SECRET: randomBytes(32).toString("hex"),
       AUTH_FAILURES_PER_MINUTE: "100000",
+      ...passedEnv(),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

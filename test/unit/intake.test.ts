@@ -27,6 +27,7 @@ import {
   STATE_CODES,
   withDefaults,
 } from "../../src/intake/intake-rules.ts";
+import { intakePipeline } from "../../src/intake/pipeline.ts";
 import { CRITERIA_CODES, criteriaBreaches, INTAKE_RULES_TABLE } from "../../src/intake/rule-table.ts";
 import { duplicateFromRow } from "../../src/leads/lead.repository.ts";
 import { isBillable, type NewLead, providerDuplicate } from "../../src/leads/lead.ts";
@@ -340,6 +341,32 @@ const lead: NewLead = {
 const rules = (patch: Partial<IntakeRules>): IntakeRules => ({ ...DEFAULT_INTAKE_RULES, ...patch });
 const ctx = { shipDateInDays: 10, disposableEmail: false };
 const codes = (l: NewLead, r: IntakeRules, c = ctx) => criteriaBreaches(l, r, c).map((b) => `${b.field}:${b.code}`);
+
+describe("the intake pipeline (src/intake/pipeline.ts)", () => {
+  const stages = intakePipeline({
+    validate: () => ({ lead: undefined, violations: [], warnings: [], warningsTruncated: 0 }),
+    rulesNow: async () => ({ rules: withDefaults({}), at: new Date() }),
+    checkOpen: () => {},
+    checkCriteria: () => {},
+    guardFor: () => ({ matchPhone: true, matchEmail: true, windowDays: 30, rejectDuplicates: false, caps: [] }),
+  });
+
+  it("runs its stages in order, intake_guard last and in the database", () => {
+    expect(stages.map((s) => s.name)).toEqual(["fields", "sandbox", "pause_and_schedule", "criteria", "intake_guard"]);
+    expect(stages.filter((s) => s.runsIn === "database").map((s) => s.name)).toEqual(["intake_guard"]);
+  });
+
+  it("names every rule of the rule table in a stage, and only those, in the table's order", () => {
+    const named = stages.flatMap((s) => s.rules);
+    expect(named.sort()).toEqual(INTAKE_RULES_TABLE.map((r) => r.code).sort());
+    // A criterion (a row with a check) is the criteria stage's; disposable_email is also a warning of the fields'.
+    const stageOf = (row: (typeof INTAKE_RULES_TABLE)[number]) =>
+      stages.findIndex((s) => s.rules.includes(row.code) && (s.name === "criteria") === (row.check !== undefined));
+    const order = INTAKE_RULES_TABLE.map(stageOf);
+    expect(order).not.toContain(-1);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+});
 
 describe("the criteria of the rule table", () => {
   it("restrict nothing by default", () => {

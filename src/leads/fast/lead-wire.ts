@@ -17,9 +17,9 @@ import {
   OverseasType as OverseasTypeEnum,
   ShipVia as ShipViaEnum,
   VehicleType as VehicleTypeEnum,
-} from "../../generated/proto/leadprovider/v1/lead_pb.ts";
-import { type Duplicate, isBillable, type Lead, type Warning } from "../leads/lead.ts";
-import { enumValue } from "./convert.ts";
+} from "../../../generated/proto/leadprovider/v1/lead_pb.ts";
+import { enumValue } from "../../rpc/convert.ts";
+import { type Duplicate, isBillable, type Lead, type Warning } from "../lead.ts";
 
 const LEN = 2;
 const VARINT = 0;

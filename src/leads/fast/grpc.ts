@@ -22,19 +22,20 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import {
   CreateLeadRequestSchema,
   GetLeadRequestSchema,
-} from "../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
-import type { ClientAddress } from "../edge/client-address.ts";
-import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
-import { noteCaller, noteLead, noteOf } from "../edge/request-note.ts";
-import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
-import { DomainError } from "../errors.ts";
-import { createLeadInput } from "../leads/lead.rpc.ts";
-import type { LeadService } from "../leads/lead.service.ts";
-import { errorForLog, type Logger } from "../logger.ts";
-import { markFastPath } from "../observe.ts";
-import type { Quota } from "../rate-limit/rate-limiter.ts";
-import { toConnectError } from "./errors.ts";
-import { noteRpcFailure } from "./interceptors.ts";
+} from "../../../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
+import type { ClientAddress } from "../../edge/client-address.ts";
+import { rateLimitHeaders } from "../../edge/rate-limit-headers.ts";
+import { noteCaller, noteLead, noteOf } from "../../edge/request-note.ts";
+import { type Caller, type Gate, SURFACES } from "../../edge/surfaces.ts";
+import { DomainError } from "../../errors.ts";
+import type { Quota } from "../../limits.ts";
+import { errorForLog, type Logger } from "../../logger.ts";
+import { markFastPath } from "../../observe.ts";
+import { type ErrorDetailExtension, toConnectError } from "../../rpc/errors.ts";
+import { noteRpcFailure } from "../../rpc/interceptors.ts";
+import type { GrpcShortcut } from "../../rpc/shortcut.ts";
+import { createLeadInput } from "../lead.rpc.ts";
+import type { LeadService } from "../lead.service.ts";
 import { createLeadResponseBytes, getLeadResponseBytes } from "./lead-wire.ts";
 
 export interface GrpcFastPathDeps {
@@ -44,6 +45,8 @@ export interface GrpcFastPathDeps {
   readonly logger: Logger;
   /** The same cap as connect-node's readMaxBytes. */
   readonly readMaxBytes: number;
+  /** The same error details as the RPC edge's (RpcDeps.errorDetails). */
+  readonly errorDetails?: readonly ErrorDetailExtension[];
 }
 
 const SERVICE = "/leadprovider.v1.PublicLeadService/";
@@ -55,9 +58,7 @@ const PUBLIC = SURFACES.find((s) => s.name === "public");
 /** A call's outcome: the response message in its gRPC frame, or what went wrong. */
 type Outcome = { readonly frame: Uint8Array } | { readonly error: unknown };
 
-export function createGrpcFastPath(
-  deps: GrpcFastPathDeps,
-): (req: Http2ServerRequest, res: Http2ServerResponse) => boolean {
+export function createGrpcFastPath(deps: GrpcFastPathDeps): GrpcShortcut {
   if (!PUBLIC) throw new Error("the public surface is missing from the surface table");
   const surface = PUBLIC;
   const { gate, leads } = deps;
@@ -150,7 +151,7 @@ export function createGrpcFastPath(
     }
     // As rpc/interceptors.ts' errorsInterceptor: the error table, quota headers in the metadata.
     const thrown = outcome.error;
-    const err = toConnectError(thrown);
+    const err = toConnectError(thrown, deps.errorDetails);
     const errQuota = (thrown instanceof DomainError ? thrown.quota : undefined) ?? quota;
     if (errQuota) for (const [k, v] of Object.entries(rateLimitHeaders(errQuota))) err.metadata.set(k, v);
     if (err.code === Code.Internal && !(thrown instanceof ConnectError)) {

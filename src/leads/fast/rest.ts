@@ -18,30 +18,16 @@
 
 import { hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ClientAddress } from "../edge/client-address.ts";
-import { rateLimitHeaders } from "../edge/rate-limit-headers.ts";
-import { noteCaller, noteLead, noteOf } from "../edge/request-note.ts";
-import { type Caller, type Gate, SURFACES } from "../edge/surfaces.ts";
-import { createdLeadJson, LEADS_PATH, leadJson, leadLocation } from "../leads/lead.rest.ts";
-import type { LeadService } from "../leads/lead.service.ts";
-import { markFastPath, type RouteLabels } from "../observe.ts";
-import type { Quota } from "../rate-limit/rate-limiter.ts";
+import type { ClientAddress } from "../../edge/client-address.ts";
+import { rateLimitHeaders } from "../../edge/rate-limit-headers.ts";
+import { noteCaller, noteLead, noteOf } from "../../edge/request-note.ts";
+import { type Caller, type Gate, SURFACES } from "../../edge/surfaces.ts";
+import type { Quota } from "../../limits.ts";
+import { markFastPath, type RouteLabels } from "../../observe.ts";
+import { type Handoff, markHandoff, type NodeHandler, type RestShortcut } from "../../rest/handoff.ts";
+import { createdLeadJson, LEADS_PATH, leadJson, leadLocation } from "../lead.rest.ts";
+import type { LeadService } from "../lead.service.ts";
 import type { SchemaValidators } from "./schema-validators.ts";
-
-/** What the fast path did before handing a request to Express (rest/app.ts reads it). */
-export interface Handoff {
-  readonly caller?: Caller;
-  readonly quota?: Quota;
-  /** Thrown by Express's gate in place of authenticating again: rendered by the error handler. */
-  readonly error?: unknown;
-}
-
-const HANDOFF = Symbol("rest fast-path handoff");
-type HandedRequest = IncomingMessage & { [HANDOFF]?: Handoff; body?: unknown };
-
-export function handoffOf(req: object): Handoff | undefined {
-  return (req as HandedRequest)[HANDOFF];
-}
 
 export interface FastPathDeps {
   readonly gate: Gate;
@@ -52,8 +38,6 @@ export interface FastPathDeps {
   readonly headers: Readonly<Record<string, string>>;
   /** Check success bodies against the contract (VALIDATE_RESPONSES), as the validator would. */
   readonly validateResponses: boolean;
-  /** Express, for everything the fast path does not finish. */
-  readonly express: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 const PUBLIC = SURFACES.find((s) => s.name === "public");
@@ -102,15 +86,19 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRestFastPath(deps: FastPathDeps): RestShortcut {
   if (!PUBLIC) throw new Error("the public surface is missing from the surface table");
   const surface = PUBLIC;
-  const { gate, leads, express } = deps;
-
-  const handOver = (req: IncomingMessage, res: ServerResponse, handoff: Handoff, body?: unknown) => {
-    const r = req as HandedRequest;
-    r[HANDOFF] = handoff;
-    if (body !== undefined) r.body = body;
+  const { gate, leads } = deps;
+  /** To Express (given by the REST edge with each request), for everything the fast path does not finish. */
+  const handOver = (
+    express: NodeHandler,
+    req: IncomingMessage,
+    res: ServerResponse,
+    handoff: Handoff,
+    body?: unknown,
+  ) => {
+    markHandoff(req, handoff, body);
     express(req, res);
   };
 
@@ -151,7 +139,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
     return caller.provider;
   };
 
-  async function getLead(req: IncomingMessage, res: ServerResponse, externalId: string): Promise<void> {
+  async function getLead(express: NodeHandler, req: IncomingMessage, res: ServerResponse, externalId: string) {
     let admitted: { caller: Caller; quota?: Quota } | undefined;
     try {
       const note = noteOf(req);
@@ -161,14 +149,14 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
       noteLead(req, lead);
       const body = leadJson(lead);
       if (deps.validateResponses && !deps.schemas.lead(body))
-        return handOver(req, res, { ...admitted, error: OFF_CONTRACT });
+        return handOver(express, req, res, { ...admitted, error: OFF_CONTRACT });
       send(res, FAST_ROUTES.get, 200, JSON.stringify(body));
     } catch (error) {
-      handOver(req, res, { ...admitted, error });
+      handOver(express, req, res, { ...admitted, error });
     }
   }
 
-  async function createLead(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function createLead(express: NodeHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
     let parsed: unknown;
     try {
       parsed = JSON.parse((await readBody(req)).toString("utf8"));
@@ -176,7 +164,7 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
       if (parsed === null || typeof parsed !== "object") throw MALFORMED;
     } catch {
       if (!req.complete) return; // the client went away mid-body: nothing to answer
-      return handOver(req, res, { error: MALFORMED });
+      return handOver(express, req, res, { error: MALFORMED });
     }
     const note = noteOf(req);
     if (note) note.body = parsed;
@@ -184,30 +172,30 @@ export function createRestFastPath(deps: FastPathDeps): (req: IncomingMessage, r
     try {
       admitted = await admit(req, res);
       // A body the contract rejects: the validator words the rejection (after this same gate).
-      if (!deps.schemas.leadCreate(parsed)) return handOver(req, res, admitted, parsed);
+      if (!deps.schemas.leadCreate(parsed)) return handOver(express, req, res, admitted, parsed);
       const created = await leads.create(providerOf(admitted.caller), parsed);
       noteLead(req, created.lead);
       const body = createdLeadJson(created);
       if (deps.validateResponses && !deps.schemas.leadCreated(body)) {
-        return handOver(req, res, { ...admitted, error: OFF_CONTRACT }, parsed);
+        return handOver(express, req, res, { ...admitted, error: OFF_CONTRACT }, parsed);
       }
       send(res, FAST_ROUTES.create, 201, JSON.stringify(body), { Location: leadLocation(created.lead.externalId) });
     } catch (error) {
-      handOver(req, res, { ...admitted, error }, parsed);
+      handOver(express, req, res, { ...admitted, error }, parsed);
     }
   }
 
-  return (req, res) => {
+  return (req, res, express) => {
     const url = req.url ?? "";
     if (!url.startsWith(LEADS_PATH) || url.includes("?") || conditional(req)) return express(req, res);
     if (req.method === "GET" && url.endsWith("/") && url.length > LEADS_PATH.length) {
       const externalId = url.slice(LEADS_PATH.length, -1);
-      if (plainSegment(externalId)) return void getLead(req, res, externalId);
+      if (plainSegment(externalId)) return void getLead(express, req, res, externalId);
     } else if (req.method === "POST" && url.length === LEADS_PATH.length) {
       const length = Number(req.headers["content-length"]);
       const type = req.headers["content-type"]?.toLowerCase();
       if (type !== undefined && JSON_TYPES.has(type) && length > 0 && length <= MAX_BODY) {
-        return void createLead(req, res);
+        return void createLead(express, req, res);
       }
     }
     express(req, res);
