@@ -27,7 +27,7 @@ export function searchTerm(q: string): string {
  * (lower-cased) or a complete North American number (10 digits, area code and exchange not
  * starting with 0 or 1, optionally after a 1; searchTerm has made a phone its digits). Such a
  * term is looked up by the contact's own index rather than as a substring: one person's leads,
- * at the same cost at any table size (docs/decisions.md).
+ * at the same cost at any table size (docs/decisions/0024-back-office-search.md).
  */
 export function wholeContact(term: string): { readonly email: string } | { readonly phoneE164: string } | null {
   if (/^[^\s@]+@[^\s@]+\.[^\s@.]+$/.test(term)) return { email: term };
@@ -89,7 +89,7 @@ function legacyEnd(db: Db): Promise<Date | null> {
  * in the list's own order: a common term (a surname, a domain) fills the page there in a few
  * milliseconds. Only a term with fewer matches there goes to the trigram index for the rest, where
  * it is rare, so what the index finds is small. Either way the page is exact. Walking costs about
- * 1.2 µs a lead, paid by every rare term first: 3,000 rather than 10,000 (docs/decisions.md).
+ * 1.2 µs a lead, paid by every rare term first: 3,000 rather than 10,000 (docs/decisions/0024-back-office-search.md).
  */
 const SEARCH_RECENT = 3_000;
 

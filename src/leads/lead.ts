@@ -1,9 +1,14 @@
 /** Lead domain types and pure rules (no I/O): vocabularies, the ship_via rule, the state machine. */
 import { DateTime } from "luxon";
 import type { DuplicateMatch } from "../errors.ts";
-import type { Place } from "../zip/zip-directory.ts";
 
-export type { Place };
+/** A US ZIP code's place (zip/zip-directory.ts looks it up; declared here, free of Node). */
+export interface Place {
+  readonly zip: string;
+  readonly city: string;
+  readonly stateCode: string;
+  readonly stateId: number;
+}
 
 /**
  * The most vehicles one lead may list: the submission's own limit (lead.validation.ts), the

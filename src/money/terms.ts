@@ -9,6 +9,7 @@
 import type { FieldViolation } from "../errors.ts";
 import { Fields } from "../fields.ts";
 import {
+  MAX_VEHICLES,
   type NewLead,
   OVERSEAS_TYPES,
   type OverseasType,
@@ -17,7 +18,6 @@ import {
   VEHICLE_TYPES,
   type VehicleType,
 } from "../leads/lead.ts";
-import { MAX_VEHICLES } from "../leads/lead.ts";
 import { SUB_ID } from "../leads/lead.validation.ts";
 import { US_STATES } from "../states/states.ts";
 

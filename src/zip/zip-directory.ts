@@ -9,15 +9,11 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+/** A place as a ZIP names it: the city and state the directory knows for it. */
+import type { Place } from "../leads/lead.ts";
 import { stateByCode, stateById } from "../states/states.ts";
 
-/** A place as a ZIP names it: the city and state the directory knows for it. */
-export interface Place {
-  readonly zip: string;
-  readonly city: string;
-  readonly stateCode: string;
-  readonly stateId: number;
-}
+export type { Place };
 
 export interface ZipDirectory {
   /** Looks up `12345` or `12345-6789`; undefined when malformed or not a known US ZIP. */
