@@ -9,15 +9,16 @@
  *
  * The same database also plans intake_guard's duplicate lookups and cap count: its
  * statements are prepared inside plpgsql, so both the custom and the generic plan must use the
- * index. Their text is read from migration 0007, so a change to the function is what is planned.
+ * index. Their text is the one migration 0007 creates the function from (src/intake/intake-guard.sql.ts),
+ * so a change to the function is what is planned.
  */
-import { readFileSync } from "node:fs";
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../src/audit/audit.repository.ts";
 import type { Database } from "../src/db/schema.ts";
 import { listProviderEvents } from "../src/events/event.repository.ts";
+import { INTAKE_GUARD_SQL } from "../src/intake/intake-guard.sql.ts";
 import { listProviderLeads } from "../src/leads/lead-lists.repository.ts";
 import { searchLeads } from "../src/leads/lead-search.repository.ts";
 import { listEntries, listProviderEntries } from "../src/request-log/request-log.repository.ts";
@@ -44,7 +45,8 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-const MIGRATION = readFileSync(new URL("../src/db/migrations/0007-intake.ts", import.meta.url), "utf8");
+/** The guard as migration 0007 creates it (its text lives beside the intake pipeline). */
+const MIGRATION = INTAKE_GUARD_SQL;
 
 /** intake_guard's lookup by `key` (phone_e164 or email_match), its parameters as $1…$5. */
 function lookup(key: "phone_e164" | "email_match"): string {
