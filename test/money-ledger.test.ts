@@ -117,67 +117,61 @@ describe.runIf(POSTGRES)("the ledger across two instances (postgres)", () => {
   const setTerms = (id: number, terms: Json) =>
     t.call("PUT", `/api/v1/lead_providers/${id}/terms/`, { auth: admin, body: terms });
 
-  it(
-    "settles each purchase once when two instances sharing Postgres run the job at the same time, twice",
-    async () => {
-      const two = await startTestApp(backend, { ...ENV, DATABASE_URL: t.databaseUrl as string });
-      try {
-        const providers = await Promise.all(Array.from({ length: 4 }, () => t.provider()));
-        for (const p of providers) await setTerms(p.id, { ...ISSUE_TERMS, settlement_days: 0 });
-        await Promise.all(
-          providers.flatMap((p) =>
-            Array.from({ length: 15 }, (_, i) =>
-              (i % 2 === 0 ? t : two).call("POST", LEADS, { auth: p.key, body: freshLead() }),
-            ),
+  it("settles each purchase once when two instances sharing Postgres run the job at the same time, twice", async () => {
+    const two = await startTestApp(backend, { ...ENV, DATABASE_URL: t.databaseUrl as string });
+    try {
+      const providers = await Promise.all(Array.from({ length: 4 }, () => t.provider()));
+      for (const p of providers) await setTerms(p.id, { ...ISSUE_TERMS, settlement_days: 0 });
+      await Promise.all(
+        providers.flatMap((p) =>
+          Array.from({ length: 15 }, (_, i) =>
+            (i % 2 === 0 ? t : two).call("POST", LEADS, { auth: p.key, body: freshLead() }),
           ),
-        );
-        const runs = await Promise.all([
-          t.app.settlement.runOnce(),
-          two.app.settlement.runOnce(),
-          t.app.settlement.runOnce(),
-          two.app.settlement.runOnce(),
-        ]);
-        expect(runs.reduce((n, r) => n + r.done, 0)).toBe(60);
-        const db = t.app.database.db;
-        for (const p of providers) {
-          expect(await countTransactions(db, p.id, "lead_purchase")).toBe(15);
-          expect(await countTransactions(db, p.id, "settlement")).toBe(15);
-          expect(await j(t.call("GET", "/api/v1/public/balance/", { auth: p.key }))).toMatchObject({
-            pending_cents: 0,
-            available_cents: 15 * 1500,
-          });
-        }
-        const queued = await sql<{ n: number }>`
+        ),
+      );
+      const runs = await Promise.all([
+        t.app.settlement.runOnce(),
+        two.app.settlement.runOnce(),
+        t.app.settlement.runOnce(),
+        two.app.settlement.runOnce(),
+      ]);
+      expect(runs.reduce((n, r) => n + r.done, 0)).toBe(60);
+      const db = t.app.database.db;
+      for (const p of providers) {
+        expect(await countTransactions(db, p.id, "lead_purchase")).toBe(15);
+        expect(await countTransactions(db, p.id, "settlement")).toBe(15);
+        expect(await j(t.call("GET", "/api/v1/public/balance/", { auth: p.key }))).toMatchObject({
+          pending_cents: 0,
+          available_cents: 15 * 1500,
+        });
+      }
+      const queued = await sql<{ n: number }>`
           select count(*)::int as n from ledger_settlement_queue
           where provider_id in (${sql.join(providers.map((p) => p.id))})`.execute(db);
-        expect(queued.rows[0]?.n).toBe(0);
-        // Run again (a rerun after a crash): nothing is posted twice.
-        await Promise.all([t.app.settlement.runOnce(), two.app.settlement.runOnce()]);
-        for (const p of providers) expect(await countTransactions(db, p.id, "settlement")).toBe(15);
-        await expectLedgerWhole(db);
-      } finally {
-        await two.stop();
-      }
-    },
-  );
+      expect(queued.rows[0]?.n).toBe(0);
+      // Run again (a rerun after a crash): nothing is posted twice.
+      await Promise.all([t.app.settlement.runOnce(), two.app.settlement.runOnce()]);
+      for (const p of providers) expect(await countTransactions(db, p.id, "settlement")).toBe(15);
+      await expectLedgerWhole(db);
+    } finally {
+      await two.stop();
+    }
+  });
 
-  it(
-    "prices a lead by terms another instance saved a moment before, though this one had the old terms in hand",
-    async () => {
-      const two = await startTestApp(backend, { ...ENV, DATABASE_URL: t.databaseUrl as string });
-      try {
-        const p = await t.provider();
-        await setTerms(p.id, ISSUE_TERMS);
-        // The second instance prices a lead and keeps version 1.
-        expect((await j(two.call("POST", LEADS, { auth: p.key, body: freshLead() }))).price.terms_version).toBe(1);
-        await setTerms(p.id, { ...ISSUE_TERMS, default_price_cents: 4200 });
-        const lead = await j(two.call("POST", LEADS, { auth: p.key, body: freshLead() }));
-        expect(lead.price).toMatchObject({ amount_cents: 4200, terms_version: 2 });
-        expect(await countTransactions(t.app.database.db, p.id, "lead_purchase")).toBe(2);
-        await expectLedgerWhole(t.app.database.db);
-      } finally {
-        await two.stop();
-      }
-    },
-  );
+  it("prices a lead by terms another instance saved a moment before, though this one had the old terms in hand", async () => {
+    const two = await startTestApp(backend, { ...ENV, DATABASE_URL: t.databaseUrl as string });
+    try {
+      const p = await t.provider();
+      await setTerms(p.id, ISSUE_TERMS);
+      // The second instance prices a lead and keeps version 1.
+      expect((await j(two.call("POST", LEADS, { auth: p.key, body: freshLead() }))).price.terms_version).toBe(1);
+      await setTerms(p.id, { ...ISSUE_TERMS, default_price_cents: 4200 });
+      const lead = await j(two.call("POST", LEADS, { auth: p.key, body: freshLead() }));
+      expect(lead.price).toMatchObject({ amount_cents: 4200, terms_version: 2 });
+      expect(await countTransactions(t.app.database.db, p.id, "lead_purchase")).toBe(2);
+      await expectLedgerWhole(t.app.database.db);
+    } finally {
+      await two.stop();
+    }
+  });
 });
