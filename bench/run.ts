@@ -11,11 +11,11 @@
  * 4. Scale check: 1,000,000 leads across 100 providers seeded in SQL, REST get/create again.
  * 4b. Webhooks: REST create with and without a webhook_url configured (a receiver process answering
  *    204), in one service, and how long the deliveries take to drain after the load.
- * 4c. Request log: REST create, then REST get, on the service (request log on) and on a second one
- *    with REQUEST_LOG_ENABLED=false on the same database, in turn, BENCH_ROUNDS times each.
- * 4d. Pricing: REST create on the service (every bench provider has terms with price rules: each
- *    lead priced and its purchase posted in the ledger) and on a second one with
- *    LEDGER_ENABLED=false on the same database, in turn, at least five rounds.
+ * 4c. Request log: REST create, then REST get, on two services started for the comparison, one
+ *    with REQUEST_LOG_ENABLED=false, on the same database, at least five rounds, the side measured
+ *    first alternating between rounds (compareServices).
+ * 4d. Pricing: REST create the same way, against LEDGER_ENABLED=false (every bench provider has
+ *    terms with price rules: each lead priced and its purchase posted in the ledger).
  * 5. CPU profiles (node --cpu-prof) of each operation, start-up on an existing embedded database.
  * 6. The table, printed and written to bench/results/latest.md (and latest.json).
  *
@@ -442,74 +442,82 @@ async function clusterPhase(db: BenchDatabase, single: Service, w: Workload, env
   }
 }
 
+/** One A/B comparison: the median round's figures of each side and the ratios (on ÷ off) of every round. */
+interface Compared {
+  readonly on: Measured;
+  readonly off: Measured;
+  readonly ratio: number;
+  readonly ratios: number[];
+}
+
 /**
- * REST create and REST get with the request log on (the service as it runs everywhere) against the
- * same service with REQUEST_LOG_ENABLED=false, on the same database and providers, in turn for
- * each round, at least five rounds: what the log costs each operation, as the median round's
- * ratio with the lowest and highest.
+ * Two services started fresh for the comparison, the same but for `offEnv`, on the same database
+ * and providers, measured in turn for at least five rounds: the first side alternates between
+ * rounds (off, on, then on, off, …), so neither side always runs on a warmer database, and neither
+ * carries the heap and history of the phases before. The median round's ratio, with every round's.
  */
-async function requestLogPhase(db: BenchDatabase, on: Service, w: Workload, env: Record<string, string>) {
-  const off = await startService({ env: { ...env, REQUEST_LOG_ENABLED: "false" } });
+async function compareServices(
+  db: BenchDatabase,
+  w: Workload,
+  env: Record<string, string>,
+  offEnv: Record<string, string>,
+  ops: readonly Operation[],
+  what: string,
+): Promise<Record<string, Compared>> {
+  const off = await startService({ env: { ...env, ...offEnv } });
+  const on = await startService({ env });
   try {
-    const result = {} as Record<"create" | "get", { on: Measured; off: Measured; ratio: number; ratios: number[] }>;
-    for (const op of ["create", "get"] as const) {
+    const result: Record<string, Compared> = {};
+    for (const op of ops) {
       await load(off, w, "REST", op, maxConnections, config.warmup);
+      await load(on, w, "REST", op, maxConnections, config.warmup);
       const ons: Measured[] = [];
       const offs: Measured[] = [];
       const ratios: number[] = [];
       for (let round = 1; round <= Math.max(5, config.rounds); round++) {
-        await checkpoint(db);
-        await sleep(500);
-        offs.push(await measure(db, off, w, "REST", op, maxConnections));
-        log(`round ${round}: REST ${op} ×${maxConnections}, request log off: ${describe(offs.at(-1) as Measured)}`);
-        await checkpoint(db);
-        await sleep(500);
-        ons.push(await measure(db, on, w, "REST", op, maxConnections));
-        log(`round ${round}: REST ${op} ×${maxConnections}, request log on: ${describe(ons.at(-1) as Measured)}`);
+        const sides = round % 2 === 1 ? (["off", "on"] as const) : (["on", "off"] as const);
+        for (const side of sides) {
+          await checkpoint(db);
+          await sleep(500);
+          const m = await measure(db, side === "on" ? on : off, w, "REST", op, maxConnections);
+          (side === "on" ? ons : offs).push(m);
+          log(`round ${round}: REST ${op} ×${maxConnections}, ${what} ${side}: ${describe(m)}`);
+        }
         ratios.push((ons.at(-1) as Measured).result.rps / (offs.at(-1) as Measured).result.rps);
       }
       result[op] = { on: medianOf(ons), off: medianOf(offs), ratio: median(ratios), ratios };
     }
-    const [{ n: entries } = { n: "0" }] = await db.query<{ n: string }>("select count(*) as n from request_log");
-    log(`request log: ${Number(entries).toLocaleString("en-US")} entries written in the run`);
-    return { ...result, entries: Number(entries) };
+    return result;
   } finally {
     await off.stop();
+    await on.stop();
   }
+}
+
+/**
+ * REST create and REST get with the request log on (the service as it runs everywhere) against
+ * the same service with REQUEST_LOG_ENABLED=false (compareServices): what the log costs each
+ * operation.
+ */
+async function requestLogPhase(db: BenchDatabase, w: Workload, env: Record<string, string>) {
+  const r = await compareServices(db, w, env, { REQUEST_LOG_ENABLED: "false" }, ["create", "get"], "request log");
+  const [{ n: entries } = { n: "0" }] = await db.query<{ n: string }>("select count(*) as n from request_log");
+  log(`request log: ${Number(entries).toLocaleString("en-US")} entries written in the run`);
+  return { create: r.create as Compared, get: r.get as Compared, entries: Number(entries) };
 }
 
 /**
  * REST create with pricing on (the service as it runs: each lead priced by its provider's terms
  * and its purchase posted in the same statement) against the same service with
- * LEDGER_ENABLED=false, on the same database and providers, in turn, at least five rounds: the
- * median round's ratio, and the lowest and highest.
+ * LEDGER_ENABLED=false (compareServices).
  */
-async function moneyPhase(db: BenchDatabase, on: Service, w: Workload, env: Record<string, string>) {
-  const off = await startService({ env: { ...env, LEDGER_ENABLED: "false" } });
-  try {
-    await load(off, w, "REST", "create", maxConnections, config.warmup);
-    const ons: Measured[] = [];
-    const offs: Measured[] = [];
-    const ratios: number[] = [];
-    for (let round = 1; round <= Math.max(5, config.rounds); round++) {
-      await checkpoint(db);
-      await sleep(500);
-      offs.push(await measure(db, off, w, "REST", "create", maxConnections));
-      log(`round ${round}: REST create ×${maxConnections}, pricing off: ${describe(offs.at(-1) as Measured)}`);
-      await checkpoint(db);
-      await sleep(500);
-      ons.push(await measure(db, on, w, "REST", "create", maxConnections));
-      log(`round ${round}: REST create ×${maxConnections}, pricing on: ${describe(ons.at(-1) as Measured)}`);
-      ratios.push((ons.at(-1) as Measured).result.rps / (offs.at(-1) as Measured).result.rps);
-    }
-    const [{ n: purchases } = { n: "0" }] = await db.query<{ n: string }>(
-      "select count(*) as n from ledger_transactions where type = 'lead_purchase'",
-    );
-    log(`pricing: ${Number(purchases).toLocaleString("en-US")} purchases posted in the run`);
-    return { on: medianOf(ons), off: medianOf(offs), ratio: median(ratios), ratios, purchases: Number(purchases) };
-  } finally {
-    await off.stop();
-  }
+async function moneyPhase(db: BenchDatabase, w: Workload, env: Record<string, string>) {
+  const r = await compareServices(db, w, env, { LEDGER_ENABLED: "false" }, ["create"], "pricing");
+  const [{ n: purchases } = { n: "0" }] = await db.query<{ n: string }>(
+    "select count(*) as n from ledger_transactions where type = 'lead_purchase'",
+  );
+  log(`pricing: ${Number(purchases).toLocaleString("en-US")} purchases posted in the run`);
+  return { ...(r.create as Compared), purchases: Number(purchases) };
 }
 
 async function scalePhase(db: BenchDatabase, service: Service, w: Workload) {
@@ -746,8 +754,8 @@ async function main(): Promise<void> {
     await floor.stop();
     floor = undefined;
     const clustered = config.skipCluster ? undefined : await clusterPhase(db, service, workload, serviceEnv);
-    const logged = config.skipRequestLog ? undefined : await requestLogPhase(db, service, workload, serviceEnv);
-    const priced = config.skipMoney ? undefined : await moneyPhase(db, service, workload, serviceEnv);
+    const logged = config.skipRequestLog ? undefined : await requestLogPhase(db, workload, serviceEnv);
+    const priced = config.skipMoney ? undefined : await moneyPhase(db, workload, serviceEnv);
     const scale = config.skipScale ? undefined : await scalePhase(db, service, workload);
     const servicePeaks = [...measured.entries()].filter(([k]) => !k.startsWith("floor/")).map(([, m]) => m.peakMb);
     if (clustered) servicePeaks.push(clustered.one.peakMb, clustered.two.peakMb);

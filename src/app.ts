@@ -65,6 +65,7 @@ import { docsRoutes } from "./rest/docs.ts";
 import { withShortcut } from "./rest/handoff.ts";
 import { landingRoutes } from "./rest/landing.ts";
 import { clientIpKey, noteKey } from "./rpc/context.ts";
+import { recodingParseErrors } from "./rpc/parse-errors.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
 import { withGrpcShortcut } from "./rpc/shortcut.ts";
 import { createSandbox, type Sandbox } from "./sandbox/sandbox.service.ts";
@@ -403,7 +404,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     errorDetails,
   });
   const connect = connectNodeAdapter({
-    routes,
+    routes: recodingParseErrors(routes),
     // The same 64 KiB cap as a REST body; larger messages get RESOURCE_EXHAUSTED.
     readMaxBytes: RPC_READ_MAX_BYTES, // the fast path (leads/fast/grpc.ts) applies the same cap
     contextValues: (req) => {

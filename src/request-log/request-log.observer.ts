@@ -56,6 +56,24 @@ function stringField(body: unknown, key: string, max: number): string | undefine
   return typeof v === "string" && v.length > 0 && v.length <= max ? v : undefined;
 }
 
+/**
+ * The `{external_id}` segment of a REST path whose route template names one: a request refused
+ * before its route ran (a rate limit at the gate) still names the lead it asked for.
+ */
+function externalIdOfPath(route: string, path: string): string | undefined {
+  const at = route.split("/").indexOf("{external_id}");
+  if (at === -1) return undefined;
+  const segment = path.split("/")[at];
+  if (segment === undefined) return undefined;
+  let id: string;
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  return id.length > 0 && id.length <= 128 ? id : undefined;
+}
+
 /** The log entry of a finished Public API request, from its note (edge/request-note.ts) and answer. */
 function logEntry(
   req: AnyRequest,
@@ -106,7 +124,11 @@ function logEntry(
     code,
     detail: problem?.detail ?? protocolDetail,
     errors: problem?.errors ?? [],
-    externalId: note.externalId ?? stringField(body, "external_id", 128) ?? null,
+    externalId:
+      note.externalId ??
+      stringField(body, "external_id", 128) ??
+      (rest ? externalIdOfPath(at.route, at.path) : undefined) ??
+      null,
     leadId: note.leadId ?? null,
     durationMs: at.durationMs,
     clientIp: clientIp ?? null,
