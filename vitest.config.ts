@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/sequencer.ts";
 
 export default defineConfig({
   test: {
@@ -16,6 +17,8 @@ export default defineConfig({
     // A forgotten .only would run a smaller suite and pass: it fails the run instead.
     allowOnly: false,
     pool: "forks",
+    // The longest files start first (test/sequencer.ts), so none runs alone at the end.
+    sequence: { sequencer: LongestFirst },
     // Two cores: more workers only make each PGlite start slower, and the browser checks time out
     // (with three, two console checks ran past their 30 s on a slow 2-core machine).
     maxWorkers: 2,
