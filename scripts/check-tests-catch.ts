@@ -44,7 +44,7 @@ const MUTANTS: readonly Mutant[] = [
         "return `http://${(req as unknown as { headers: { host: string } }).headers.host}${relative}`;",
       ],
     ],
-    test: "test/hardening.test.ts",
+    test: "test/host.test.ts",
     filter: "Host header",
   },
   {

@@ -1,9 +1,23 @@
+/**
+ * Who may call what: JWTs (HS256 on the configured secret, or asymmetric from a JWKS URL) for the
+ * management, internal and workflow surfaces, API keys for the Public API. A JWT must carry an
+ * expiry within its maximum lifetime and must not be issued in the future; the workflow service
+ * also wants the configured lead-processing claim.
+ */
+import { createSecretKey } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Code } from "@connectrpc/connect";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LeadWorkflowService } from "../generated/proto/leadprovider/v1/lead_workflow_service_pb.ts";
+import { DEV_JWT_SECRET } from "../src/config.ts";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
+import { bearer, connectClient, rejection } from "./helpers/grpc.ts";
+
+const PG = { name: "pglite" } as const;
+const P = "/api/v1/lead_providers/";
 
 const MANAGEMENT_ROUTES: ReadonlyArray<readonly [string, string]> = [
   ["GET", "/api/v1/lead_providers/"],
@@ -119,4 +133,71 @@ describe("asymmetric JWTs from a JWKS URL", () => {
     const hs = await t.token(); // signed with the development HS256 secret
     expect((await t.call("GET", "/api/v1/lead_providers/", { auth: hs })).status).toBe(401);
   });
+});
+
+describe("a JWT's lifetime and the lead-processing claim", () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startTestApp(PG);
+    admin = await t.token();
+  });
+  afterAll(() => t.stop());
+
+  it("refuses JWTs without exp, living too long, issued in the future, or with padded base64url", async () => {
+    const secret = createSecretKey(Buffer.from(DEV_JWT_SECRET, "utf8"));
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (claims: Json) =>
+      new SignJWT({ position: "ADMIN", sub: "attacker", ...claims }).setProtectedHeader({ alg: "HS256" }).sign(secret);
+    const good = await sign({ iat: now, exp: now + 3600 });
+    expect((await t.call("GET", P, { auth: good })).status).toBe(200);
+    for (const [label, token] of [
+      ["no exp", await sign({ iat: now })],
+      ["100 years", await sign({ iat: now, exp: now + 100 * 365 * 86400 })],
+      ["iat a year ahead", await sign({ iat: now + 365 * 86400, exp: now + 365 * 86400 + 60 })],
+      ["no iat, exp in 2 days", await sign({ exp: now + 2 * 86400 })],
+      ["padded signature", `${good}=`],
+    ] as const) {
+      const res = await t.call("GET", P, { auth: token });
+      expect(res.status, label).toBe(401);
+    }
+  });
+
+  it("refuses the workflow service to a valid JWT without the lead-processing claim", async () => {
+    const workflow = connectClient(LeadWorkflowService, t.port, "grpc");
+    const agent = await t.token({ position: "AGENT" });
+    const refused = await rejection(workflow.listLeads({ state: 1 }, bearer(agent)));
+    expect(refused.code).toBe(Code.PermissionDenied);
+    const moved = await rejection(workflow.transitionLead({ leadId: 1n, toState: 2 }, bearer(agent)));
+    expect(moved.code).toBe(Code.PermissionDenied);
+    await expect(workflow.listLeads({ state: 1 }, bearer(admin))).resolves.toBeDefined();
+  });
+});
+
+describe("JWT_MAX_LIFETIME_SECONDS", () => {
+  it("accepts a 2-day token with JWT_MAX_LIFETIME_SECONDS=172800", async () => {
+    const t = await startTestApp(PG, { JWT_MAX_LIFETIME_SECONDS: "172800" });
+    try {
+      const token = await t.token({}, { expiresIn: "47h" });
+      expect((await t.call("GET", P, { auth: token })).status).toBe(200);
+      expect((await t.call("GET", P, { auth: await t.token({}, { expiresIn: "49h" }) })).status).toBe(401);
+    } finally {
+      await t.stop();
+    }
+  }, 150_000);
+});
+
+describe("JWT_WORKFLOW_CLAIM and JWT_WORKFLOW_VALUE", () => {
+  it("lets a token whose scope names the configured value use the workflow service", async () => {
+    const t = await startTestApp(PG, { JWT_WORKFLOW_CLAIM: "scope", JWT_WORKFLOW_VALUE: "leads:process" });
+    try {
+      const workflow = connectClient(LeadWorkflowService, t.port, "grpc");
+      const processor = await t.token({ position: "SYSTEM", scope: "leads:read leads:process" });
+      await expect(workflow.listLeads({ state: 1 }, bearer(processor))).resolves.toBeDefined();
+      const admin = await t.token();
+      expect((await rejection(workflow.listLeads({ state: 1 }, bearer(admin)))).code).toBe(Code.PermissionDenied);
+    } finally {
+      await t.stop();
+    }
+  }, 150_000);
 });

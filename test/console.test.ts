@@ -864,4 +864,17 @@ describe("the back office's headers", () => {
     expect((await t.call("GET", "/admin/favicon.svg")).headers.get("content-type")).toContain("image/svg+xml");
     expect((await t.call("GET", "/admin/assets/missing.js")).status).toBe(404);
   });
+
+  it("caches the console's hashed assets for a year, never its HTML", async () => {
+    const html = await t.call("GET", "/admin/");
+    expect(html.headers.get("cache-control")).toBe("no-store");
+    const asset = /\/admin\/assets\/[^"]+\.js/.exec(await html.text())?.[0];
+    expect(asset).toBeDefined();
+    const res = await t.call("GET", asset as string);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    const missing = await t.call("GET", "/admin/assets/missing-0000.js");
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("cache-control")).toBe("no-store");
+  });
 });

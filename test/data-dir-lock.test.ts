@@ -2,14 +2,15 @@
  * One process per embedded data directory (src/db/data-dir-lock.ts), with real processes: the
  * lock belongs to the directory, not to the path it was named by. While one service holds a
  * DATA_DIR, a second `node src/main.ts` given another path to the same directory (a symlink, a
- * path with `/./`, one through `..`) exits 78 naming the holder's pid, before it opens anything.
+ * path with `/./`, one through `..`) exits 78 naming the holder's pid, before it opens anything;
+ * a holder killed with SIGKILL leaves the directory free for the next start.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, SECRETS } from "./helpers/processes.ts";
+import { freePort, runToExit, SECRETS, startService } from "./helpers/processes.ts";
 
 const LISTENING = '"lead provider api listening"';
 
@@ -98,4 +99,43 @@ describe("the data directory's lock", () => {
     },
     180_000,
   );
+});
+
+describe("one service per data directory", () => {
+  it("refuses a second process on the directory (78, naming it and the holder's pid), and a kill -9 frees it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lp-lock-"));
+    try {
+      const first = await startService({ DATA_DIR: dir });
+      const second = await runToExit({ DATA_DIR: dir, PORT: String(await freePort()) });
+      expect(second.code).toBe(78);
+      // One line besides the development-secret warnings (on stdout; the refusal is on stderr, and
+      // which pipe's bytes arrive first is not fixed).
+      const lines = second.output
+        .trim()
+        .split("\n")
+        .filter((l) => !l.includes("development secret"));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(dir);
+      expect(lines[0]).toContain(`pid ${first.child.pid}`);
+      expect(second.output).not.toContain("    at "); // one line, no stack trace
+
+      // What the first acknowledged survives; the second never touched the directory.
+      const admin = await fetch(`${first.url}/api/v1/lead_providers/create/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(admin.status).toBe(401);
+
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const third = await startService({ DATA_DIR: dir });
+      expect((await fetch(`${third.url}/readyz`)).status).toBe(200);
+      third.child.kill("SIGTERM");
+      expect(await third.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Three starts of the service on the directory (the second refused).
+  }, 390_000);
 });

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -15,6 +16,7 @@ import { SANDBOX_SCENARIOS } from "../src/sandbox/sandbox.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { type Prism, ROOT, startPrism } from "./helpers/prism.ts";
+import { runToExit, SECRETS } from "./helpers/processes.ts";
 import { START_MS, tail } from "./helpers/timing.ts";
 
 const LEADS = "/api/v1/public/leads/";
@@ -109,6 +111,24 @@ describe("make token", () => {
     const { stdout } = await promisify(execFile)("make", ["help"], { cwd: ROOT, env: SHELL_ENV });
     expect(stdout).toMatch(/token .*--ttl/);
   });
+});
+
+describe("a port already in use", () => {
+  it("prints one line naming the port and exits 78", async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", () => r()));
+    const { port } = blocker.address() as net.AddressInfo;
+    try {
+      const { code, output } = await runToExit({ ...SECRETS, DATA_DIR: "memory://", PORT: String(port) });
+      expect(code).toBe(78);
+      expect(output.trim().split("\n").at(-1)).toBe(
+        `port ${port} is already in use (another process listens on 127.0.0.1:${port}); stop it or set PORT`,
+      );
+      expect(output).not.toContain("    at ");
+    } finally {
+      blocker.close();
+    }
+  }, 150_000);
 });
 
 describe.each(BACKENDS)("first requests ($name)", (backend) => {

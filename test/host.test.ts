@@ -2,13 +2,15 @@
  * The request's Host (HTTP/2: :authority) against a real server, over raw sockets and a raw
  * HTTP/2 session (fetch and the Connect clients write their own): anything but a plain
  * `host[:port]` is refused at the edge with 400 invalid_host, so a portal invite link (built from
- * the Host when PUBLIC_BASE_URL is unset, in development) can never open another site.
+ * the Host when PUBLIC_BASE_URL is unset, in development) can never open another site. Pagination
+ * links are never built from the Host: relative, or absolute under PUBLIC_BASE_URL.
  */
 import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
+import { rawHttp } from "./helpers/raw-http.ts";
 
 /** Sends one HTTP/1.1 request as raw bytes; resolves with the status, headers and body. */
 function rawRequest(
@@ -69,6 +71,10 @@ function h2Request(
     stream.end(body);
   });
 }
+
+/** GET of the provider list, page size 1, with a hostile Host header, closing the connection after. */
+const hostileListRequest = (token: string) =>
+  `GET /api/v1/lead_providers/?page_size=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`;
 
 const HOSTILE = ["real:8080@evil.example", "evil.example/x", "a b", "", "evil.example:99999", "[::1", "-evil.example"];
 
@@ -176,4 +182,30 @@ describe.each(BACKENDS)("the Host header ($name)", (backend) => {
       new RegExp(`^http://localhost:${t.port}/portal/#invite=`),
     );
   });
+
+  it("never builds pagination links from the Host header", async () => {
+    for (let i = 0; i < 3; i++) await t.provider();
+    // Over a raw socket: fetch would replace the Host header, so evil.example would never arrive.
+    const answer = await rawHttp(t.port, hostileListRequest(admin));
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as Json;
+    expect(body.next).toMatch(/^\/api\/v1\/lead_providers\/\?/);
+    expect(answer).not.toContain("evil.example");
+  });
+});
+
+describe("pagination links under PUBLIC_BASE_URL", () => {
+  it("builds absolute links under PUBLIC_BASE_URL, never from the Host header", async () => {
+    const based = await startTestApp({ name: "pglite" }, { PUBLIC_BASE_URL: "https://api.example.com" });
+    try {
+      for (let i = 0; i < 2; i++) await based.provider();
+      const answer = await rawHttp(based.port, hostileListRequest(await based.token()));
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as Json;
+      expect(body.next).toMatch(/^https:\/\/api\.example\.com\/api\/v1\/lead_providers\/\?/);
+      expect(answer).not.toContain("evil.example");
+    } finally {
+      await based.stop();
+    }
+  }, 150_000);
 });

@@ -1,6 +1,11 @@
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
+import { bearer, connectClient, grpcLead, rejection } from "./helpers/grpc.ts";
+
+const LEADS = "/api/v1/public/leads/";
 
 // The specification's table (§2.2), written out here rather than read from the code under test.
 const SPEC_SHIP_VIA = {
@@ -233,6 +238,30 @@ describe.each(BACKENDS)("Public Lead API over REST ($name)", (backend) => {
     expect(read.origin.state_id).toBe(5);
   });
 
+  it("caps the warnings at 20 and counts the rest (fast path and Express alike)", async () => {
+    const p = await t.provider();
+    for (const contentType of ["application/json", "application/json;charset=utf-8"]) {
+      const body: Json = leadBody();
+      for (let i = 0; i < 5000; i++) body[`u${i}`] = 1;
+      const res = await t.call("POST", LEADS, {
+        auth: p.key,
+        body: JSON.stringify(body),
+        headers: { "content-type": contentType },
+      });
+      expect(res.status, contentType).toBe(201);
+      const text = await res.text();
+      const created = JSON.parse(text) as Json;
+      expect(created.warnings).toHaveLength(20);
+      expect(created.warnings_truncated).toBe(4980);
+      expect(text.length).toBeLessThan(8000);
+    }
+    const plain = (await (
+      await t.call("POST", LEADS, { auth: p.key, body: { ...leadBody(), extra: 1 } })
+    ).json()) as Json;
+    expect(plain.warnings).toHaveLength(1);
+    expect(plain).not.toHaveProperty("warnings_truncated");
+  });
+
   it("stores SQL-looking and unicode strings verbatim", async () => {
     const sneaky = "Robert'); DROP TABLE leads;-- 🚗 Ünïcødé";
     const body = leadBody({ last_name: sneaky, external_id: `x'; select 1;-- ${Date.now()}` });
@@ -257,6 +286,21 @@ describe.each(BACKENDS)("Public Lead API over REST ($name)", (backend) => {
     });
     const { rows } = await sqlCount(t, body.external_id as string);
     expect(rows).toBe(1);
+  });
+
+  it("refuses . and .. as external_id (REST and gRPC)", async () => {
+    const p = await t.provider();
+    for (const externalId of [".", ".."]) {
+      const res = await t.call("POST", LEADS, { auth: p.key, body: leadBody({ external_id: externalId }) });
+      expect(res.status, externalId).toBe(400);
+      expect(((await res.json()) as Json).errors[0]).toMatchObject({ field: "external_id", code: "invalid_format" });
+      const err = await rejection(
+        connectClient(PublicLeadService, t.port, "grpc").createLead(grpcLead({ externalId }), bearer(p.key)),
+      );
+      expect(err.code, externalId).toBe(Code.InvalidArgument);
+    }
+    const ok = await t.call("POST", LEADS, { auth: p.key, body: leadBody({ external_id: "a/b?c" }) });
+    expect(ok.headers.get("location")).toBe(`${LEADS}a%2Fb%3Fc/`);
   });
 
   it("keeps providers apart: same external_id allowed for two, another's lead is 404", async () => {

@@ -1,6 +1,6 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
+import { ApiKeyMode, ProviderService } from "../generated/proto/leadprovider/v1/provider_service_pb.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
@@ -100,6 +100,38 @@ describe.each(BACKENDS)("Management API and provider keys ($name)", (backend) =>
     const list = await json(await t.call("GET", `${P}?search=${encodeURIComponent(detail.name)}`, { auth: admin }));
     expect(JSON.stringify(list)).not.toContain(key);
     expect(list.results[0].api_key.masked).toBe(detail.api_key.masked);
+  });
+
+  it("reveals exactly the key mode asked for, audited per mode (REST and gRPC)", async () => {
+    const p = await t.provider();
+    const issued = await t.call("POST", `${P}${p.id}/generate_api_key/`, { auth: admin, body: { mode: "test" } });
+    const testKey = ((await issued.json()) as Json).api_key as string;
+
+    const res = await t.call("GET", `${P}${p.id}/api_key/?mode=live`, { auth: admin });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ mode: "live", api_key: p.key });
+    expect(text).not.toContain(testKey);
+
+    const rpc = await connectClient(ProviderService, t.port, "grpc").revealApiKey(
+      { id: BigInt(p.id), mode: ApiKeyMode.TEST },
+      bearer(admin),
+    );
+    expect(rpc).toMatchObject({ mode: ApiKeyMode.TEST, apiKey: testKey });
+
+    const audit = (await (
+      await t.call("GET", `/api/v1/admin/audit_log/?provider_id=${p.id}`, { auth: admin })
+    ).json()) as Json;
+    const modes = (audit.results as Json[]).filter((e) => e.action === "api_key.viewed").map((e) => e.details.modes);
+    expect(modes).toEqual(expect.arrayContaining([["live"], ["test"]]));
+
+    expect((await t.call("GET", `${P}${p.id}/api_key/`, { auth: admin })).status).toBe(400);
+    expect((await t.call("GET", `${P}${p.id}/api_key/?mode=both`, { auth: admin })).status).toBe(400);
+    expect((await t.call("GET", `${P}999999999/api_key/?mode=live`, { auth: admin })).status).toBe(404);
+    expect((await t.call("GET", `${P}${p.id}/api_key/?mode=live`, { auth: p.key })).status).toBe(401);
+    // GET provider keeps its published contract: both keys.
+    const full = (await (await t.call("GET", `${P}${p.id}/`, { auth: admin })).json()) as Json;
+    expect([full.api_key_value, full.test_api_key_value]).toEqual([p.key, testKey]);
   });
 
   it("stops the old key at rotation, or after the grace period asked for", async () => {

@@ -6,7 +6,7 @@ import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { generateKey } from "../src/api-keys/api-key.ts";
-import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
+import { type Json, leadBody, minuteClock, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 import { type ServiceProcess, startServiceProcess } from "./helpers/service-process.ts";
 
@@ -171,6 +171,78 @@ describe.each(STORES)("rate limits ($name store)", (store) => {
       await tight.stop();
     }
   });
+});
+
+const PG = { name: "pglite" } as const;
+const P = "/api/v1/lead_providers/";
+const LEADS = "/api/v1/public/leads/";
+
+describe("the failed-authentication limit cannot lock out valid callers", () => {
+  let t: TestApp;
+  let key: string;
+  const clock = minuteClock();
+  beforeAll(async () => {
+    t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "5" }, { now: clock });
+    ({ key } = await t.provider());
+  });
+  afterAll(() => t.stop());
+
+  it("charges nothing for CORS preflights and requests without a credential", async () => {
+    clock.nextMinute();
+    for (let i = 0; i < 12; i++) {
+      await t.call("OPTIONS", LEADS, {
+        headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+      });
+      expect((await t.call("GET", `${LEADS}x/`)).status).toBe(401);
+    }
+    expect((await t.call("GET", `${LEADS}x/`, { auth: key })).status).toBe(404);
+    const bad = await t.call("GET", `${LEADS}x/`, { auth: `${key.slice(0, -2)}zz` });
+    expect(bad.status).toBe(401); // the first failed guess of this address still gets its 401
+  });
+
+  it("refuses an address that guesses keys, but never a valid key or JWT from it", async () => {
+    clock.nextMinute();
+    const guess = () => t.call("GET", `${LEADS}x/`, { auth: "lp_live_guess" });
+    for (let i = 0; i < 6; i++) await guess();
+    const [before, blocked, after] = [clock.secondsLeft(), await guess(), clock.secondsLeft()];
+    expect(blocked.status).toBe(429);
+    // The seconds to the end of the minute, as the injected clock read them while it answered.
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(after);
+    expect(Number(blocked.headers.get("retry-after"))).toBeLessThanOrEqual(before);
+    expect((await t.call("GET", `${LEADS}x/`, { auth: key })).status).toBe(404);
+    expect((await t.call("GET", P, { auth: await t.token() })).status).toBe(200);
+  });
+});
+
+describe("the failed-authentication limit's client address behind a trusted proxy", () => {
+  it("with TRUST_PROXY=1 limits the forwarded client, not the proxy everyone shares", async () => {
+    const clock = minuteClock();
+    const t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "3", TRUST_PROXY: "1" }, { now: clock });
+    try {
+      clock.nextMinute();
+      const from = (ip: string) =>
+        t.call("GET", `${LEADS}x/`, { auth: "lp_live_guess", headers: { "x-forwarded-for": ip } });
+      for (let i = 0; i < 4; i++) await from("203.0.113.5");
+      expect((await from("203.0.113.5")).status).toBe(429);
+      expect((await from("203.0.113.6")).status).toBe(401);
+    } finally {
+      await t.stop();
+    }
+  }, 150_000);
+
+  it("without TRUST_PROXY ignores X-Forwarded-For, so a guesser cannot escape by spoofing it", async () => {
+    const clock = minuteClock();
+    const t = await startTestApp(PG, { AUTH_FAILURES_PER_MINUTE: "3" }, { now: clock });
+    try {
+      clock.nextMinute();
+      const from = (ip: string) =>
+        t.call("GET", `${LEADS}x/`, { auth: "lp_live_guess", headers: { "x-forwarded-for": ip } });
+      for (let i = 0; i < 4; i++) await from(`203.0.113.${i}`);
+      expect((await from("198.51.100.1")).status).toBe(429);
+    } finally {
+      await t.stop();
+    }
+  }, 150_000);
 });
 
 describe.runIf(process.env.REDIS_URL)("rate limits shared through Redis", () => {

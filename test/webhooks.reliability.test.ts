@@ -1,21 +1,25 @@
 /**
  * Webhook delivery under the conditions that lose events in weaker designs: two instances sharing
  * one Postgres outbox (each event sent exactly once in a healthy run), the service killed with
- * SIGKILL while a delivery is in flight (the event is delivered after the restart), and a backlog
- * of hundreds at one slow, failing endpoint (another provider's deliveries still go at once).
+ * SIGKILL while a delivery is in flight (the event is delivered after the restart), a backlog
+ * of hundreds at one slow, failing endpoint (another provider's deliveries still go at once), an
+ * endpoint that never answers (it holds at most its share of the slots, test mode its own share),
+ * and a replay asked for while the attempt it repeats still runs (it waits for that attempt).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import { sql } from "kysely";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
 import { createProviderKey, SECRETS, type ServiceProcess, startService, waitFor } from "./helpers/processes.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
+import { START_MS } from "./helpers/timing.ts";
 
 const PROVIDERS = "/api/v1/lead_providers/";
+const LEADS = "/api/v1/public/leads/";
 const UNLIMITED = { RATE_LIMIT_PER_MINUTE: "100000", RATE_LIMIT_PER_DAY: "10000000" };
 
 let receiver: Receiver | undefined;
@@ -206,4 +210,114 @@ describe.each(BACKENDS)("a backlog at one slow, failing endpoint ($name)", (back
     // The slow endpoint never had more than its share in flight.
     expect(most).toBeLessThanOrEqual(4);
   }, 120_000);
+});
+
+describe.each(BACKENDS)("an endpoint that hangs ($name)", (backend) => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    // The default 16 slots, and a 10 s timeout: the hanging attempts hold their slots throughout.
+    t = await startTestApp(backend, { WEBHOOK_TIMEOUT_MS: "10000" });
+    admin = await t.token();
+  });
+  afterAll(() => t.stop());
+
+  const testKey = async (id: number) =>
+    (
+      (await (
+        await t.call("POST", `${PROVIDERS}${id}/generate_api_key/`, { auth: admin, body: { mode: "test" } })
+      ).json()) as Json
+    ).api_key as string;
+
+  it("delivers another provider's event within 2 s while one endpoint hangs with 20 deliveries queued", async () => {
+    const hanging = await startReceiver();
+    hanging.answer = () => "hang";
+    const fine = await startReceiver();
+    try {
+      const s = await t.provider(undefined, { webhook_url: hanging.url });
+      const f = await t.provider(undefined, { webhook_url: fine.url });
+      for (let i = 0; i < 20; i++) {
+        expect((await t.call("POST", LEADS, { auth: s.key, body: leadBody() })).status).toBe(201);
+      }
+      await hanging.waitFor((all) => all.length >= 4, 5000, "S's first deliveries");
+      const created = await t.call("POST", LEADS, { auth: f.key, body: leadBody() });
+      expect(created.status).toBe(201);
+      const committed = Date.now();
+      await fine.waitFor((all) => all.length >= 1, 2000, "F's lead.created within 2 s");
+      expect(fine.received[0]?.at ?? Number.POSITIVE_INFINITY).toBeLessThan(committed + 2000);
+      // The cap: the hanging endpoint never had more than 4 deliveries in flight.
+      expect(hanging.received.length).toBe(4);
+    } finally {
+      await hanging.close();
+      await fine.close();
+    }
+  }, 30_000);
+
+  it("gives test-mode deliveries a bounded share: five hanging sandbox endpoints leave live ones room", async () => {
+    const receivers = await Promise.all(Array.from({ length: 5 }, () => startReceiver()));
+    for (const r of receivers) r.answer = () => "hang";
+    const fine = await startReceiver();
+    try {
+      for (const r of receivers) {
+        const p = await t.provider(undefined, { webhook_url: r.url });
+        const key = await testKey(p.id);
+        for (let i = 0; i < 4; i++) {
+          expect((await t.call("POST", LEADS, { auth: key, body: leadBody() })).status).toBe(201);
+        }
+      }
+      // 5 × 4 hanging test deliveries would fill all 16 slots; the test share (4) holds them.
+      await waitFor(async () => receivers.reduce((n, r) => n + r.received.length, 0) >= 4, 5000, "test deliveries");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receivers.reduce((n, r) => n + r.received.length, 0)).toBe(4);
+      const f = await t.provider(undefined, { webhook_url: fine.url });
+      expect((await t.call("POST", LEADS, { auth: f.key, body: leadBody() })).status).toBe(201);
+      const committed = Date.now();
+      await fine.waitFor((all) => all.length >= 1, 2000, "the live event within 2 s");
+      expect(fine.received[0]?.at ?? Number.POSITIVE_INFINITY).toBeLessThan(committed + 2000);
+    } finally {
+      await Promise.all([...receivers, fine].map((r) => r.close()));
+    }
+  }, 30_000);
+});
+
+describe.each(BACKENDS)("a replay while the attempt it repeats still runs ($name)", (backend) => {
+  it("waits for the lease of an attempt still running when its delivery was disabled mid-send", async () => {
+    // The first attempt hangs until its 10 s time-out: long enough that it still runs when the
+    // replay comes, however slowly the machine gets there.
+    const t = await startTestApp(backend, { WEBHOOK_TIMEOUT_MS: "10000" });
+    const hanging = await startReceiver();
+    hanging.answer = () => "hang";
+    try {
+      const admin = await t.token();
+      const p = await t.provider(undefined, { webhook_url: hanging.url });
+      await t.call("POST", LEADS, { auth: p.key, body: leadBody() });
+      await hanging.waitFor((all) => all.length === 1, START_MS, "the first attempt");
+      // The endpoint is disabled while that attempt hangs (what a 410 from it would do).
+      const db = t.app.database.db;
+      await db.updateTable("webhook_deliveries").set({ state: "disabled" }).where("provider_id", "=", p.id).execute();
+      const [delivery] = await db
+        .selectFrom("webhook_deliveries")
+        .selectAll()
+        .where("provider_id", "=", p.id)
+        .execute();
+      const replayed = await t.call("POST", `${PROVIDERS}${p.id}/webhook_deliveries/${delivery?.id}/replay/`, {
+        auth: admin,
+      });
+      expect(replayed.status).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(hanging.received).toHaveLength(1); // not sent again while the first attempt runs
+      const after = await db
+        .selectFrom("webhook_deliveries")
+        .selectAll()
+        .where("id", "=", delivery?.id as number)
+        .executeTakeFirstOrThrow();
+      expect(after.state).toBe("pending");
+      expect(new Date(after.next_attempt_at as unknown as string).getTime()).toBeGreaterThanOrEqual(
+        new Date(delivery?.lease_expires_at as Date).getTime() - 5,
+      );
+    } finally {
+      await hanging.close();
+      await t.stop();
+    }
+  }, 150_000);
 });

@@ -28,7 +28,7 @@ export interface JwtPrincipal {
   readonly claims: JWTPayload;
 }
 
-/** The signed-in person behind a portal request (portal/portal-user.service.ts). */
+/** The signed-in person behind a portal request (portal/portal-sessions.service.ts). */
 export interface PortalPrincipal {
   readonly userId: number;
   readonly providerId: number;

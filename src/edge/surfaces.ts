@@ -139,7 +139,7 @@ export type Caller =
   | { readonly kind: "jwt"; readonly jwt: JwtPrincipal }
   | { readonly kind: "portal"; readonly portal: PortalPrincipal };
 
-/** Verifies a portal session cookie's token (portal/portal-user.service.ts). */
+/** Verifies a portal session cookie's token (portal/portal-sessions.service.ts). */
 export type PortalAuthenticator = (token: string | undefined) => Promise<PortalPrincipal>;
 
 /** Authentication and rate limiting by a surface's rule, the same for every edge. */

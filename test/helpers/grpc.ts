@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, type ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -66,3 +66,21 @@ export function connectClient<S extends DescService>(service: S, port: number, p
 }
 
 export const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+/** What `p` was rejected with (undefined when it resolved). */
+export const rejection = async (p: Promise<unknown>) =>
+  (await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as ConnectError;
+
+/** A CreateLead request over gRPC with the required fields; override any. */
+export const grpcLead = (fields: Record<string, unknown>) =>
+  ({
+    firstName: "Jane",
+    lastName: "Doe",
+    email: "jane@example.com",
+    phoneNumber: "+1 310 555 0100",
+    originZip: "90210",
+    ...fields,
+  }) as never;

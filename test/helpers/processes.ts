@@ -20,6 +20,14 @@ export const SECRETS = {
   API_KEY_SECRET: `test-api-key-secret-${"y".repeat(32)}`,
 };
 
+/** Production's settings on the test secrets, with the public base URL production requires. */
+export const PRODUCTION = {
+  NODE_ENV: "production",
+  JWT_SECRET: SECRETS.JWT_SECRET,
+  API_KEY_SECRET: SECRETS.API_KEY_SECRET,
+  PUBLIC_BASE_URL: "https://api.example.com",
+};
+
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer();
@@ -89,6 +97,27 @@ export async function startService(env: Record<string, string>, port?: number): 
     throw err;
   }
   return { url, port: p, child, output: () => out, exited };
+}
+
+/** Runs `node src/main.ts` with `env` to its exit (killed after `timeoutMs`); its code and everything it printed. */
+export function runToExit(
+  env: Record<string, string>,
+  timeoutMs = START_MS,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["src/main.ts"], {
+      env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }
 
 export interface PrivatePostgres {

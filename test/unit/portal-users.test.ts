@@ -1,8 +1,8 @@
 /**
- * Portal users' use cases on their own (src/portal/portal-user.service.ts), on a real in-memory
- * PGlite and the real in-process rate limiter, with an injected clock: invites, passwords,
- * sign-in and its attempts, second factors, sessions, a deactivated provider. `make mutation`
- * runs it.
+ * Portal users' use cases on their own (src/portal/portal-user.service.ts and the parts it
+ * composes), on a real in-memory PGlite and the real in-process rate limiter, with an injected
+ * clock: invites, passwords, sign-in and its attempts, second factors, sessions, a deactivated
+ * provider. `make mutation` runs it.
  */
 import { sql } from "kysely";
 import { generate as totpCode } from "otplib";
