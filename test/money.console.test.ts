@@ -14,7 +14,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DateTime } from "luxon";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { axeViolations, watchedContext } from "./helpers/browser.ts";
@@ -50,7 +50,11 @@ describe.skipIf(!HAVE_CHROMIUM)("the money screens in a browser", () => {
     );
 
   /** axe-core on the screen, no sideways scrolling, and its screenshot when asked. */
-  async function check(page: Page, screen: string, options: { dialog?: boolean } = {}): Promise<void> {
+  async function check(
+    page: Page,
+    screen: string,
+    options: { dialog?: boolean; region?: Locator } = {},
+  ): Promise<void> {
     const bad = await axeViolations(page);
     const width = page.viewportSize()?.width ?? 0;
     expect(bad, `${screen} at ${width} px: accessibility\n${bad.join("\n")}`).toEqual([]);
@@ -62,10 +66,18 @@ describe.skipIf(!HAVE_CHROMIUM)("the money screens in a browser", () => {
     expect(scrollWidth, `${screen} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width);
     if (SHOTS) {
       mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({
-        path: join(SHOTS, `${screen}-${width}.png`),
-        fullPage: width > 400 && !options.dialog,
-      });
+      const path = join(SHOTS, `${screen}-${width}.png`);
+      // A panel of the provider page by itself; a page in full at desktop width.
+      if (options.region) {
+        // The app bar (fixed) hidden while the panel alone is taken, or it is drawn across it.
+        const bar = page.locator("header").first();
+        const show = (el: { style: { visibility: string } }, v: string) => {
+          el.style.visibility = v;
+        };
+        await bar.evaluate(show, "hidden");
+        await options.region.screenshot({ path });
+        await bar.evaluate(show, "visible");
+      } else await page.screenshot({ path, fullPage: width > 400 && !options.dialog });
     }
   }
 
@@ -139,7 +151,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the money screens in a browser", () => {
     await preview.getByLabel("sub_id", { exact: true }).fill("fb-spring");
     await preview.getByRole("button", { name: "Price this lead" }).click();
     await expect.poll(() => result.textContent()).toContain("This lead would earn $30.00");
-    await check(page, "terms-panel");
+    await check(page, "terms-panel", { region: terms });
 
     await terms.getByRole("button", { name: "Save terms" }).click();
     await terms.getByText("Version 1", { exact: false }).waitFor();
@@ -189,7 +201,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the money screens in a browser", () => {
           .count(),
       )
       .toBe(7); // a header and two lines per settled lead
-    await check(page, "money-panel");
+    await check(page, "money-panel", { region: money });
 
     // A payout over the available balance: confirmed in red, refused with the service's words.
     await money.getByRole("button", { name: "Record payout" }).click();

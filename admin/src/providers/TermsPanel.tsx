@@ -323,7 +323,7 @@ export function TermsPanel() {
       label={label}
       value={value ?? ""}
       onChange={(e) => onChange(e.target.value)}
-      sx={{ minWidth: 170 }}
+      sx={{ minWidth: 210 }}
     >
       <MenuItem value="">Any</MenuItem>
       {options.map((o) => (
@@ -455,7 +455,7 @@ export function TermsPanel() {
                 label={`Rule ${i + 1} sub_id`}
                 value={rule.when.sub_id ?? ""}
                 onChange={(e) => setWhen(i, { sub_id: e.target.value === "" ? undefined : e.target.value })}
-                helperText={err(`price_rules[${i}].when.sub_id`) || "Ends in - : a prefix"}
+                helperText={err(`price_rules[${i}].when.sub_id`) || "A value ending in - matches as a prefix"}
                 error={Boolean(err(`price_rules[${i}].when.sub_id`))}
               />
               <TextField
@@ -492,7 +492,7 @@ export function TermsPanel() {
                 onChange={(e) =>
                   setWhen(i, { vehicle_run: e.target.value === "" ? undefined : e.target.value === "yes" })
                 }
-                sx={{ minWidth: 170 }}
+                sx={{ minWidth: 210 }}
               >
                 <MenuItem value="">Any</MenuItem>
                 <MenuItem value="yes">Every vehicle runs</MenuItem>
@@ -659,7 +659,7 @@ export function TermsPanel() {
                 label={`Lead ${String(label).toLowerCase()}`}
                 value={sample[key as "overseasType"]}
                 onChange={(e) => setSample({ ...sample, [key as string]: e.target.value })}
-                sx={{ minWidth: 170 }}
+                sx={{ minWidth: 200 }}
               >
                 {(options as string[]).map((o) => (
                   <MenuItem key={o} value={o}>
@@ -675,7 +675,7 @@ export function TermsPanel() {
               label="Lead vehicles run"
               value={sample.runs}
               onChange={(e) => setSample({ ...sample, runs: e.target.value as "yes" | "no" })}
-              sx={{ minWidth: 170 }}
+              sx={{ minWidth: 200 }}
             >
               <MenuItem value="yes">They run</MenuItem>
               <MenuItem value="no">They do not run</MenuItem>
