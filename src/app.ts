@@ -329,6 +329,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     stats,
     intake,
     webhooks,
+    ledger,
+    terms,
   });
 
   const gate = createGate(auth, admission, (token) => portalUsers.authenticate(token));
@@ -348,7 +350,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       requestLogRoutes(requestLog, config.publicBaseUrl),
       statsRoutes(stats),
       moneyRoutes(terms, ledger, config.publicBaseUrl),
-      portalRoutes(portal, portalUsers, { clientAddress, publicBaseUrl: config.publicBaseUrl, now }),
+      portalRoutes(portal, portalUsers, {
+        clientAddress,
+        publicBaseUrl: config.publicBaseUrl,
+        now,
+        ledger,
+        quoteViolations: terms.quoteViolations,
+      }),
     ],
     publicBaseUrl: config.publicBaseUrl,
     logger,

@@ -17,8 +17,9 @@ import {
   payables,
   periodLines,
   periodTotals,
+  purchasesPerDay,
 } from "../src/money/money.repository.ts";
-import { periodOf } from "../src/money/statement.ts";
+import { dayWindow, periodOf } from "../src/money/statement.ts";
 import { plansDatabase, releasePlansDatabase } from "./helpers/plans-database.ts";
 
 const LEDGER = new Set(["ledger_entries", "ledger_transactions", "ledger_accounts", "ledger_settlement_queue"]);
@@ -37,6 +38,12 @@ interface PlanNode {
 }
 
 const rowsOut = (n: PlanNode) => n["Actual Rows"] * n["Actual Loops"];
+
+/** Every index the plan reads. */
+const indexesOf = (node: PlanNode): string[] => [
+  ...(node["Index Name"] ? [node["Index Name"]] : []),
+  ...(node.Plans ?? []).flatMap(indexesOf),
+];
 
 function problemsOf(node: PlanNode, out: string[] = []): string[] {
   const relation = node["Relation Name"] ?? "";
@@ -97,7 +104,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("the ledger's query plans at hal
     const explained = await pool.query(`explain (analyze, format json) ${statement.sql}`, [...statement.parameters]);
     const root = (explained.rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
     const text = await pool.query(`explain (analyze) ${statement.sql}`, [...statement.parameters]);
-    return { problems: problemsOf(root), text: text.rows.map((r) => r["QUERY PLAN"]).join("\n") };
+    return {
+      problems: problemsOf(root),
+      indexes: indexesOf(root),
+      text: text.rows.map((r) => r["QUERY PLAN"]).join("\n"),
+    };
   }
 
   const yearAgo = () => new Date(Date.now() - 365 * 86_400_000);
@@ -106,6 +117,31 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("the ledger's query plans at hal
       .format(d)
       .slice(0, 7);
   const book = () => ({ providerId: big, livemode: true });
+  /** Purchases per business day: the portal's earnings chart and the dashboard's spend, with the index each must read. */
+  const days = (n: number) => dayWindow(new Date(), "America/New_York", n);
+  const perDay = (scope: { providerId: number; livemode: boolean } | { livemode: boolean }, n: number) => {
+    const w = days(n);
+    return purchasesPerDay(db, scope, "America/New_York", w.start, w.end);
+  };
+  const PER_DAY: [string, () => Promise<unknown>, string][] = [
+    ["a big provider's earnings per day, 30 days", () => perDay(book(), 30), "ledger_entries_provider_type_idx"],
+    [
+      "a small provider's earnings per day, a year",
+      () => perDay({ providerId: small, livemode: true }, 366),
+      "ledger_entries_provider_type_idx",
+    ],
+    [
+      "every provider's spend per day, 30 days",
+      () => perDay({ livemode: true }, 30),
+      "ledger_entries_purchases_day_idx",
+    ],
+    [
+      "every provider's test spend per day, 30 days",
+      () => perDay({ livemode: false }, 30),
+      "ledger_entries_purchases_day_idx",
+    ],
+  ];
+
   const CASES: [string, () => Promise<unknown>][] = [
     ["a big provider's lines, first page", () => listLines(db, book(), {}, 21)],
     ["a small provider's lines, first page", () => listLines(db, { providerId: small, livemode: true }, {}, 21)],
@@ -150,10 +186,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("the ledger's query plans at hal
       },
     ],
     ["the payables, first page", () => payables(db, true, 0, 51)],
+    ...PER_DAY.map(([name, query]) => [name, query] as [string, () => Promise<unknown>]),
   ];
 
   it.each(CASES)("%s: index scans, nothing read and thrown away, no big sort", async (_name, query) => {
     const { problems, text } = await plan(query);
     expect(problems, text).toEqual([]);
+  });
+
+  it.each(PER_DAY)("%s: reads its index", async (_name, query, index) => {
+    const { indexes, text } = await plan(query);
+    expect(indexes, text).toContain(index);
   });
 });

@@ -161,6 +161,99 @@ describe.each(BACKENDS)("money ($name)", (backend) => {
       expect(b).toMatchObject({ pending_cents: cases.reduce((s, c) => s + c[2], 0) + 2500, available_cents: 0 });
     });
 
+    it("previews a lead's price under the current or draft terms for an administrator, storing nothing (REST and gRPC)", async () => {
+      const p = await payee(ISSUE_TERMS);
+      const path = `/api/v1/lead_providers/${p.id}/terms/quote/`;
+      const lead = freshLead({ origin_zip: "10001", vehicles: [car(), car()] });
+      const current = await j(t.call("POST", path, { auth: admin, body: { lead } }));
+      expect(current).toEqual({
+        amount_cents: 2500,
+        currency: "USD",
+        rule: "price_rules[1]",
+        terms_version: 1,
+        base_cents: 2000,
+        extra_vehicles_cents: 500,
+        draft: false,
+      });
+      expect(current.amount_cents).toBe((await quote(p.key, lead)).amount_cents);
+      const draftTerms = { default_price_cents: 1000, extra_vehicle_cents: 0, price_rules: [] };
+      const draft = await j(t.call("POST", path, { auth: admin, body: { lead, terms: draftTerms } }));
+      expect(draft).toMatchObject({
+        amount_cents: 1000,
+        rule: "default_price_cents",
+        terms_version: null,
+        draft: true,
+      });
+      // Nothing saved: the terms are still version 1, no change audited or announced.
+      expect((await j(t.call("GET", termsPath(p.id), { auth: admin }))).version).toBe(1);
+      expect(await countTransactions(t.app.database.db, p.id, "lead_purchase")).toBe(0);
+
+      const bad = await t.call("POST", path, {
+        auth: admin,
+        body: {
+          lead: { ...lead, origin_zip: "00000" },
+          terms: { price_rules: [{ when: { origin_states: ["ZZ"] }, price_cents: 19.99 }] },
+        },
+      });
+      expect(bad.status).toBe(400);
+      const fields = ((await j(bad)).errors as Json[]).map((e) => e.field).sort();
+      expect(fields).toEqual([
+        "lead.origin_zip",
+        "terms.price_rules[0].price_cents",
+        "terms.price_rules[0].when.origin_states[0]",
+      ]);
+      const noLead = await t.call("POST", path, { auth: admin, body: { terms: draftTerms } });
+      expect(((await j(noLead)).errors as Json[]).map((e) => e.field)).toEqual(["lead"]);
+      const missing = await t.call("POST", "/api/v1/lead_providers/999999/terms/quote/", {
+        auth: admin,
+        body: { lead },
+      });
+      expect((await j(missing)).code).toBe("provider_not_found");
+
+      const rpc = providerRpc();
+      const rpcLead = {
+        externalId: String(freshLead().external_id),
+        firstName: "Maria",
+        lastName: "Gonzalez",
+        email: "maria.rpc@example.com",
+        phoneNumber: "+1 (310) 555-0142",
+        originZip: "10001",
+        estimatedShipDate: String(lead.estimated_ship_date),
+        overseasType: OverseasType.DOMESTIC,
+        shipVia: ShipVia.OPEN,
+        vehicles: [
+          { year: 2021, make: "Toyota", model: "Camry", type: VehicleType.CAR, tariff: 950n, deposit: 150n },
+          { year: 2021, make: "Toyota", model: "Camry", type: VehicleType.CAR, tariff: 950n, deposit: 150n },
+        ],
+      };
+      const viaRpc = await rpc.quoteProviderLead({ id: BigInt(p.id), lead: rpcLead }, bearer(admin));
+      expect(viaRpc.draft).toBe(false);
+      expect(viaRpc.quote?.price).toMatchObject({ amountCents: 2500n, rule: "price_rules[1]", termsVersion: 1 });
+      const rpcDraft = await rpc.quoteProviderLead(
+        { id: BigInt(p.id), lead: rpcLead, terms: { defaultPriceCents: 700n, settlementDays: 7 } },
+        bearer(admin),
+      );
+      expect(rpcDraft.draft).toBe(true);
+      expect(rpcDraft.quote?.price?.amountCents).toBe(700n);
+      const err = await rpc
+        .quoteProviderLead(
+          {
+            id: BigInt(p.id),
+            lead: rpcLead,
+            terms: { priceRules: [{ when: { originStates: { values: ["ZZ"] } }, priceCents: 5n }], settlementDays: 7 },
+          },
+          bearer(admin),
+        )
+        .then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
+      expect(err?.code).toBe(Code.InvalidArgument);
+      expect(err?.findDetails(ErrorDetailSchema)[0]?.violations.map((v) => v.field)).toEqual([
+        "terms.price_rules[0].when.origin_states[0]",
+      ]);
+    });
+
     it("names every bad member of a terms document, over REST and gRPC, and stores nothing", async () => {
       const p = await payee(ISSUE_TERMS);
       const bad = {

@@ -1,4 +1,6 @@
 /** The back office at /admin/ (the router's basename): react-admin over the service's own contracts. */
+
+import AccountBalanceIcon from "@mui/icons-material/AccountBalance";
 import HistoryIcon from "@mui/icons-material/History";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
@@ -14,6 +16,7 @@ import { ForbiddenPage } from "./ForbiddenPage.tsx";
 import { Layout } from "./Layout.tsx";
 import { LoginPage } from "./LoginPage.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
+import { PayablesPage } from "./payables.tsx";
 import { ProviderCreate, ProviderEdit, ProviderList, ProviderShow } from "./providers.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
 
@@ -53,6 +56,7 @@ export function App() {
         recordRepresentation="request_id"
       />
       <Resource name="audit" list={AuditList} icon={HistoryIcon} options={{ label: "Audit log" }} />
+      <Resource name="payables" list={PayablesPage} icon={AccountBalanceIcon} options={{ label: "Payables" }} />
       <CustomRoutes noLayout>
         <Route path={FORBIDDEN_PATH} element={<ForbiddenPage />} />
       </CustomRoutes>

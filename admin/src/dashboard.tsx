@@ -1,7 +1,8 @@
 /**
  * The console's home: the last 30 business days of one mode (all providers, or one with
- * ?provider_id=): leads per day stacked by outcome, the LEAD→QUOTE→ORDER funnel, the top reject
- * codes, and (all providers) a table per provider with links. Charts are MUI X Charts; the numbers
+ * ?provider_id=): leads per day stacked by outcome, (all providers) the money spent on leads per
+ * day, the LEAD→QUOTE→ORDER funnel, the top reject codes, and (all providers) a table per provider
+ * with links. Charts are MUI X Charts; the numbers
  * come from GET /api/v1/admin/stats/, as the CSV export does.
  */
 import {
@@ -25,6 +26,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Title, useAuthState, useDataProvider } from "react-admin";
 import { Link, useSearchParams } from "react-router-dom";
+import { PerDayChart } from "../../ui/src/components/money.tsx";
 import type { Schemas } from "./api.ts";
 
 type Stats = Schemas["Stats"];
@@ -92,6 +94,24 @@ function PerDay({ stats }: { stats: Stats }) {
           ]}
         />
       </Box>
+    </Section>
+  );
+}
+
+/** What the broker spent on every provider's leads per business day (GET /api/v1/admin/ledger/spend/). */
+function Spend({ livemode }: { livemode: boolean }) {
+  const dataProvider = useDataProvider();
+  const { authenticated } = useAuthState();
+  const spend = useQuery({
+    queryKey: ["admin-spend", livemode],
+    enabled: authenticated === true,
+    queryFn: (): Promise<Schemas["PurchasesPerDay"]> =>
+      dataProvider.getSpend({ mode: livemode ? "live" : "test", days: 30 }),
+  });
+  return (
+    <Section title="Spend per day">
+      {spend.error && <Typography role="alert">Could not load the spend: {String(spend.error.message)}</Typography>}
+      {spend.data && <PerDayChart series={spend.data} title="Spent on leads" />}
     </Section>
   );
 }
@@ -272,6 +292,11 @@ export function Dashboard() {
           <Box sx={{ gridColumn: { md: "1 / -1" } }}>
             <PerDay stats={stats} />
           </Box>
+          {providerId === undefined && (
+            <Box sx={{ gridColumn: { md: "1 / -1" } }}>
+              <Spend livemode={livemode} />
+            </Box>
+          )}
           <Funnel totals={stats.totals} />
           <RejectCodes totals={stats.totals} />
           {providerId === undefined && byProvider.data && (

@@ -308,6 +308,11 @@ const calls: DataProvider & { getAll(resource: string, filter: Json, limit: numb
     return (await data(api.GET("/api/v1/admin/stats/", { params: { query } }))) as Schemas["Stats"];
   },
 
+  /** Every provider's purchases per business day (the dashboard's spend chart). */
+  async getSpend(query: { mode: "live" | "test"; days: number }): Promise<Schemas["PurchasesPerDay"]> {
+    return data(api.GET("/api/v1/admin/ledger/spend/", { params: { query } }));
+  },
+
   getManyReference: unsupported("getManyReference"),
   updateMany: unsupported("updateMany"),
   delete: unsupported("Deleting"),

@@ -1,4 +1,4 @@
-/** Providers: list, create, edit, and the detail page with keys, usage and webhooks. */
+/** Providers: list, create, edit, and the detail page with keys, usage, intake, terms, money and webhooks. */
 import { Button, type Theme, Typography, useMediaQuery } from "@mui/material";
 import {
   BooleanField,
@@ -38,7 +38,9 @@ import { ListActions } from "./listActions.tsx";
 import { DeactivateButton } from "./providers/DeactivateButton.tsx";
 import { IntakePanel } from "./providers/IntakePanel.tsx";
 import { KeyPanel } from "./providers/KeyPanel.tsx";
+import { MoneyPanel } from "./providers/MoneyPanel.tsx";
 import { PortalUsersPanel } from "./providers/PortalUsersPanel.tsx";
+import { TermsPanel } from "./providers/TermsPanel.tsx";
 import { UsagePanel } from "./providers/UsagePanel.tsx";
 import { WebhookPanel } from "./providers/WebhookPanel.tsx";
 
@@ -235,6 +237,8 @@ function Panels() {
       <KeyPanel mode="test" />
       <UsagePanel />
       <IntakePanel />
+      <TermsPanel />
+      <MoneyPanel />
       <WebhookPanel />
       <PortalUsersPanel />
     </>

@@ -1196,6 +1196,149 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/portal/balance/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's balance
+     * @description What the broker owes the provider in the `mode`'s book, as `GET /api/v1/public/balance/` gives it to that mode's key - pending, available and paid out, in whole cents.
+     */
+    get: operations["getPortalBalance"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/balance_transactions/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's ledger lines
+     * @description Every movement on the provider's pending and available accounts in the `mode`'s book, newest first, with the filters and cursor pages of `GET /api/v1/public/balance_transactions/`.
+     */
+    get: operations["listPortalBalanceTransactions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/statements/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's monthly statements
+     * @description One statement per calendar month in the broker's time zone, newest first, of the `mode`'s book, as `GET /api/v1/public/statements/` gives them.
+     */
+    get: operations["listPortalStatements"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/statements/{month}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The month, `YYYY-MM`, in the broker's time zone; not in the future. */
+        month: components["parameters"]["StatementMonth"];
+      };
+      cookie?: never;
+    };
+    /**
+     * One month's statement (JSON, CSV or PDF)
+     * @description The month's statement of the `mode`'s book, as `GET /api/v1/public/statements/{month}/` gives it - `format=csv` for every line, `format=pdf` for one document to file. A month in the future, or not `YYYY-MM`, is 400 naming `month`.
+     */
+    get: operations["getPortalStatement"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/terms/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's commercial terms
+     * @description The provider's terms as they apply now, each price rule's conditions in words, as `GET /api/v1/public/terms/` gives them to the `mode`'s key (test leads are priced by the same terms).
+     */
+    get: operations["getPortalTerms"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/terms/quote/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What would this lead earn?
+     * @description The price a lead would earn if the `mode`'s key sent it now, as `POST /api/v1/public/terms/quote/` answers it - checked as a create checks it, stored nowhere, counted against no cap or limit.
+     */
+    post: operations["quotePortalLead"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/earnings/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the provider's leads earned per day
+     * @description The provider's purchases in the `mode`'s book per calendar day of the broker's time zone (`BUSINESS_TIMEZONE`) over the last `days` days, today included - the cents of its `lead_purchase` lines and how many there were. Every day of the span is there, a day without a purchase with zeros.
+     */
+    get: operations["getPortalEarnings"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/portal/webhook/": {
     parameters: {
       query?: never;
@@ -1629,6 +1772,33 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/lead_providers/{id}/terms/quote/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What would this lead earn under these terms?
+     * @description The price a lead would earn now under the provider's current terms, or, with `terms`, under
+     *     those draft terms (checked as a PUT checks them, each bad member named `terms.…`): the
+     *     answer then has `draft: true` and `terms_version: null`. The lead is checked as a create
+     *     checks it (a bad member named `lead.…`). Nothing is stored; the duplicate check does not
+     *     run. Requires the admin-only position.
+     */
+    post: operations["quoteProviderLead"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/lead_providers/{id}/balance/": {
     parameters: {
       query?: never;
@@ -1746,6 +1916,29 @@ export interface paths {
      *     the admin-only position.
      */
     get: operations["listPayables"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/ledger/spend/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the broker spent on leads per day
+     * @description Every provider's purchases in one book (`mode`, live by default) per calendar day of the
+     *     broker's time zone (`BUSINESS_TIMEZONE`) over the last `days` days, today included: the
+     *     cents of the `lead_purchase` lines and how many. Every day of the span is there, a day
+     *     without a purchase with zeros. Requires the admin-only position.
+     */
+    get: operations["getLedgerSpend"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2218,6 +2411,89 @@ export interface components {
       extra_vehicles_cents: number;
       /** @example true */
       livemode: boolean;
+    };
+    /** @description A lead to price, and optionally the draft terms to price it by (else the provider's current terms). */
+    ProviderQuoteRequest: {
+      lead: components["schemas"]["LeadCreate"];
+      terms?: components["schemas"]["Terms"];
+    };
+    /** @description What a lead would earn under the provider's current terms, or under draft terms. */
+    ProviderQuote: {
+      /** @example 2500 */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /** @example price_rules[0] */
+      rule: string;
+      /**
+       * @description The current terms' version; null when priced by draft terms.
+       * @example 3
+       */
+      terms_version: number | null;
+      /**
+       * @description The rule's price, or default_price_cents.
+       * @example 2000
+       */
+      base_cents: number;
+      /**
+       * @description extra_vehicle_cents times the vehicles after the first.
+       * @example 500
+       */
+      extra_vehicles_cents: number;
+      /**
+       * @description Priced by the draft terms of the request (nothing saved).
+       * @example true
+       */
+      draft: boolean;
+    };
+    /** @description Lead purchases per calendar day in the broker's time zone, every day of the span (zeros on a day without one). */
+    PurchasesPerDay: {
+      /**
+       * @description The book.
+       * @example true
+       */
+      livemode: boolean;
+      /** @example USD */
+      currency: string;
+      /**
+       * @description BUSINESS_TIMEZONE, whose calendar days these are.
+       * @example America/New_York
+       */
+      timezone: string;
+      /**
+       * Format: date
+       * @description The first day.
+       * @example 2026-10-26
+       */
+      from: string;
+      /**
+       * Format: date
+       * @description The last day (today).
+       * @example 2026-11-24
+       */
+      to: string;
+      /** @description Every day from `from` to `to`, oldest first. */
+      days: {
+        /**
+         * Format: date
+         * @example 2026-11-24
+         */
+        date: string;
+        /**
+         * @description The day's purchases, in whole cents.
+         * @example 1500
+         */
+        amount_cents: number;
+        /**
+         * @description How many purchases (billable leads).
+         * @example 1
+         */
+        leads: number;
+      }[];
+      /** @example 5500 */
+      total_cents: number;
+      /** @example 3 */
+      total_leads: number;
     };
     /** @description A provider's balance in one book (whole cents). */
     Balance: {
@@ -4938,6 +5214,8 @@ export interface components {
     CsvFormat: "json" | "csv";
     /** @description Lines per page. */
     LinePageSize: number;
+    /** @description How many days, today included (1 to 366). */
+    SeriesDays: number;
     /** @description Months per page. */
     StatementPageSize: number;
     /** @description Providers per page. */
@@ -6773,6 +7051,248 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  getPortalBalance: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The balance now. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Balance"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalBalanceTransactions: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description Lines per page. */
+        page_size?: components["parameters"]["LinePageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only lines of this type. */
+        type?: components["parameters"]["TransactionTypeFilter"];
+        /** @description Only lines posted after this instant (RFC 3339). */
+        created_after?: components["parameters"]["LinesCreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+        /** @description Only lines about the lead with this external_id. */
+        external_id?: components["parameters"]["LineExternalId"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of lines. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BalanceTransactionList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalStatements: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description Months per page. */
+        page_size?: components["parameters"]["StatementPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of months. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["StatementList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalStatement: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description `json` (default), `csv` (every line) or `pdf` (one document). */
+        format?: components["parameters"]["StatementFormat"];
+      };
+      header?: never;
+      path: {
+        /** @description The month, `YYYY-MM`, in the broker's time zone; not in the future. */
+        month: components["parameters"]["StatementMonth"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The statement (JSON), its lines (CSV) or the document (PDF). */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Statement"];
+          "text/csv": string;
+          "application/pdf": string;
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      404: components["responses"]["RouteNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalTerms: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The terms now. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PublishedTerms"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  quotePortalLead: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["LeadCreate"];
+      };
+    };
+    responses: {
+      /** @description What the lead would earn now. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Quote"];
+        };
+      };
+      400: components["responses"]["LeadValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalEarnings: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description How many days, today included (1 to 366). */
+        days?: components["parameters"]["SeriesDays"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The days, oldest first, and their totals. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PurchasesPerDay"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   getPortalWebhook: {
     parameters: {
       query?: never;
@@ -7497,6 +8017,52 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  quoteProviderLead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ProviderQuoteRequest"];
+      };
+    };
+    responses: {
+      /** @description What the lead would earn. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderQuote"];
+        };
+      };
+      /** @description The lead or the draft terms have invalid members; `errors` names each (`lead.…`, `terms.…`). */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   getProviderBalance: {
     parameters: {
       query?: {
@@ -7700,6 +8266,38 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["PayableList"];
           "text/csv": string;
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getLedgerSpend: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: which of the provider's books. */
+        mode?: components["parameters"]["BookMode"];
+        /** @description How many days, today included (1 to 366). */
+        days?: components["parameters"]["SeriesDays"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The days, oldest first, and their totals. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PurchasesPerDay"];
         };
       };
       400: components["responses"]["QueryValidationFailed"];

@@ -6,6 +6,7 @@ import { AccountPage } from "./Account.tsx";
 import { authProvider } from "./authProvider.ts";
 import { DocsPage } from "./Docs.tsx";
 import { dataProvider } from "./dataProvider.ts";
+import { EarningsPage } from "./Earnings.tsx";
 import { Home } from "./Home.tsx";
 import { InvitePage } from "./Invite.tsx";
 import { Layout } from "./Layout.tsx";
@@ -32,6 +33,7 @@ export function App() {
       <Resource name="requests" list={RequestList} show={RequestShow} recordRepresentation="request_id" />
       <CustomRoutes>
         <Route path="/statistics" element={<StatsPage />} />
+        <Route path="/earnings" element={<EarningsPage />} />
         <Route path="/webhooks" element={<WebhooksPage />} />
         <Route path="/sandbox" element={<SandboxPage />} />
         <Route path="/docs" element={<DocsPage />} />

@@ -4,6 +4,7 @@ import DashboardIcon from "@mui/icons-material/Dashboard";
 import DescriptionIcon from "@mui/icons-material/Description";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ManageAccountsIcon from "@mui/icons-material/ManageAccounts";
+import PaymentsIcon from "@mui/icons-material/Payments";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import ScienceIcon from "@mui/icons-material/Science";
 import WebhookIcon from "@mui/icons-material/Webhook";
@@ -37,6 +38,7 @@ function PortalMenu() {
       <Menu.Item to="/leads" primaryText="Leads" leftIcon={<LocalShippingIcon />} />
       <Menu.Item to="/requests" primaryText="Requests" leftIcon={<ReceiptLongIcon />} />
       <Menu.Item to="/statistics" primaryText="Statistics" leftIcon={<BarChartIcon />} />
+      <Menu.Item to="/earnings" primaryText="Earnings" leftIcon={<PaymentsIcon />} />
       <Menu.Item to="/webhooks" primaryText="Webhooks" leftIcon={<WebhookIcon />} />
       <Menu.Item to="/sandbox" primaryText="Sandbox" leftIcon={<ScienceIcon />} />
       <Menu.Item to="/docs" primaryText="Integration docs" leftIcon={<DescriptionIcon />} />

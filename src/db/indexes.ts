@@ -89,6 +89,14 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves:
       "Public API and portal: a provider's refused requests (an outcome other than accepted, or a status of 400 or more), newest first; the provider's whole log was walked for them (request-log.repository.ts)",
   },
+  {
+    name: "ledger_entries_purchases_day_idx",
+    table: "ledger_entries",
+    definition:
+      "(livemode, created_at) include (amount_cents) where type = 'lead_purchase' and account_type = 'pending'",
+    serves:
+      "the back office's spend per day: every provider's purchases of one book in a span of days, read from the index alone (money.repository.ts purchasesPerDay)",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

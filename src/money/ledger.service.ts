@@ -23,8 +23,10 @@ import {
   BOOK_MODES,
   type Book,
   MAX_AMOUNT_CENTS,
+  MAX_SERIES_DAYS,
   type Payable,
   type Payout,
+  type PurchasesPerDay,
   payoutJson,
   type Statement,
   type StatementSummary,
@@ -34,7 +36,7 @@ import {
   type TypeTotals,
   zeroTotals,
 } from "./money.ts";
-import { isMonth, monthOf, periodOf, shiftMonth, statusAt } from "./statement.ts";
+import { dayWindow, isMonth, monthOf, periodOf, shiftMonth, statusAt } from "./statement.ts";
 import { readCents } from "./terms.ts";
 
 export interface LedgerServiceDeps {
@@ -51,6 +53,8 @@ export interface LedgerServiceDeps {
 export const LINE_PAGE = { defaultSize: 20, maxSize: 100 } as const;
 export const STATEMENT_PAGE = { defaultSize: 12, maxSize: 60 } as const;
 export const PAYABLES_PAGE = { defaultSize: 50, maxSize: 500 } as const;
+/** A per-day series spans this many days unless asked otherwise. */
+export const SERIES_DAYS = 30;
 /** A statement's CSV is read in pages of this many lines. */
 const LINES_CHUNK = 2000;
 
@@ -282,6 +286,34 @@ export function createLedgerService(deps: LedgerServiceDeps) {
     return { livemode, cents: cents as number, reason: reason as string, reference, leadId };
   }
 
+  /** `days` of a per-day series: 1 to MAX_SERIES_DAYS, SERIES_DAYS when absent; named when wrong. */
+  function readDays(f: Fields, days: number | string | undefined): number {
+    if (days === undefined || days === "") return SERIES_DAYS;
+    const n = typeof days === "string" && /^\d{1,6}$/.test(days) ? Number(days) : days;
+    return f.integer({ days: n }, "days", 1, MAX_SERIES_DAYS) ?? SERIES_DAYS;
+  }
+
+  /** Purchases per business day over the last `days` days (today included), zero-filled. */
+  async function perDay(scope: Book | { livemode: boolean }, days: number): Promise<PurchasesPerDay> {
+    const w = dayWindow(now(), zone, days);
+    const rows = await repo.purchasesPerDay(db, scope, zone, w.start, w.end);
+    const byDay = new Map(rows.map((r) => [r.day, r]));
+    const series = w.days.map((date) => {
+      const r = byDay.get(date);
+      return { date, amountCents: r?.cents ?? 0, leads: r?.leads ?? 0 };
+    });
+    return {
+      livemode: scope.livemode,
+      currency,
+      timezone: zone,
+      from: w.days[0] as string,
+      to: w.days.at(-1) as string,
+      days: series,
+      totalCents: series.reduce((n, d) => n + d.amountCents, 0),
+      totalLeads: series.reduce((n, d) => n + d.leads, 0),
+    };
+  }
+
   return {
     balance,
     lines,
@@ -289,6 +321,23 @@ export function createLedgerService(deps: LedgerServiceDeps) {
     statements,
     statementLines,
     providerName: (book: Book) => repo.providerName(db, book.providerId),
+
+    /** What the book's leads earned per business day over the last `days` days (the portal's chart). */
+    async earnings(book: Book, days: number | string | undefined): Promise<PurchasesPerDay> {
+      const f = new Fields();
+      const n = readDays(f, days);
+      throwIfViolations(f.violations);
+      return perDay(book, n);
+    },
+
+    /** What the broker spent on every provider's leads per business day, in one book (the dashboard's chart). */
+    async spend(q: { mode?: string | undefined; days?: number | string | undefined }): Promise<PurchasesPerDay> {
+      const f = new Fields();
+      const livemode = livemodeOf(f, q.mode);
+      const n = readDays(f, q.days);
+      throwIfViolations(f.violations);
+      return perDay({ livemode }, n);
+    },
 
     adminBalance: async (rawId: RawId, mode: string | undefined) => balance(await bookOf(rawId, mode)),
     adminLines: async (rawId: RawId, mode: string | undefined, q: LineQuery) => lines(await bookOf(rawId, mode), q),

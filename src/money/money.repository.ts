@@ -263,6 +263,12 @@ export function toLine(r: LineRow): BalanceTransaction & { position: LinePositio
   };
 }
 
+/**
+ * A position's time as the database keeps it: microseconds, which a Date (milliseconds) would cut,
+ * so two lines of one transaction (a settlement's) on either side of a page's end could be lost.
+ */
+const positionTime = (p: LinePosition) => sql`(select e.created_at from ledger_entries e where e.id = ${p.id}::bigint)`;
+
 /** One page of the book's lines, newest first. */
 export async function listLines(db: Db, book: Book, f: LineFilter, limit: number) {
   const where = [ownLines(book)];
@@ -271,7 +277,7 @@ export async function listLines(db: Db, book: Book, f: LineFilter, limit: number
   if (f.createdBefore !== undefined) where.push(sql`created_at < ${f.createdBefore}::timestamptz`);
   if (f.externalId !== undefined) where.push(sql`lead_external_id = ${f.externalId}`);
   if (f.before !== undefined) {
-    where.push(sql`(created_at, id) < (${f.before.createdAt}::timestamptz, ${f.before.id}::bigint)`);
+    where.push(sql`(created_at, id) < (${positionTime(f.before)}, ${f.before.id}::bigint)`);
   }
   const { rows } = await sql<LineRow>`
     select ${LINE_COLUMNS} from ledger_entries where ${sql.join(where, sql` and `)}
@@ -337,7 +343,7 @@ export async function periodLines(
   const { rows } = await sql<LineRow>`
     select ${LINE_COLUMNS} from ledger_entries
     where ${ownLines(book)} and created_at >= ${start}::timestamptz and created_at < ${end}::timestamptz
-      ${after === undefined ? sql`` : sql`and (created_at, id) > (${after.createdAt}::timestamptz, ${after.id}::bigint)`}
+      ${after === undefined ? sql`` : sql`and (created_at, id) > (${positionTime(after)}, ${after.id}::bigint)`}
     order by created_at, id limit ${limit}::integer ${perCall}`.execute(db);
   return rows.map(toLine);
 }
@@ -378,6 +384,34 @@ export async function payables(db: Db, livemode: boolean, afterProviderId: numbe
     availableCents: Number(r.available ?? 0),
     paidOutCents: Number(r.payouts ?? 0),
   }));
+}
+
+/**
+ * Purchases per calendar day in `zone` within [start, end): the pending lines of type
+ * lead_purchase (one per purchased lead), of one provider's book, or of every provider's book of
+ * one mode. Days without a purchase are absent.
+ */
+export async function purchasesPerDay(
+  db: Db,
+  scope: Book | { readonly livemode: boolean },
+  zone: string,
+  start: Date,
+  end: Date,
+): Promise<Array<{ day: string; cents: number; leads: number }>> {
+  // One provider: its own lines' partial index (provider, mode, type, time); every provider: the
+  // purchases' index by mode and time (db/indexes.ts).
+  const who =
+    "providerId" in scope
+      ? sql`provider_id = ${scope.providerId}::bigint and livemode = ${scope.livemode}::boolean
+          and account_type in ('pending', 'available') and type = 'lead_purchase'`
+      : sql`livemode = ${scope.livemode}::boolean and type = 'lead_purchase' and account_type = 'pending'`;
+  const { rows } = await sql<{ day: string; cents: number; leads: number }>`
+    select to_char(created_at at time zone ${zone}, 'YYYY-MM-DD') as day,
+      sum(amount_cents)::bigint as cents, count(*)::integer as leads
+    from ledger_entries
+    where ${who} and created_at >= ${start}::timestamptz and created_at < ${end}::timestamptz
+    group by 1 ${perCall}`.execute(db);
+  return rows.map((r) => ({ day: r.day, cents: Number(r.cents), leads: Number(r.leads) }));
 }
 
 /** The sum of every account's balance, per mode and account type. */

@@ -12,7 +12,7 @@ import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { actorOf as actor, operation, providerOf } from "../rest/typed.ts";
 import { csvField } from "../stats/stats.rest.ts";
-import type { LedgerService } from "./ledger.service.ts";
+import type { LedgerService, LineQuery } from "./ledger.service.ts";
 import {
   adjustmentJson,
   type Balance,
@@ -20,6 +20,7 @@ import {
   type Book,
   ledgerLeadJson,
   type Payable,
+  type PurchasesPerDay,
   payoutJson,
   type Statement,
   type StatementAccount,
@@ -29,7 +30,7 @@ import {
   versionedTermsJson,
 } from "./money.ts";
 import { MAX_PDF_LINES, statementPdf } from "./statement.pdf.ts";
-import type { Quote, TermsService } from "./terms.service.ts";
+import type { PreviewQuote, Quote, TermsService } from "./terms.service.ts";
 import { PRICE_CONDITIONS, type VersionedTerms, whenInWords } from "./terms.ts";
 
 type Json = components["schemas"];
@@ -47,7 +48,8 @@ export function publishedTermsJson(v: VersionedTerms, livemode: boolean): Json["
   };
 }
 
-export function quoteJson(q: Quote): Json["Quote"] {
+/** A price with its parts, as every quote shows it. */
+function priceJson(q: Quote | PreviewQuote) {
   return {
     amount_cents: q.amountCents,
     currency: q.currency,
@@ -55,8 +57,15 @@ export function quoteJson(q: Quote): Json["Quote"] {
     terms_version: q.termsVersion,
     base_cents: q.baseCents,
     extra_vehicles_cents: q.extraVehiclesCents,
-    livemode: q.livemode,
   };
+}
+
+export function quoteJson(q: Quote): Json["Quote"] {
+  return { ...priceJson(q), terms_version: q.termsVersion, livemode: q.livemode };
+}
+
+function previewQuoteJson(q: PreviewQuote): Json["ProviderQuote"] {
+  return { ...priceJson(q), draft: q.draft };
 }
 
 export function balanceJson(b: Balance): Json["Balance"] {
@@ -181,34 +190,84 @@ function lineCsv(l: BalanceTransaction): string {
 
 const date = (s: string | undefined) => (s === undefined ? undefined : new Date(s));
 
+/** What a statement is made from: one book's months, lines and provider name. */
+export interface StatementReader {
+  readonly livemode: boolean;
+  statement(month: string): Promise<Statement>;
+  statementLines(month: string): AsyncGenerator<BalanceTransaction[]>;
+  providerName(): Promise<string>;
+}
+
+/** The ledger's statements of one book. */
+export function statementReader(ledger: LedgerService, book: Book): StatementReader {
+  return {
+    livemode: book.livemode,
+    statement: (month) => ledger.statement(book, month),
+    statementLines: (month) => ledger.statementLines(book, month),
+    providerName: () => ledger.providerName(book),
+  };
+}
+
 /** A statement in the format asked for: JSON, every line as CSV, or one PDF document. */
-async function sendStatement(
+export async function sendStatement(
   res: Response,
-  ledger: LedgerService,
-  book: Book,
+  reader: StatementReader,
   month: string,
   format: string | undefined,
 ): Promise<void> {
-  const s = await ledger.statement(book, month);
-  const name = `statement-${s.month}${book.livemode ? "" : "-test"}`;
+  const s = await reader.statement(month);
+  const name = `statement-${s.month}${reader.livemode ? "" : "-test"}`;
   if (format === "csv") {
     res.type("text/csv; charset=utf-8; header=present").attachment(`${name}.csv`);
     res.write(csvLine(STATEMENT_CSV_HEADER));
-    for await (const page of ledger.statementLines(book, month)) res.write(page.map(lineCsv).join(""));
+    for await (const page of reader.statementLines(month)) res.write(page.map(lineCsv).join(""));
     res.end();
     return;
   }
   if (format === "pdf") {
     const lines: BalanceTransaction[] = [];
-    for await (const page of ledger.statementLines(book, month)) {
+    for await (const page of reader.statementLines(month)) {
       lines.push(...page);
       if (lines.length >= MAX_PDF_LINES) break;
     }
-    const pdf = await statementPdf(s, await ledger.providerName(book), lines.slice(0, MAX_PDF_LINES), s.lineCount);
+    const pdf = await statementPdf(s, await reader.providerName(), lines.slice(0, MAX_PDF_LINES), s.lineCount);
     res.type("application/pdf").attachment(`${name}.pdf`).send(pdf);
     return;
   }
   res.json(statementJson(s));
+}
+
+/** A per-day series of purchases: a provider's earnings or the broker's spend. */
+export function perDayJson(p: PurchasesPerDay): Json["PurchasesPerDay"] {
+  return {
+    livemode: p.livemode,
+    currency: p.currency,
+    timezone: p.timezone,
+    from: p.from,
+    to: p.to,
+    days: p.days.map((d) => ({ date: d.date, amount_cents: d.amountCents, leads: d.leads })),
+    total_cents: p.totalCents,
+    total_leads: p.totalLeads,
+  };
+}
+
+/** The line filters of a list request (the Public API's, the portal's and the administrators'). */
+export function lineQueryOf(q: {
+  page_size?: number;
+  page_token?: string;
+  type?: string;
+  created_after?: string;
+  created_before?: string;
+  external_id?: string;
+}): LineQuery {
+  return {
+    pageSize: q.page_size,
+    pageToken: q.page_token,
+    type: q.type,
+    createdAfter: date(q.created_after),
+    createdBefore: date(q.created_before),
+    externalId: q.external_id,
+  };
 }
 
 export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBaseUrl?: string): RestFeature {
@@ -246,15 +305,7 @@ export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBa
   router.get(
     `${P}/balance_transactions/`,
     operation("listBalanceTransactions", async (req, res) => {
-      const q = req.query;
-      const page = await ledger.lines(providerOf(res), {
-        pageSize: q.page_size,
-        pageToken: q.page_token,
-        type: q.type,
-        createdAfter: date(q.created_after),
-        createdBefore: date(q.created_before),
-        externalId: q.external_id,
-      });
+      const page = await ledger.lines(providerOf(res), lineQueryOf(req.query));
       res.json(cursorPageJson(req, page, lineJson, publicBaseUrl));
     }),
   );
@@ -271,7 +322,7 @@ export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBa
   router.get(
     `${P}/statements/:month/`,
     operation("getStatement", async (req, res) => {
-      await sendStatement(res, ledger, providerOf(res), req.params.month, req.query.format);
+      await sendStatement(res, statementReader(ledger, providerOf(res)), req.params.month, req.query.format);
     }),
   );
 
@@ -287,6 +338,12 @@ export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBa
       res.json(termsJson(await terms.set(actor(res), req.params.id, req.body)));
     }),
   );
+  router.post(
+    `${M}/terms/quote/`,
+    operation("quoteProviderLead", async (req, res) => {
+      res.json(previewQuoteJson(await terms.preview(req.params.id, req.body)));
+    }),
+  );
   router.get(
     `${M}/balance/`,
     operation("getProviderBalance", async (req, res) => {
@@ -296,15 +353,7 @@ export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBa
   router.get(
     `${M}/balance_transactions/`,
     operation("listProviderBalanceTransactions", async (req, res) => {
-      const q = req.query;
-      const page = await ledger.adminLines(req.params.id, q.mode, {
-        pageSize: q.page_size,
-        pageToken: q.page_token,
-        type: q.type,
-        createdAfter: date(q.created_after),
-        createdBefore: date(q.created_before),
-        externalId: q.external_id,
-      });
+      const page = await ledger.adminLines(req.params.id, req.query.mode, lineQueryOf(req.query));
       res.json(cursorPageJson(req, page, lineJson, publicBaseUrl));
     }),
   );
@@ -342,6 +391,12 @@ export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBa
     }),
   );
   router.get(
+    "/api/v1/admin/ledger/spend/",
+    operation("getLedgerSpend", async (req, res) => {
+      res.json(perDayJson(await ledger.spend({ mode: req.query.mode, days: req.query.days })));
+    }),
+  );
+  router.get(
     "/api/v1/admin/ledger/trial_balance/",
     operation("getTrialBalance", async (_req, res) => {
       res.json(trialBalanceJson(await ledger.trialBalance()));
@@ -355,6 +410,7 @@ export function moneyRoutes(terms: TermsService, ledger: LedgerService, publicBa
       createPayout: (body) => ledger.payoutViolations(body),
       createAdjustment: (body) => ledger.adjustmentViolations(body),
       quoteLead: (body) => terms.quoteViolations(body),
+      quoteProviderLead: (body) => terms.previewViolations(body),
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Money over Connect/gRPC: PublicLeadService.GetTerms, QuoteLead, GetBalance,
  * ListBalanceTransactions, ListStatements, GetStatement; ProviderService.GetTerms, SetTerms,
- * GetProviderBalance, ListProviderBalanceTransactions, CreatePayout, CreateAdjustment. Messages ↔
+ * QuoteProviderLead, GetProviderBalance, ListProviderBalanceTransactions, CreatePayout, CreateAdjustment. Messages ↔
  * the money services (the same ones REST calls).
  */
 import { create } from "@bufbuild/protobuf";
@@ -299,6 +299,7 @@ export function createMoneyProviderRpc(
   ServiceImpl<typeof ProviderService>,
   | "getTerms"
   | "setTerms"
+  | "quoteProviderLead"
   | "getProviderBalance"
   | "listProviderBalanceTransactions"
   | "createPayout"
@@ -312,6 +313,28 @@ export function createMoneyProviderRpc(
       // Without `terms` a request would reset every member to its default: refuse it instead.
       if (!req.terms) throwIfViolations([{ field: "terms", code: "required", message: "terms is required" }]);
       return { terms: termsMessage(await terms.set(actorOf(ctx), req.id, termsInput(req.terms as TermsMessage))) };
+    },
+    async quoteProviderLead(req) {
+      if (!req.lead) throwIfViolations([{ field: "lead", code: "required", message: "lead is required" }]);
+      const q = await terms.preview(req.id, {
+        lead: createLeadInput(req.lead as NonNullable<typeof req.lead>),
+        ...(req.terms && { terms: termsInput(req.terms) }),
+      });
+      return {
+        quote: {
+          price: {
+            amountCents: BigInt(q.amountCents),
+            currency: q.currency,
+            rule: q.rule,
+            termsVersion: q.termsVersion ?? 0,
+          },
+          baseCents: BigInt(q.baseCents),
+          extraVehiclesCents: BigInt(q.extraVehiclesCents),
+          // The terms are the same for both books; a preview is of the live one.
+          livemode: true,
+        },
+        draft: q.draft,
+      };
     },
     async getProviderBalance(req) {
       return { balance: balanceMessage(await ledger.adminBalance(req.id, optionalText(req.mode))) };

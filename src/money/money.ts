@@ -149,6 +149,23 @@ export interface TrialBalance {
   readonly totalCents: number;
 }
 
+/** Purchases per calendar day in the broker's time zone: a provider's earnings, or the broker's spend. */
+export interface PurchasesPerDay {
+  readonly livemode: boolean;
+  readonly currency: string;
+  readonly timezone: string;
+  /** The first and the last day (today), `YYYY-MM-DD`. */
+  readonly from: string;
+  readonly to: string;
+  /** Every day of the window, oldest first; a day without a purchase is there with zeros. */
+  readonly days: ReadonlyArray<{ readonly date: string; readonly amountCents: number; readonly leads: number }>;
+  readonly totalCents: number;
+  readonly totalLeads: number;
+}
+
+/** How many days a per-day series may span. */
+export const MAX_SERIES_DAYS = 366;
+
 // ---- the published forms of events (the outbox keeps them as the API shows them) ----
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());

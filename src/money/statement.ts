@@ -53,3 +53,23 @@ export function shiftMonth(month: string, by: number): string {
 export function statusAt(period: Period, now: Date): "open" | "closed" {
   return now.getTime() >= period.closesAt.getTime() ? "closed" : "open";
 }
+
+/** The last `days` calendar days in `zone` up to the one `now` falls in (today included). */
+export interface DayWindow {
+  /** Each day, oldest first, `YYYY-MM-DD`. */
+  readonly days: readonly string[];
+  /** The first day's start. */
+  readonly start: Date;
+  /** The end of today (the next day's start). */
+  readonly end: Date;
+}
+
+export function dayWindow(now: Date, zone: string, days: number): DayWindow {
+  const today = DateTime.fromJSDate(now, { zone }).startOf("day");
+  const first = today.minus({ days: days - 1 });
+  return {
+    days: Array.from({ length: days }, (_, i) => first.plus({ days: i }).toISODate() as string),
+    start: first.toJSDate(),
+    end: today.plus({ days: 1 }).toJSDate(),
+  };
+}

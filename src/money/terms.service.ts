@@ -6,7 +6,7 @@
 import type { Kysely } from "kysely";
 import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
-import { DomainError, throwIfViolations } from "../errors.ts";
+import { DomainError, type FieldViolation, throwIfViolations } from "../errors.ts";
 import { newEventId } from "../events/event.ts";
 import type { RawId } from "../fields.ts";
 import type { LeadOwner } from "../leads/lead.ts";
@@ -52,7 +52,30 @@ export interface Quote extends PriceBreakdown {
   readonly livemode: boolean;
 }
 
+/** What a lead would earn under a provider's current terms, or under draft terms (an administrator's preview). */
+export interface PreviewQuote extends PriceBreakdown {
+  readonly currency: string;
+  /** The current terms' version; null for draft terms. */
+  readonly termsVersion: number | null;
+  readonly draft: boolean;
+}
+
 export type TermsService = ReturnType<typeof createTermsService>;
+
+const PREVIEW_MEMBERS = ["lead", "terms"];
+
+/** Violations of a member of a bigger body, named from the body (`lead.origin_zip`, `terms.price_rules[0]…`). */
+function within(member: string, violations: readonly FieldViolation[]): FieldViolation[] {
+  return violations.map((v) =>
+    v.field === "body"
+      ? { ...v, field: member, message: `${member} must be a JSON object` }
+      : {
+          ...v,
+          field: `${member}.${v.field}`,
+          message: v.message.startsWith(v.field) ? `${member}.${v.message}` : v.message,
+        },
+  );
+}
 
 function providerNotFound(id: number): DomainError {
   return new DomainError("not_found", `no provider with id ${id}`, { code: "provider_not_found" });
@@ -112,6 +135,36 @@ export function createTermsService(deps: TermsServiceDeps) {
     },
   };
 
+  /** A preview's body `{lead, terms?}` read: the lead, the draft terms (undefined: the current ones), or every bad member named. */
+  function readPreview(input: unknown) {
+    const violations: FieldViolation[] = [];
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      violations.push({ field: "body", code: "invalid_type", message: "the body must be a JSON object" });
+      return { violations };
+    }
+    const body = input as Record<string, unknown>;
+    for (const k of Object.keys(body)) {
+      if (!PREVIEW_MEMBERS.includes(k)) {
+        violations.push({ field: k, code: "unknown_field", message: `${k} is not a member (lead, terms)` });
+      }
+    }
+    let lead: ReturnType<typeof validateLead>["lead"];
+    if (body.lead === undefined || body.lead === null) {
+      violations.push({ field: "lead", code: "required", message: "lead is required: the lead to price" });
+    } else {
+      const checked = validateLead(body.lead, { zips: deps.zips, now: now(), zone: deps.zone });
+      violations.push(...within("lead", checked.violations));
+      lead = checked.lead;
+    }
+    let draft: Terms | undefined;
+    if (body.terms !== undefined && body.terms !== null) {
+      const parsed = parseTerms(body.terms, currency);
+      violations.push(...within("terms", parsed.violations));
+      draft = parsed.terms;
+    }
+    return { violations, lead, draft };
+  }
+
   return {
     pricing,
 
@@ -120,6 +173,27 @@ export function createTermsService(deps: TermsServiceDeps) {
     /** A quoted lead's violations, as a create names them. */
     quoteViolations: (input: unknown) =>
       validateLead(input, { zips: deps.zips, now: now(), zone: deps.zone }).violations,
+
+    /** A preview body's violations (an edge words a schema rejection with them). */
+    previewViolations: (input: unknown) => readPreview(input).violations,
+
+    /**
+     * What a lead would earn under the provider's current terms, or under the draft `terms` of
+     * the body (checked as a PUT checks them, each bad member named `terms.…`): an
+     * administrator's preview before saving. Stores nothing.
+     */
+    async preview(rawId: RawId, input: unknown): Promise<PreviewQuote> {
+      const id = readProviderId(rawId);
+      const { violations, lead, draft } = readPreview(input);
+      throwIfViolations(violations);
+      if (!lead) throw new Error("validation returned no lead and no violations");
+      if (draft !== undefined) {
+        if ((await repo.readTerms(db, id)) === null) throw providerNotFound(id);
+        return { ...priceOf(draft, lead), currency: draft.currency, termsVersion: null, draft: true };
+      }
+      const { terms, version } = await load(id);
+      return { ...priceOf(terms, lead), currency: terms.currency, termsVersion: version, draft: false };
+    },
 
     /** A provider's terms with their version (administrators). */
     get(rawId: RawId): Promise<VersionedTerms> {

@@ -8,9 +8,22 @@ import { type Request, Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import type { ClientAddress } from "../edge/client-address.ts";
 import { clearedPortalCookie, portalCookie, portalSessionToken } from "../edge/portal-cookie.ts";
+import type { FieldViolation } from "../errors.ts";
 import { eventJson } from "../events/event.rest.ts";
 import { publishedJson } from "../intake/intake.rest.ts";
 import { leadJson } from "../leads/lead.rest.ts";
+import type { LedgerService } from "../money/ledger.service.ts";
+import {
+  balanceJson,
+  lineJson,
+  lineQueryOf,
+  perDayJson,
+  publishedTermsJson,
+  quoteJson,
+  sendStatement,
+  statementReader,
+  statementSummaryJson,
+} from "../money/money.rest.ts";
 import { keyJson, PROVIDERS_PATH } from "../providers/provider.rest.ts";
 import { requestEntryJson, requestLogQueryOf } from "../request-log/request-log.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
@@ -67,7 +80,15 @@ function baseUrlOf(req: Request, publicBaseUrl: string | undefined): string {
 export function portalRoutes(
   portal: PortalService,
   users: PortalUserService,
-  options: { clientAddress: ClientAddress; publicBaseUrl?: string | undefined; now?: () => Date },
+  options: {
+    clientAddress: ClientAddress;
+    publicBaseUrl?: string | undefined;
+    now?: () => Date;
+    /** The ledger a statement's CSV and PDF are read from (of the session's own book only). */
+    ledger: LedgerService;
+    /** A quoted lead's violations, as a create names them (the wording of a schema rejection). */
+    quoteViolations: (body: unknown) => readonly FieldViolation[];
+  },
 ): RestFeature {
   const { publicBaseUrl } = options;
   const now = options.now ?? (() => new Date());
@@ -203,6 +224,59 @@ export function portalRoutes(
     }),
   );
 
+  // ---- money (the Public API's answers, for the session's provider and the mode's book) ----
+  router.get(
+    `${P}balance/`,
+    operation("getPortalBalance", async (req, res) => {
+      res.json(balanceJson(await portal.balance(portalOf(res), livemodeOf(req.query.mode))));
+    }),
+  );
+  router.get(
+    `${P}balance_transactions/`,
+    operation("listPortalBalanceTransactions", async (req, res) => {
+      const page = await portal.lines(portalOf(res), livemodeOf(req.query.mode), lineQueryOf(req.query));
+      res.json(cursorPageJson(req, page, lineJson, publicBaseUrl));
+    }),
+  );
+  router.get(
+    `${P}statements/`,
+    operation("listPortalStatements", async (req, res) => {
+      const { mode, page_size, page_token } = req.query;
+      const page = await portal.statements(portalOf(res), livemodeOf(mode), {
+        pageSize: page_size,
+        pageToken: page_token,
+      });
+      res.json(cursorPageJson(req, page, statementSummaryJson, publicBaseUrl));
+    }),
+  );
+  router.get(
+    `${P}statements/:month/`,
+    operation("getPortalStatement", async (req, res) => {
+      const book = portal.statementBook(portalOf(res), livemodeOf(req.query.mode));
+      await sendStatement(res, statementReader(options.ledger, book), req.params.month, req.query.format);
+    }),
+  );
+  router.get(
+    `${P}terms/`,
+    operation("getPortalTerms", async (req, res) => {
+      const livemode = livemodeOf(req.query.mode);
+      res.json(publishedTermsJson(await portal.terms(portalOf(res)), livemode));
+    }),
+  );
+  router.post(
+    `${P}terms/quote/`,
+    operation("quotePortalLead", async (req, res) => {
+      res.json(quoteJson(await portal.quote(portalOf(res), livemodeOf(req.query.mode), req.body)));
+    }),
+  );
+  router.get(
+    `${P}earnings/`,
+    operation("getPortalEarnings", async (req, res) => {
+      const { mode, days } = req.query;
+      res.json(perDayJson(await portal.earnings(portalOf(res), livemodeOf(mode), days)));
+    }),
+  );
+
   // ---- webhook ----
   router.get(
     `${P}webhook/`,
@@ -311,5 +385,5 @@ export function portalRoutes(
       res.json(portalUserJson(await users.disable(actor(res), req.params.id, req.params.user_id)));
     }),
   );
-  return { router };
+  return { router, explainers: { quotePortalLead: (body) => options.quoteViolations(body) } };
 }

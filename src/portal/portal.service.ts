@@ -8,6 +8,8 @@ import type { EventListQuery, EventService } from "../events/event.service.ts";
 import type { IntakeService } from "../intake/intake.service.ts";
 import type { LeadListQuery, LeadService } from "../leads/lead.service.ts";
 import type { LeadOwner } from "../leads/lead.ts";
+import type { LedgerService, LineQuery } from "../money/ledger.service.ts";
+import type { TermsService } from "../money/terms.service.ts";
 import type { ProviderService } from "../providers/provider.service.ts";
 import type { RequestLogQuery, RequestLogService } from "../request-log/request-log.service.ts";
 import { SANDBOX_VALUES } from "../sandbox/sandbox.ts";
@@ -25,6 +27,8 @@ export interface PortalServiceDeps {
   readonly stats: StatsService;
   readonly intake: IntakeService;
   readonly webhooks: WebhookService;
+  readonly ledger: LedgerService;
+  readonly terms: TermsService;
 }
 
 export type PortalService = ReturnType<typeof createPortalService>;
@@ -77,6 +81,24 @@ export function createPortalService(deps: PortalServiceDeps) {
       deps.stats.forProvider(ownerOf(open(p), livemode), q),
     intakeRules: (p: PortalPrincipal, livemode: boolean | undefined) =>
       deps.intake.published(ownerOf(open(p), livemode)),
+
+    // ---- money: the provider's own book of the mode, as its key of that mode reads it ----
+    balance: (p: PortalPrincipal, livemode: boolean | undefined) => deps.ledger.balance(ownerOf(open(p), livemode)),
+    lines: (p: PortalPrincipal, livemode: boolean | undefined, q: LineQuery) =>
+      deps.ledger.lines(ownerOf(open(p), livemode), q),
+    statements: (
+      p: PortalPrincipal,
+      livemode: boolean | undefined,
+      q: { pageSize?: number | undefined; pageToken?: string | undefined },
+    ) => deps.ledger.statements(ownerOf(open(p), livemode), q),
+    /** The book whose statements to read (for the statement's JSON, CSV and PDF). */
+    statementBook: (p: PortalPrincipal, livemode: boolean | undefined) => ownerOf(open(p), livemode),
+    /** What the book's leads earned per business day. */
+    earnings: (p: PortalPrincipal, livemode: boolean | undefined, days: number | undefined) =>
+      deps.ledger.earnings(ownerOf(open(p), livemode), days),
+    terms: (p: PortalPrincipal) => deps.terms.published(ownerOf(open(p), true)),
+    quote: (p: PortalPrincipal, livemode: boolean | undefined, lead: unknown) =>
+      deps.terms.quote(ownerOf(open(p), livemode), lead),
 
     /** The endpoint with its signing secret (an audited view). */
     webhook: (p: PortalPrincipal) => webhooks.get(actorOf(open(p)), p.providerId),

@@ -118,6 +118,32 @@ describe(`Money operations of the service (${BACKEND.name}) behind prism proxy -
       404,
       "provider_not_found",
     );
+    const preview = `/api/v1/lead_providers/${p.id}/terms/quote/`;
+    await expectAnswer(
+      "quoteProviderLead",
+      await call("POST", preview, { auth: admin, body: { lead: freshLead() } }),
+      200,
+    );
+    await expectAnswer(
+      "quoteProviderLead",
+      await call("POST", preview, { auth: admin, body: { lead: freshLead(), terms: { default_price_cents: 900 } } }),
+      200,
+    );
+    await expectAnswer(
+      "quoteProviderLead",
+      await call("POST", preview, {
+        auth: admin,
+        body: { lead: freshLead(), terms: { price_rules: [{ when: { origin_states: ["XX"] }, price_cents: 1 }] } },
+      }),
+      400,
+      "validation_error",
+    );
+    await expectAnswer(
+      "quoteProviderLead",
+      await call("POST", "/api/v1/lead_providers/999999/terms/quote/", { auth: admin, body: { lead: freshLead() } }),
+      404,
+      "provider_not_found",
+    );
     const published = await call("GET", "/api/v1/public/terms/", { auth: p.key });
     const tag = published.headers.get("etag") as string;
     await expectAnswer("getPublishedTerms", published, 200);
@@ -228,6 +254,13 @@ describe(`Money operations of the service (${BACKEND.name}) behind prism proxy -
     );
     await expectAnswer("listPayables", await call("GET", "/api/v1/admin/payables/", { auth: admin }), 200);
     await expectAnswer("listPayables", await call("GET", "/api/v1/admin/payables/?format=csv", { auth: admin }), 200);
+    await expectAnswer("getLedgerSpend", await call("GET", "/api/v1/admin/ledger/spend/?days=7", { auth: admin }), 200);
+    await expectAnswer(
+      "getLedgerSpend",
+      await call("GET", "/api/v1/admin/ledger/spend/?days=0", { auth: admin }),
+      400,
+      "validation_error",
+    );
     const trial = await expectAnswer(
       "getTrialBalance",
       await call("GET", "/api/v1/admin/ledger/trial_balance/", { auth: admin }),

@@ -170,3 +170,48 @@ function splitCsvLine(line: string): string[] {
   out.push(field);
   return out;
 }
+
+let people = 0;
+
+/**
+ * One of a provider's people, signed in to the portal through its API: invited by an
+ * administrator, the invite accepted with `password`, signed in. The session cookie, and a
+ * caller of `/api/v1/portal/…` from the portal's own origin with it.
+ */
+export async function portalPerson(
+  t: { url: string; call: (method: string, path: string, options?: Json) => Promise<Response> },
+  admin: string,
+  providerId: number,
+  password: string,
+): Promise<{
+  email: string;
+  cookie: string;
+  portal: (method: string, path: string, body?: unknown) => Promise<Response>;
+}> {
+  people += 1;
+  const email = `payee.person${people}.${process.pid}.${Date.now()}@portal-money.example`;
+  const invited = await t.call("POST", `/api/v1/lead_providers/${providerId}/portal_users/`, {
+    auth: admin,
+    body: { email, name: `Person ${people}` },
+  });
+  expect(invited.status, await invited.clone().text()).toBe(201);
+  const token = String(((await invited.json()) as Json).invite_url).split("#invite=")[1] ?? "";
+  const origin = { origin: t.url };
+  const accepted = await t.call("POST", "/api/v1/portal/invite/accept/", {
+    headers: origin,
+    body: { token, password },
+  });
+  expect(accepted.status, await accepted.clone().text()).toBe(200);
+  const signedIn = await t.call("POST", "/api/v1/portal/sign_in/", { headers: origin, body: { email, password } });
+  expect(signedIn.status, await signedIn.clone().text()).toBe(200);
+  const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  return {
+    email,
+    cookie,
+    portal: (method, path, body) =>
+      t.call(method, `/api/v1/portal/${path}`, {
+        ...(body !== undefined && { body }),
+        headers: { ...origin, cookie },
+      }),
+  };
+}

@@ -14,6 +14,8 @@ import { DEFAULT_BUSINESS_TIMEZONE } from "../../src/intake/business-time.ts";
 import { createIntakeService } from "../../src/intake/intake.service.ts";
 import { createLeadService } from "../../src/leads/lead.service.ts";
 import { createLogger } from "../../src/logger.ts";
+import { createLedgerService } from "../../src/money/ledger.service.ts";
+import { createTermsService } from "../../src/money/terms.service.ts";
 import {
   createPortalService,
   type PortalService,
@@ -97,6 +99,8 @@ describe("the portal's use cases", () => {
       stats: createStatsService({ db, zone }),
       intake,
       webhooks: createWebhookService({ db, crypto, transport }),
+      ledger: createLedgerService({ db, currency: "USD", zone }),
+      terms: createTermsService({ db, currency: "USD", zips: loadZipDirectory(), zone }),
     });
     const person = async (name: string) => {
       const provider = await providers.create("admin", { name });
@@ -140,6 +144,13 @@ describe("the portal's use cases", () => {
       ["keys", () => portal.keys(p)],
       ["revealTestKey", () => portal.revealTestKey(p)],
       ["issueTestKey", () => portal.issueTestKey(p)],
+      ["balance", () => portal.balance(p, undefined)],
+      ["lines", () => portal.lines(p, undefined, {})],
+      ["statements", () => portal.statements(p, undefined, {})],
+      ["statementBook", () => portal.statementBook(p, undefined)],
+      ["earnings", () => portal.earnings(p, undefined, undefined)],
+      ["terms", () => portal.terms(p)],
+      ["quote", () => portal.quote(p, undefined, leadBody())],
     ];
     for (const [name, call] of calls) {
       const err = await refusal(call);
@@ -243,6 +254,10 @@ describe("the portal's use cases", () => {
     expect((await refusal(() => portal.getRequest(p, undefined, "00000000-0000-4000-8000-000000000000"))).code).toBe(
       "request_not_found",
     );
+    expect(await portal.balance(p, undefined)).toMatchObject({ livemode: true, pendingCents: 0 });
+    expect((await portal.balance(p, false)).livemode).toBe(false);
+    expect(portal.statementBook(p, false)).toEqual({ providerId: mine.id, livemode: false });
+    expect((await portal.earnings(p, false, 7)).days).toHaveLength(7);
     const rules = await portal.intakeRules(p, undefined);
     expect(rules).toMatchObject({ livemode: true });
     expect(await portal.intakeRules(p, false)).toMatchObject({ livemode: false });
