@@ -367,6 +367,22 @@ async function main(): Promise<void> {
     ["GET /admin/payables/", providerGet("/api/v1/admin/payables/")],
     ["GET /admin/payables/?format=csv", providerGet("/api/v1/admin/payables/?format=csv")],
     ["GET /admin/ledger/trial_balance/", providerGet("/api/v1/admin/ledger/trial_balance/")],
+    ["GET /admin/ledger/spend/?days=30", providerGet("/api/v1/admin/ledger/spend/?days=30")],
+    ["GET /admin/ledger/spend/?days=365", providerGet("/api/v1/admin/ledger/spend/?days=365")],
+    ["GET /portal/balance/", () => call("GET", "/api/v1/portal/balance/", undefined, undefined, cookie)],
+    [
+      "GET /portal/balance_transactions/",
+      () => call("GET", "/api/v1/portal/balance_transactions/", undefined, undefined, cookie),
+    ],
+    ["GET /portal/statements/", () => call("GET", "/api/v1/portal/statements/", undefined, undefined, cookie)],
+    [
+      "GET /portal/earnings/?days=30",
+      () => call("GET", "/api/v1/portal/earnings/?days=30", undefined, undefined, cookie),
+    ],
+    [
+      "GET /portal/earnings/?days=365",
+      () => call("GET", "/api/v1/portal/earnings/?days=365", undefined, undefined, cookie),
+    ],
     ["GET /metrics", () => call("GET", "/metrics", "scale-metrics-token-0123456789")],
   ];
 
