@@ -177,9 +177,16 @@ async function main(): Promise<void> {
       JSON.stringify({ email: `scale-${Date.now()}@portal.example`, name: "Scale Reader" }),
     )
   ).json()) as { invite_url: string; user: { email: string } };
-  const password = "correct horse battery staple scale";
+  const password = "violet tundra harbor 87 quay";
   const token = invited.invite_url.split("#invite=")[1] ?? "";
-  await call("POST", "/api/v1/portal/invite/accept/", undefined, JSON.stringify({ token, password }), origin);
+  const accepted = await call(
+    "POST",
+    "/api/v1/portal/invite/accept/",
+    undefined,
+    JSON.stringify({ token, password }),
+    origin,
+  );
+  if (!accepted.ok) throw new Error(`the portal invite was refused: ${accepted.status} ${await accepted.text()}`);
   const signedIn = await call(
     "POST",
     "/api/v1/portal/sign_in/",
@@ -187,6 +194,7 @@ async function main(): Promise<void> {
     JSON.stringify({ email: invited.user.email, password }),
     origin,
   );
+  if (!signedIn.ok) throw new Error(`the portal sign-in was refused: ${signedIn.status} ${await signedIn.text()}`);
   const cookie = { cookie: (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "" };
 
   // The stats rollup as production has it: every past day rolled up (a fresh seed has none; the
