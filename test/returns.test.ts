@@ -129,10 +129,39 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
       expect(adminList.results).toHaveLength(2);
       expect(await j(t.call("GET", `/api/v1/admin/returns/${r.id}/`, { auth: admin }))).toMatchObject({ id: r.id });
 
-      // Open returns are held back from settlement.
+      // The lead's GET shows its return: REST, gRPC (the fast path's hand-written encoding and
+      // connect-node's), and the workflow's FindLead.
+      const shown = {
+        id: r.id,
+        state: "requested",
+        reason: "invalid_contact",
+        note: "Number disconnected",
+        requested_at: r.requested_at,
+        contest_deadline: r.contest_deadline,
+        decided_at: null,
+        decision_note: null,
+      };
+      expect((await j(t.call("GET", `${LEADS}${a.external_id}/`, { auth: p.key }))).return).toEqual(shown);
+      for (const protocol of ["grpc", "connect"] as const) {
+        const got = await connectClient(PublicLeadService, t.port, protocol).getLead(
+          { externalId: a.external_id },
+          bearer(p.key),
+        );
+        expect(got.lead?.leadReturn, protocol).toMatchObject({
+          id: r.id,
+          state: "requested",
+          note: "Number disconnected",
+        });
+      }
+      const found = await workflowRpc().findLead({ key: { case: "id", value: BigInt(b.id) } }, bearer(admin));
+      expect(found.record?.lead?.leadReturn?.reason).toBe("out_of_area");
+      const untouched = await create(p.key);
+      expect(untouched.return).toBeNull();
+
+      // Open returns are held back from settlement (the lead without one settles).
       clock.advance(25 * HOUR);
       await t.app.settlement.runOnce();
-      expect(await balance(p.key)).toMatchObject({ pending_cents: 3000, available_cents: 0 });
+      expect(await balance(p.key)).toMatchObject({ pending_cents: 3000, available_cents: 1500 });
 
       // Audited with the actor.
       const audit = await j(t.call("GET", `/api/v1/admin/audit_log/?provider_id=${p.id}`, { auth: admin }));

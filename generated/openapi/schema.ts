@@ -3173,6 +3173,40 @@ export interface components {
       /** @constant */
       total_cents: 0;
     };
+    /** @description A lead's return as the lead shows it (the whole return, with the contest, at the returns routes). */
+    LeadReturnStatus: {
+      /** @example ret_4c2d9e8f1a3b4c5d8e7f6a5b4c3d2e1f */
+      id: string;
+      /**
+       * @example requested
+       * @enum {string}
+       */
+      state: "requested" | "contested" | "approved" | "denied" | "withdrawn";
+      /**
+       * @example invalid_contact
+       * @enum {string}
+       */
+      reason: "invalid_contact" | "not_requested" | "out_of_area" | "already_shipped" | "test_or_fraud" | "other";
+      /** @example Number disconnected; email bounced */
+      note: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-20T15:00:00.000Z
+       */
+      requested_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T15:00:00.000Z
+       */
+      contest_deadline: string;
+      /**
+       * Format: date-time
+       * @example null
+       */
+      decided_at: string | null;
+      /** @example null */
+      decision_note: string | null;
+    };
     /** @description A return of a lead. */
     ReturnCreate: {
       /**
@@ -3946,6 +3980,8 @@ export interface components {
       billable: boolean;
       /** @description The price fixed when the lead was accepted; null for a duplicate (and for a lead stored before leads had prices). */
       price: components["schemas"]["LeadPrice"] | null;
+      /** @description The lead's return (docs/returns.md); null when it has none. */
+      return?: components["schemas"]["LeadReturnStatus"] | null;
       /** @example Gonzalez Design Studio */
       company_name: string | null;
       /** @example Gate code 4411. The car is parked in the underground garage. */
