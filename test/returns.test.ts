@@ -9,6 +9,7 @@
  */
 import { Code } from "@connectrpc/connect";
 import { sql } from "kysely";
+import { DateTime } from "luxon";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ErrorDetailSchema } from "../generated/proto/leadprovider/v1/errors_pb.ts";
@@ -454,6 +455,36 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
       } finally {
         await receiver.close();
       }
+    });
+  });
+
+  describe("stats", () => {
+    it("counts approved returns per period and sub_id, with the return rate (REST, CSV and gRPC)", async () => {
+      const p = await payee();
+      const a = await create(p.key, freshLead({ sub_id: "site-a" }));
+      await create(p.key, freshLead({ sub_id: "site-a" }));
+      const b = await create(p.key, freshLead({ sub_id: "site-b" }));
+      await j(fileReturn(a.id, { reason: "test_or_fraud" })); // approved at once
+      await j(fileReturn(b.id, { reason: "invalid_contact" })); // still open: not counted
+      const day = DateTime.now().setZone("America/New_York").toISODate() as string;
+      const query = `?from=${day}&to=${day}&group_by=sub_id`;
+      const stats = await j(t.call("GET", `/api/v1/public/stats/${query}`, { auth: p.key }));
+      expect(stats.totals).toMatchObject({ accepted: 3, returned: 1, return_rate: 0.3333 });
+      const bySub = Object.fromEntries(stats.periods.map((r: Json) => [r.group, [r.returned, r.return_rate]]));
+      expect(bySub).toEqual({ "site-a": [1, 0.5], "site-b": [0, 0] });
+      const csv = await t.call("GET", `/api/v1/public/stats/${query}`, {
+        auth: p.key,
+        headers: { accept: "text/csv" },
+      });
+      const [header, ...rows] = (await csv.text()).trimEnd().split("\r\n");
+      expect(header?.endsWith(",returned,return_rate")).toBe(true);
+      expect(rows.find((r) => r.includes(",site-a,"))?.endsWith(",1,0.5")).toBe(true);
+      const rpc = await publicRpc().getStats({ from: day, to: day }, bearer(p.key));
+      expect(rpc.totals).toMatchObject({ returned: 1n, returnRate: 0.3333 });
+      const admin_ = await j(
+        t.call("GET", `/api/v1/admin/stats/?from=${day}&to=${day}&provider_id=${p.id}`, { auth: admin }),
+      );
+      expect(admin_.totals.returned).toBe(1);
     });
   });
 

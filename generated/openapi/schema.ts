@@ -5171,6 +5171,16 @@ export interface components {
        * @description When the last of these leads was accepted; null when none was.
        */
       last_lead_at: string | null;
+      /**
+       * @description Accepted leads whose return was approved (counted in the period the lead was accepted in).
+       * @example 1
+       */
+      returned?: number;
+      /**
+       * @description returned / accepted (4 decimals); null when nothing was accepted.
+       * @example 0.1
+       */
+      return_rate?: number | null;
     };
     StatsRow: {
       /**
