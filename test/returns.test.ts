@@ -7,6 +7,7 @@
  * per lead; one provider never seeing or contesting another's returns. After every test the
  * ledger is whole and its trial balance 0.
  */
+import { once } from "node:events";
 import { Code } from "@connectrpc/connect";
 import { sql } from "kysely";
 import { DateTime } from "luxon";
@@ -20,6 +21,8 @@ import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient, rejection } from "./helpers/grpc.ts";
 import { countTransactions, expectLedgerWhole, freshLead, ISSUE_TERMS, movableClock } from "./helpers/money.ts";
 import { startReceiver } from "./helpers/receiver.ts";
+import { startServiceProcess } from "./helpers/service-process.ts";
+import { pollUntil } from "./helpers/timing.ts";
 
 const LEADS = "/api/v1/public/leads/";
 const HOUR = 3_600_000;
@@ -504,4 +507,102 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
       expect((await j(t.call("GET", "/api/v1/public/returns/", { auth: p.key }))).results).toHaveLength(0);
     });
   });
+});
+
+// A real process killed with SIGKILL while its returns job approves: Postgres only (the child and
+// this process share the database).
+const POSTGRES = BACKENDS.find((b) => b.name === "postgres");
+describe.runIf(POSTGRES)("the returns job killed with SIGKILL mid-run (postgres)", () => {
+  let t: TestApp;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await startTestApp(POSTGRES as (typeof BACKENDS)[number], {
+      RATE_LIMIT_PER_MINUTE: "100000",
+      RATE_LIMIT_PER_DAY: "10000000",
+      SETTLEMENT_INTERVAL_SECONDS: "86400",
+      RETURNS_INTERVAL_SECONDS: "86400",
+    });
+    // This instance's own job stays still: the child's is the one killed.
+    await t.app.returnsJob.stop();
+    admin = await t.token();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("leaves each return approved with its one reversal or untouched, and a rerun posts no reversal twice", async () => {
+    const db = t.app.database.db;
+    const p = await t.provider();
+    const terms = { ...TERMS, returns: { ...TERMS.returns, auto_approve: [] } };
+    expect((await t.call("PUT", `/api/v1/lead_providers/${p.id}/terms/`, { auth: admin, body: terms })).status).toBe(
+      200,
+    );
+    const N = 300;
+    for (let done = 0; done < N; done += 25) {
+      await Promise.all(
+        Array.from({ length: 25 }, async () => {
+          const lead = (await (await t.call("POST", LEADS, { auth: p.key, body: freshLead() })).json()) as Json;
+          const res = await t.call("POST", `/api/v1/admin/leads/${lead.id}/returns/`, {
+            auth: admin,
+            body: { reason: "invalid_contact" },
+          });
+          expect(res.status).toBe(201);
+        }),
+      );
+    }
+    // Past their contest deadline, as if 48 hours had gone by.
+    await sql`update lead_returns set contest_deadline = now() - interval '1 minute' where provider_id = ${p.id}`.execute(
+      db,
+    );
+    const approved = async () =>
+      Number(
+        (
+          await sql<{ n: number }>`
+            select count(*)::int as n from lead_returns where provider_id = ${p.id} and state = 'approved'`.execute(db)
+        ).rows[0]?.n,
+      );
+    const child = await startServiceProcess(
+      {
+        DATABASE_URL: t.databaseUrl as string,
+        RETURNS_INTERVAL_SECONDS: "1",
+        SETTLEMENT_INTERVAL_SECONDS: "86400",
+        WEB_CONCURRENCY: "1",
+      },
+      '"lead provider api listening"',
+    );
+    try {
+      await pollUntil("the child to approve some returns", async () => (await approved()) >= 10, {
+        timeoutMs: 60_000,
+        intervalMs: 10,
+      });
+      child.child.kill("SIGKILL");
+      await once(child.child, "exit");
+    } finally {
+      await child.stop();
+    }
+    const before = await approved();
+    expect(before).toBeGreaterThanOrEqual(10);
+    expect(before, "the kill came after the job had finished: nothing was cut short").toBeLessThan(N);
+    // Each return is approved with exactly its reversal, or untouched (requested, held, no reversal).
+    const mismatched = await sql<{ public_id: string }>`
+      select r.public_id from lead_returns r
+      left join ledger_transactions t on t.idempotency_key = 'lead:' || r.lead_id || ':return'
+      where r.provider_id = ${p.id} and (r.state = 'approved') <> (t.id is not null)`.execute(db);
+    expect(mismatched.rows).toEqual([]);
+    await expectLedgerWhole(db);
+
+    // The catch-up run approves the rest; nothing is reversed twice.
+    let run = await t.app.returnsJob.runOnce(60_000);
+    while (run.behind) run = await t.app.returnsJob.runOnce(60_000);
+    expect(await approved()).toBe(N);
+    expect(await countTransactions(db, p.id, "return")).toBe(N);
+    await t.app.returnsJob.runOnce();
+    expect(await countTransactions(db, p.id, "return")).toBe(N);
+    expect(await j(t.call("GET", "/api/v1/public/balance/", { auth: p.key }))).toMatchObject({
+      pending_cents: 0,
+      available_cents: 0,
+    });
+    await expectLedgerWhole(db);
+  }, 300_000);
 });
