@@ -64,6 +64,10 @@ import { appRoutes, CONSOLE_DIR, consoleRoutes, PORTAL_DIR } from "./rest/consol
 import { docsRoutes } from "./rest/docs.ts";
 import { withShortcut } from "./rest/handoff.ts";
 import { landingRoutes } from "./rest/landing.ts";
+import { createReturnsJob, type ReturnsJob } from "./returns/returns.job.ts";
+import { returnRoutes } from "./returns/returns.rest.ts";
+import { createReturnsPublicRpc, createReturnsWorkflowRpc, returnErrorDetails } from "./returns/returns.rpc.ts";
+import { createReturnsService } from "./returns/returns.service.ts";
 import { clientIpKey, noteKey } from "./rpc/context.ts";
 import { recodingParseErrors } from "./rpc/parse-errors.ts";
 import { createRpcRoutes } from "./rpc/routes.ts";
@@ -114,6 +118,8 @@ export interface App {
   readonly statsRollup: StatsRollup;
   /** The settlement job (its loop runs by itself; exposed for operations and tests). */
   readonly settlement: Settlement;
+  /** The returns job (approves uncontested returns past their deadline; exposed for tests). */
+  readonly returnsJob: ReturnsJob;
   /** Starts listening; resolves to the bound port (useful with PORT=0). */
   listen(): Promise<number>;
   stop(): Promise<void>;
@@ -220,6 +226,22 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     intervalMs: config.money.settlementIntervalMs,
     now,
     onRun: (run) => metrics.jobRun("settlement", run),
+  });
+  const returns = createReturnsService({
+    db,
+    currency: config.money.currency,
+    zone: config.intake.businessTimezone,
+    now,
+    onEvent: (type, livemode) => {
+      if (livemode) metrics.eventWritten(type);
+      webhookWorker.eventWritten();
+    },
+  });
+  const returnsJob = createReturnsJob({
+    returns,
+    logger,
+    intervalMs: config.money.returnsIntervalMs,
+    onRun: (run) => metrics.jobRun("returns", run),
   });
   const leads = createLeadService({
     db,
@@ -350,6 +372,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       requestLogRoutes(requestLog, config.publicBaseUrl),
       statsRoutes(stats),
       moneyRoutes(terms, ledger, config.publicBaseUrl),
+      returnRoutes(returns, config.publicBaseUrl),
       portalRoutes(portal, portalUsers, {
         clientAddress,
         publicBaseUrl: config.publicBaseUrl,
@@ -373,7 +396,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       appRoutes("/portal", PORTAL_DIR, "the provider portal", "portal/ into portal/dist"),
     ],
   });
-  const errorDetails = [leadErrorDetails];
+  const errorDetails = [leadErrorDetails, returnErrorDetails];
   // The speed-only paths of a lead's GET and POST (leads/fast/), in front of both edges: FAST_PATHS.
   const fast = config.fastPaths
     ? createLeadFastPaths({
@@ -399,6 +422,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...createRequestLogRpc(requestLog),
       ...createStatsRpc(stats),
       ...createMoneyPublicRpc(terms, ledger),
+      ...createReturnsPublicRpc(returns),
     },
     providers: {
       ...createProviderRpc(providers, sandbox),
@@ -408,7 +432,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       ...createMoneyProviderRpc(terms, ledger),
     },
     common: createCommonRpc(states),
-    workflow: createLeadWorkflowRpc(workflow, shutdown.signal),
+    workflow: { ...createLeadWorkflowRpc(workflow, shutdown.signal), ...createReturnsWorkflowRpc(returns) },
     errorDetails,
   });
   const connect = connectNodeAdapter({
@@ -458,6 +482,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     requestLog: requestLogWriter,
     statsRollup,
     settlement,
+    returnsJob,
     async listen() {
       if (metricsServer && config.metricsPort !== undefined) {
         await new Promise<void>((resolve, reject) => {
@@ -475,6 +500,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       requestLogWriter?.start();
       statsRollup.start();
       settlement.start();
+      returnsJob.start();
       return port;
     },
     async stop() {
@@ -487,6 +513,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       await requestLogWriter?.stop();
       await statsRollup.stop();
       await settlement.stop();
+      await returnsJob.stop();
       // Deliveries in flight get the same grace; any left unanswered are sent again later.
       await webhookWorker.stop(config.shutdownTimeoutMs);
       transport.close();

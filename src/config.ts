@@ -118,6 +118,8 @@ export interface Config {
     readonly currency: string;
     /** SETTLEMENT_INTERVAL_SECONDS (default 60): how often the settlement job looks for due purchases. */
     readonly settlementIntervalMs: number;
+    /** RETURNS_INTERVAL_SECONDS (default 60): how often uncontested returns past their deadline are approved. */
+    readonly returnsIntervalMs: number;
     /**
      * LEDGER_ENABLED (default true). False: leads are stored without a price and nothing is
      * posted (for measuring what pricing costs; the ledger's reads still answer).
@@ -318,6 +320,7 @@ export function loadConfig(env: Env = process.env): Config {
     money: {
       currency: currencyCode(str("LEDGER_CURRENCY"), problems),
       settlementIntervalMs: int("SETTLEMENT_INTERVAL_SECONDS", 60, 1, 86_400) * 1000,
+      returnsIntervalMs: int("RETURNS_INTERVAL_SECONDS", 60, 1, 86_400) * 1000,
       enabled: bool("LEDGER_ENABLED", true),
     },
     webhooks: {

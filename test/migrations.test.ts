@@ -14,6 +14,7 @@ const TABLES = [
   "api_keys",
   "audit_log",
   "lead_events",
+  "lead_returns",
   "lead_state_history",
   "lead_stats_daily",
   "lead_stats_rollup",

@@ -5,6 +5,7 @@ import HistoryIcon from "@mui/icons-material/History";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import StorefrontIcon from "@mui/icons-material/Storefront";
+import UndoIcon from "@mui/icons-material/Undo";
 import { CustomRoutes, Resource } from "react-admin";
 import { Route } from "react-router-dom";
 import { ConsoleApp } from "../../ui/src/ConsoleApp.tsx";
@@ -19,6 +20,7 @@ import { LeadList, LeadShow } from "./leads.tsx";
 import { PayablesPage } from "./payables.tsx";
 import { ProviderCreate, ProviderEdit, ProviderList, ProviderShow } from "./providers.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
+import { ReturnsPage } from "./returns.tsx";
 
 export function App() {
   return (
@@ -57,6 +59,7 @@ export function App() {
       />
       <Resource name="audit" list={AuditList} icon={HistoryIcon} options={{ label: "Audit log" }} />
       <Resource name="payables" list={PayablesPage} icon={AccountBalanceIcon} options={{ label: "Payables" }} />
+      <Resource name="returns" list={ReturnsPage} icon={UndoIcon} options={{ label: "Returns" }} />
       <CustomRoutes noLayout>
         <Route path={FORBIDDEN_PATH} element={<ForbiddenPage />} />
       </CustomRoutes>

@@ -135,7 +135,8 @@ function Funnel({ totals }: { totals: Outcomes }) {
         />
       </Box>
       <Typography variant="body2">
-        Quote rate {pct(totals.quote_rate)} · order rate {pct(totals.order_rate)} (of accepted)
+        Quote rate {pct(totals.quote_rate)} · order rate {pct(totals.order_rate)} · return rate{" "}
+        {pct(totals.return_rate ?? null)} (of accepted)
       </Typography>
     </Section>
   );

@@ -84,6 +84,18 @@ export function leadRecord(lead: LeadMessage, providerId: bigint): RaRecord {
         }
       : null,
     billable: lead.billable,
+    return: lead.leadReturn
+      ? {
+          id: lead.leadReturn.id,
+          state: lead.leadReturn.state,
+          reason: lead.leadReturn.reason,
+          note: lead.leadReturn.note ?? null,
+          requested_at: iso(lead.leadReturn.requestedAt),
+          contest_deadline: iso(lead.leadReturn.contestDeadline),
+          decided_at: iso(lead.leadReturn.decidedAt),
+          decision_note: lead.leadReturn.decisionNote ?? null,
+        }
+      : null,
     duplicate: lead.duplicate
       ? {
           matched_on: lead.duplicate.matchedOn,

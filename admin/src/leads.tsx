@@ -35,6 +35,7 @@ import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { money, when } from "../../ui/src/format.ts";
 import { workflow } from "./api.ts";
 import { ListActions } from "./listActions.tsx";
+import { LeadReturnPanel } from "./returns.tsx";
 
 const STATES = [
   { id: "LEAD", name: "LEAD" },
@@ -198,6 +199,7 @@ export function LeadShow() {
     <Show actions={<TopToolbar />} title={<LeadTitle />}>
       <TestNotice />
       <MoveButtons />
+      <LeadReturnPanel />
       <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="order_number" />
         <TextField source="external_id" />

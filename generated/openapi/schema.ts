@@ -1969,6 +1969,233 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/admin/leads/{lead_id}/returns/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the lead (the `id` of its GET). */
+        lead_id: components["parameters"]["ReturnLeadId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Return a lead
+     * @description Files a return of a billable lead with one of its provider's return reasons
+     *     (`terms.returns.reasons`; `other` needs a `note`). Refused with a named code and nothing
+     *     stored when the lead is not billable (`not_billable`), the return window
+     *     (`window_hours` since the lead was accepted) has closed (`return_window_closed`, with
+     *     `closed_at`), the lead already has a return (`already_returned`), or the return would take
+     *     the provider's returns this calendar month (BUSINESS_TIMEZONE) over `max_rate` of its
+     *     billable leads that month (`return_cap_reached`, with the numbers). The provider may contest
+     *     it until `contest_deadline` (`contest_hours`); a reason in `auto_approve` is approved at
+     *     once, and an uncontested return is approved when the deadline passes. While open, the
+     *     lead's purchase is held back from settlement. Audited; announced as
+     *     `lead.return_requested` (gRPC `LeadWorkflowService.ReturnLead`). Requires the admin-only
+     *     position.
+     */
+    post: operations["createLeadReturn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/returns/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every return, soonest contest deadline first
+     * @description Every provider's returns in both books, by `contest_deadline` (soonest first; the back
+     *     office's queue), cursor-paged, filtered by `state`, `provider_id` and `reason`. Requires the
+     *     admin-only position.
+     */
+    get: operations["listReturns"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/returns/{return_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The return's id, `ret_` and 32 hex digits. */
+        return_id: components["parameters"]["ReturnId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * One return
+     * @description The return with this id, in either book, with the provider's contest and the decision. Requires the admin-only position.
+     */
+    get: operations["getReturn"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/returns/{return_id}/withdraw/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The return's id, `ret_` and 32 hex digits. */
+        return_id: components["parameters"]["ReturnId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Withdraw a return
+     * @description The broker takes back a return not yet decided (`requested` or `contested`); its lead
+     *     settles as if it had never been returned. A decided return is `409 return_decided`.
+     *     Audited; announced as `lead.return_withdrawn`. Requires the admin-only position.
+     */
+    post: operations["withdrawReturn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/returns/{return_id}/decide/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The return's id, `ret_` and 32 hex digits. */
+        return_id: components["parameters"]["ReturnId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Decide a contested return
+     * @description Approves or denies a `contested` return, with a note the provider sees. Approval posts a
+     *     `return` transaction reversing the lead's purchase (from `pending` when the lead has not
+     *     settled, else from `available`, which may go below zero; once, whatever is retried); denial
+     *     posts nothing and the lead settles as usual. A return that is not contested is
+     *     `409 return_not_contested`. Audited; announced as `lead.return_approved` or
+     *     `lead.return_denied`. Requires the admin-only position.
+     */
+    post: operations["decideReturn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/leads/{external_id}/return/contest/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
+        external_id: components["parameters"]["ExternalId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Contest the return of your lead
+     * @description Contests the return of one of your leads, once, before its `contest_deadline`: a
+     *     `statement` (at most 2,000 characters) and evidence links (https only; stored, never
+     *     fetched). The broker then approves or denies it. A second contest is
+     *     `409 already_contested`, one after the deadline `409 contest_window_closed` (with
+     *     `closed_at`), a decided return `409 return_decided`; a lead without a return, or another
+     *     provider's, `404 return_not_found`. Announced as `lead.return_contested` (gRPC
+     *     `PublicLeadService.ContestReturn`).
+     */
+    post: operations["contestReturn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/public/returns/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The returns of your leads
+     * @description The returns of the key's book (a test key: its test leads'), newest first, cursor-paged,
+     *     filtered by `state`, `reason` and when they were filed (`created_after`, `created_before`)
+     *     (gRPC `PublicLeadService.ListReturns`).
+     */
+    get: operations["listOwnReturns"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/leads/{external_id}/return/contest/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
+        external_id: components["parameters"]["ExternalId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Contest a return from the portal
+     * @description `POST /api/v1/public/leads/{external_id}/return/contest/` for the signed-in person's
+     *     provider, in the `mode`'s book: the same body, checks and answers.
+     */
+    post: operations["contestPortalReturn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/returns/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's returns
+     * @description The returns of the `mode`'s book, newest first, with the filters and cursor pages of `GET /api/v1/public/returns/`.
+     */
+    get: operations["listPortalReturns"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   "lead.created": {
@@ -2175,6 +2402,123 @@ export interface webhooks {
      *     every event.
      */
     post: operations["adjustmentCreatedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.return_requested": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The broker returned one of your leads
+     * @description Sent when the broker files a return of one of your leads; `data.return` is it, with the
+     *     reason and the `contest_deadline` until which you may contest it
+     *     (`POST /api/v1/public/leads/{external_id}/return/contest/`).
+     *     Also in the events feed of that book's key; signed and retried like every event, in order
+     *     with the lead's other events.
+     */
+    post: operations["returnRequestedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.return_contested": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * You contested a return
+     * @description Sent when a return of your lead is contested (by your key or your portal); `data.return`
+     *     carries the statement and the evidence links.
+     *     Also in the events feed of that book's key; signed and retried like every event, in order
+     *     with the lead's other events.
+     */
+    post: operations["returnContestedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.return_approved": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A return of your lead was approved
+     * @description Sent when a return is approved: by the broker after a contest, at once for a reason in
+     *     `auto_approve`, or by the service when the contest deadline passed. The lead's purchase is
+     *     reversed by a `return` line (from pending, or from available once settled).
+     *     Also in the events feed of that book's key; signed and retried like every event, in order
+     *     with the lead's other events.
+     */
+    post: operations["returnApprovedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.return_denied": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A contested return was denied
+     * @description Sent when the broker denies a contested return: nothing is reversed and the lead settles as
+     *     usual; `data.return.decision_note` says why.
+     *     Also in the events feed of that book's key; signed and retried like every event, in order
+     *     with the lead's other events.
+     */
+    post: operations["returnDeniedWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "lead.return_withdrawn": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The broker withdrew a return
+     * @description Sent when the broker takes back a return before deciding it: the lead settles as if it had
+     *     never been returned.
+     *     Also in the events feed of that book's key; signed and retried like every event, in order
+     *     with the lead's other events.
+     */
+    post: operations["returnWithdrawnWebhook"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2829,6 +3173,202 @@ export interface components {
       /** @constant */
       total_cents: 0;
     };
+    /** @description A lead's return as the lead shows it (the whole return, with the contest, at the returns routes). */
+    LeadReturnStatus: {
+      /** @example ret_4c2d9e8f1a3b4c5d8e7f6a5b4c3d2e1f */
+      id: string;
+      /**
+       * @example requested
+       * @enum {string}
+       */
+      state: "requested" | "contested" | "approved" | "denied" | "withdrawn";
+      /**
+       * @example invalid_contact
+       * @enum {string}
+       */
+      reason: "invalid_contact" | "not_requested" | "out_of_area" | "already_shipped" | "test_or_fraud" | "other";
+      /** @example Number disconnected; email bounced */
+      note: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-20T15:00:00.000Z
+       */
+      requested_at: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-22T15:00:00.000Z
+       */
+      contest_deadline: string;
+      /**
+       * Format: date-time
+       * @example null
+       */
+      decided_at: string | null;
+      /** @example null */
+      decision_note: string | null;
+    };
+    /** @description A return of a lead. */
+    ReturnCreate: {
+      /**
+       * @description One of the provider's `terms.returns.reasons`.
+       * @example invalid_contact
+       * @enum {string}
+       */
+      reason: "invalid_contact" | "not_requested" | "out_of_area" | "already_shipped" | "test_or_fraud" | "other";
+      /**
+       * @description What was wrong, for the provider to read (required with `other`).
+       * @example Number disconnected; email bounced
+       */
+      note?: string | null;
+    };
+    /** @description Why the return is withdrawn (optional). */
+    ReturnWithdrawal: {
+      /** @example Filed against the wrong lead */
+      note?: string | null;
+    };
+    /** @description The broker's decision on a contested return. */
+    ReturnDecision: {
+      /**
+       * @example deny
+       * @enum {string}
+       */
+      decision: "approve" | "deny";
+      /**
+       * @description Why, for the provider to read.
+       * @example TrustedForm certificate matches the consumer's phone
+       */
+      note?: string | null;
+    };
+    /** @description The provider's case against a return. */
+    ReturnContest: {
+      /** @example The consumer asked for a quote on our form; certificate attached. */
+      statement: string;
+      evidence?: components["schemas"]["ReturnEvidence"];
+    };
+    /** @description Links to the evidence (https only; stored as sent, never fetched by the service). */
+    ReturnEvidence: {
+      /** @example https://cert.trustedform.com/2f1e0d9c8b7a */
+      consent_certificate_url?: string;
+      /** @example https://calls.example.com/r/88812.mp3 */
+      recording_url?: string;
+      attachments?: {
+        /** @example form-submission.png */
+        name: string;
+        /** @example https://files.example.com/f/form-submission.png */
+        url: string;
+      }[];
+    };
+    /** @description The provider's contest (null until contested). */
+    ReturnContestShown: {
+      /** @example The consumer asked for a quote on our form; certificate attached. */
+      statement: string;
+      evidence: components["schemas"]["ReturnEvidence"];
+      /**
+       * Format: date-time
+       * @example 2026-11-21T09:30:00.000Z
+       */
+      contested_at: string;
+    } | null;
+    /**
+     * @description A return of one of the provider's leads: `requested` → (`contested` →) `approved` |
+     *     `denied`, or `withdrawn` by the broker before a decision. `amount_cents` is the purchase an
+     *     approval reverses.
+     */
+    ProviderReturn: {
+      /** @example ret_4c2d9e8f1a3b4c5d8e7f6a5b4c3d2e1f */
+      id: string;
+      lead: components["schemas"]["LedgerLead"];
+      /** @example true */
+      livemode: boolean;
+      /**
+       * @example requested
+       * @enum {string}
+       */
+      state: "requested" | "contested" | "approved" | "denied" | "withdrawn";
+      /**
+       * @example invalid_contact
+       * @enum {string}
+       */
+      reason: "invalid_contact" | "not_requested" | "out_of_area" | "already_shipped" | "test_or_fraud" | "other";
+      /** @example Number disconnected; email bounced */
+      note: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-20T15:00:00.000Z
+       */
+      requested_at: string;
+      /**
+       * Format: date-time
+       * @description Until when the provider may contest it (`contest_hours` after it was filed).
+       * @example 2026-11-22T15:00:00.000Z
+       */
+      contest_deadline: string;
+      contest: components["schemas"]["ReturnContestShown"];
+      /**
+       * Format: date-time
+       * @example 2026-11-22T15:00:41.000Z
+       */
+      decided_at: string | null;
+      /** @example approved: not contested before the deadline */
+      decision_note: string | null;
+      /** @example 1500 */
+      amount_cents: number;
+      /** @example USD */
+      currency: string;
+      /**
+       * @description Only in events and webhooks, who made the change, by role (`broker`, `provider`, `system`).
+       * @example broker
+       * @enum {string}
+       */
+      actor?: "broker" | "provider" | "system";
+    };
+    /** @description A return as administrators see it (with the provider's id). */
+    Return: components["schemas"]["ProviderReturn"] & {
+      /** @example 7 */
+      provider_id: number;
+    };
+    /** @description One page of returns, soonest contest deadline first. */
+    ReturnList: {
+      results: components["schemas"]["Return"][];
+      /** @example cmV0XzRjMmQ5ZThmMWEzYjRjNWQ4ZTdmNmE1YjRjM2QyZTFm */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/admin/returns/?page_token=cmV0XzRjMmQ5ZThmMWEzYjRjNWQ4ZTdmNmE1YjRjM2QyZTFm
+       */
+      next: string | null;
+    };
+    /** @description One page of the provider's returns, newest first. */
+    ProviderReturnList: {
+      results: components["schemas"]["ProviderReturn"][];
+      /** @example cmV0XzRjMmQ5ZThmMWEzYjRjNWQ4ZTdmNmE1YjRjM2QyZTFm */
+      next_page_token: string | null;
+      /**
+       * Format: uri-reference
+       * @example /api/v1/public/returns/?page_token=cmV0XzRjMmQ5ZThmMWEzYjRjNWQ4ZTdmNmE1YjRjM2QyZTFm
+       */
+      next: string | null;
+    };
+    /** @description The body of lead.return_requested, lead.return_contested, lead.return_approved, lead.return_denied and lead.return_withdrawn; `data.return` is the return as you see it, with `actor`. */
+    WebhookReturnEvent: {
+      /** @example true */
+      livemode: boolean;
+      /** @enum {string} */
+      type:
+        | "lead.return_requested"
+        | "lead.return_contested"
+        | "lead.return_approved"
+        | "lead.return_denied"
+        | "lead.return_withdrawn";
+      /**
+       * Format: date-time
+       * @example 2026-11-20T15:00:00.000Z
+       */
+      timestamp: string;
+      data: {
+        return: components["schemas"]["ProviderReturn"];
+      };
+    };
     /**
      * @description The body of terms.changed (`data.terms`, live only), payout.created (`data.payout`) and
      *     adjustment.created (`data.adjustment`); `livemode` is the book's.
@@ -3290,7 +3830,12 @@ export interface components {
         | "intake_rules.changed"
         | "terms.changed"
         | "payout.created"
-        | "adjustment.created";
+        | "adjustment.created"
+        | "lead.return_requested"
+        | "lead.return_contested"
+        | "lead.return_approved"
+        | "lead.return_denied"
+        | "lead.return_withdrawn";
       /**
        * Format: date-time
        * @example 2026-11-04T09:12:44.530Z
@@ -3435,6 +3980,8 @@ export interface components {
       billable: boolean;
       /** @description The price fixed when the lead was accepted; null for a duplicate (and for a lead stored before leads had prices). */
       price: components["schemas"]["LeadPrice"] | null;
+      /** @description The lead's return (docs/returns.md); null when it has none. */
+      return?: components["schemas"]["LeadReturnStatus"] | null;
       /** @example Gonzalez Design Studio */
       company_name: string | null;
       /** @example Gate code 4411. The car is parked in the underground garage. */
@@ -3586,6 +4133,15 @@ export interface components {
         | "provider_inactive"
         | "insufficient_balance"
         | "reference_reused"
+        | "not_billable"
+        | "return_window_closed"
+        | "already_returned"
+        | "return_cap_reached"
+        | "return_not_found"
+        | "already_contested"
+        | "contest_window_closed"
+        | "return_decided"
+        | "return_not_contested"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
@@ -3638,6 +4194,30 @@ export interface components {
        * @example /api/v1/public/leads/
        */
       closest_route?: string;
+      /**
+       * Format: date-time
+       * @description Only on `return_window_closed` and `contest_window_closed`, when the window closed.
+       */
+      closed_at?: string;
+      /** @description Only on `already_returned`, the lead's return. */
+      return_id?: string;
+      /** @description Only on `already_returned`, that return's state. */
+      return_state?: string;
+      /**
+       * @description Only on `return_cap_reached`, the calendar month (BUSINESS_TIMEZONE) the cap counts.
+       * @example 2026-11
+       */
+      month?: string;
+      /** @description Only on `return_cap_reached`, the provider's returns counted this month (requested, contested, approved). */
+      returns_this_month?: number;
+      /** @description Only on `return_cap_reached`, the provider's billable leads this month. */
+      billable_leads_this_month?: number;
+      /** @description Only on `return_cap_reached`, the terms' `returns.max_rate`. */
+      max_rate?: number;
+      /** @description Only on `return_cap_reached`, the most returns this month may count (max_rate of the billable leads, rounded down). */
+      max_returns?: number;
+      /** @description On `invalid_transition`, `return_decided` and `return_not_contested`, the state the lead or return is in. */
+      current_state?: string;
     };
     /** @description Status of the provider's current API key (never the key itself). */
     ApiKeySummary: {
@@ -3974,7 +4554,12 @@ export interface components {
         | "intake_rules.changed"
         | "terms.changed"
         | "payout.created"
-        | "adjustment.created";
+        | "adjustment.created"
+        | "lead.return_requested"
+        | "lead.return_contested"
+        | "lead.return_approved"
+        | "lead.return_denied"
+        | "lead.return_withdrawn";
       /**
        * @description The event's lead; null for an event about no lead (intake_rules.changed).
        * @example 42
@@ -4586,6 +5171,16 @@ export interface components {
        * @description When the last of these leads was accepted; null when none was.
        */
       last_lead_at: string | null;
+      /**
+       * @description Accepted leads whose return was approved (counted in the period the lead was accepted in).
+       * @example 1
+       */
+      returned?: number;
+      /**
+       * @description returned / accepted (4 decimals); null when nothing was accepted.
+       * @example 0.1
+       */
+      return_rate?: number | null;
     };
     StatsRow: {
       /**
@@ -4757,6 +5352,42 @@ export interface components {
   responses: {
     /** @description No route answers this path (the problem names the closest one). */
     RouteNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Some members are invalid (an unknown reason, a reason the provider's terms do not list, `other` without a note, a note or statement over its limit, an evidence link that is not https ...); `errors` names each. Nothing changed. */
+    ReturnValidationFailed: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description `lead_not_found` - no such lead; `return_not_found` - no such return (a lead without a return, and another provider's, alike). */
+    ReturnNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /**
+     * @description The return's or the lead's state refuses it; nothing changed. `not_billable`,
+     *     `return_window_closed` (with `closed_at`), `already_returned` (with `return_id`),
+     *     `return_cap_reached` (with `month`, `returns_this_month`, `billable_leads_this_month`,
+     *     `max_rate`, `max_returns`), `already_contested`, `contest_window_closed` (with `closed_at`),
+     *     `return_decided` and `return_not_contested` (with `current_state`).
+     */
+    ReturnRefused: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
         [name: string]: unknown;
@@ -5277,6 +5908,24 @@ export interface components {
     AdminStatsGroupBy: "provider" | "sub_id";
     /** @description The `next_page_token` of the previous page of tallies; omit it for the first page. */
     TallyPageToken: string;
+    /** @description Numeric id of the lead (the `id` of its GET). */
+    ReturnLeadId: number;
+    /** @description The return's id, `ret_` and 32 hex digits. */
+    ReturnId: string;
+    /** @description Returns per page (1 to 100, default 20). */
+    ReturnPageSize: number;
+    /** @description Only returns in this state. */
+    ReturnStateFilter: "requested" | "contested" | "approved" | "denied" | "withdrawn";
+    /** @description Only returns with this reason. */
+    ReturnReasonFilter:
+      | "invalid_contact"
+      | "not_requested"
+      | "out_of_area"
+      | "already_shipped"
+      | "test_or_fraud"
+      | "other";
+    /** @description Only returns filed after this instant (RFC 3339). */
+    ReturnsCreatedAfter: string;
     /** @description Only this provider's entries. */
     ProviderIdFilter: number;
     /** @description Only entries created before this instant. */
@@ -5317,7 +5966,12 @@ export interface components {
       | "intake_rules.changed"
       | "terms.changed"
       | "payout.created"
-      | "adjustment.created";
+      | "adjustment.created"
+      | "lead.return_requested"
+      | "lead.return_contested"
+      | "lead.return_approved"
+      | "lead.return_denied"
+      | "lead.return_withdrawn";
     /** @description Only events recorded after this instant (RFC 3339). */
     CreatedAfter: string;
     /** @description Page number, from 1. */
@@ -8334,6 +8988,352 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  createLeadReturn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the lead (the `id` of its GET). */
+        lead_id: components["parameters"]["ReturnLeadId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ReturnCreate"];
+      };
+    };
+    responses: {
+      /** @description The return, filed now (`approved` already when its reason is in `auto_approve`). */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Return"];
+        };
+      };
+      400: components["responses"]["ReturnValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ReturnNotFound"];
+      409: components["responses"]["ReturnRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listReturns: {
+    parameters: {
+      query?: {
+        /** @description Returns per page (1 to 100, default 20). */
+        page_size?: components["parameters"]["ReturnPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only returns in this state. */
+        state?: components["parameters"]["ReturnStateFilter"];
+        /** @description Only this provider's entries. */
+        provider_id?: components["parameters"]["ProviderIdFilter"];
+        /** @description Only returns with this reason. */
+        reason?: components["parameters"]["ReturnReasonFilter"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of returns. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ReturnList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getReturn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The return's id, `ret_` and 32 hex digits. */
+        return_id: components["parameters"]["ReturnId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The return. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Return"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ReturnNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  withdrawReturn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The return's id, `ret_` and 32 hex digits. */
+        return_id: components["parameters"]["ReturnId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["ReturnWithdrawal"];
+      };
+    };
+    responses: {
+      /** @description The return, withdrawn. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Return"];
+        };
+      };
+      400: components["responses"]["ReturnValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ReturnNotFound"];
+      409: components["responses"]["ReturnRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  decideReturn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The return's id, `ret_` and 32 hex digits. */
+        return_id: components["parameters"]["ReturnId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ReturnDecision"];
+      };
+    };
+    responses: {
+      /** @description The return, decided. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Return"];
+        };
+      };
+      400: components["responses"]["ReturnValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ReturnNotFound"];
+      409: components["responses"]["ReturnRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  contestReturn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
+        external_id: components["parameters"]["ExternalId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ReturnContest"];
+      };
+    };
+    responses: {
+      /** @description The return, contested. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderReturn"];
+        };
+      };
+      400: components["responses"]["ReturnValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      404: components["responses"]["ReturnNotFound"];
+      409: components["responses"]["ReturnRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listOwnReturns: {
+    parameters: {
+      query?: {
+        /** @description Returns per page (1 to 100, default 20). */
+        page_size?: components["parameters"]["ReturnPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only returns in this state. */
+        state?: components["parameters"]["ReturnStateFilter"];
+        /** @description Only returns with this reason. */
+        reason?: components["parameters"]["ReturnReasonFilter"];
+        /** @description Only returns filed after this instant (RFC 3339). */
+        created_after?: components["parameters"]["ReturnsCreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of returns. */
+      200: {
+        headers: {
+          "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+          RateLimit: components["headers"]["RateLimit"];
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderReturnList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["ApiKeyUnauthorized"];
+      429: components["responses"]["RateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  contestPortalReturn: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path: {
+        /** @description The provider's own identifier of the lead, as sent on creation (URL-encoded). */
+        external_id: components["parameters"]["ExternalId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ReturnContest"];
+      };
+    };
+    responses: {
+      /** @description The return, contested. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderReturn"];
+        };
+      };
+      400: components["responses"]["ReturnValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      404: components["responses"]["ReturnNotFound"];
+      409: components["responses"]["ReturnRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalReturns: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+        /** @description Returns per page (1 to 100, default 20). */
+        page_size?: components["parameters"]["ReturnPageSize"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
+        /** @description Only returns in this state. */
+        state?: components["parameters"]["ReturnStateFilter"];
+        /** @description Only returns with this reason. */
+        reason?: components["parameters"]["ReturnReasonFilter"];
+        /** @description Only returns filed after this instant (RFC 3339). */
+        created_after?: components["parameters"]["ReturnsCreatedAfter"];
+        /** @description Only entries created before this instant. */
+        created_before?: components["parameters"]["CreatedBefore"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of returns. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProviderReturnList"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   leadCreatedWebhook: {
     parameters: {
       query?: never;
@@ -8542,6 +9542,126 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": components["schemas"]["WebhookMoneyEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  returnRequestedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookReturnEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  returnContestedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookReturnEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  returnApprovedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookReturnEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  returnDeniedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookReturnEvent"];
+      };
+    };
+    responses: {
+      200: components["responses"]["WebhookAccepted"];
+      410: components["responses"]["WebhookGone"];
+    };
+  };
+  returnWithdrawnWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event's id; the same on every attempt. Drop an event whose id you already processed. */
+        "webhook-id": components["parameters"]["WebhookId"];
+        /** @description When this attempt was signed, in whole seconds since the Unix epoch. */
+        "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+        /** @description One or more space-separated `v1,<base64 HMAC-SHA256>` signatures (two during a secret rotation's overlap). */
+        "webhook-signature": components["parameters"]["WebhookSignature"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebhookReturnEvent"];
       };
     };
     responses: {

@@ -11,6 +11,7 @@ import { Home } from "./Home.tsx";
 import { InvitePage } from "./Invite.tsx";
 import { Layout } from "./Layout.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
+import { ReturnsPage } from "./Returns.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
 import { SandboxPage } from "./Sandbox.tsx";
 import { SignInPage } from "./SignIn.tsx";
@@ -34,6 +35,7 @@ export function App() {
       <CustomRoutes>
         <Route path="/statistics" element={<StatsPage />} />
         <Route path="/earnings" element={<EarningsPage />} />
+        <Route path="/returns" element={<ReturnsPage />} />
         <Route path="/webhooks" element={<WebhooksPage />} />
         <Route path="/sandbox" element={<SandboxPage />} />
         <Route path="/docs" element={<DocsPage />} />

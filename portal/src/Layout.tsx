@@ -7,6 +7,7 @@ import ManageAccountsIcon from "@mui/icons-material/ManageAccounts";
 import PaymentsIcon from "@mui/icons-material/Payments";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import ScienceIcon from "@mui/icons-material/Science";
+import UndoIcon from "@mui/icons-material/Undo";
 import WebhookIcon from "@mui/icons-material/Webhook";
 import { Typography } from "@mui/material";
 import type { ReactNode } from "react";
@@ -39,6 +40,7 @@ function PortalMenu() {
       <Menu.Item to="/requests" primaryText="Requests" leftIcon={<ReceiptLongIcon />} />
       <Menu.Item to="/statistics" primaryText="Statistics" leftIcon={<BarChartIcon />} />
       <Menu.Item to="/earnings" primaryText="Earnings" leftIcon={<PaymentsIcon />} />
+      <Menu.Item to="/returns" primaryText="Returns" leftIcon={<UndoIcon />} />
       <Menu.Item to="/webhooks" primaryText="Webhooks" leftIcon={<WebhookIcon />} />
       <Menu.Item to="/sandbox" primaryText="Sandbox" leftIcon={<ScienceIcon />} />
       <Menu.Item to="/docs" primaryText="Integration docs" leftIcon={<DescriptionIcon />} />

@@ -83,7 +83,8 @@ export function StatsPage() {
         <>
           <Typography variant="body2" data-testid="stats-totals">
             {num(stats.data.totals.submitted)} submitted, {num(stats.data.totals.accepted)} accepted,{" "}
-            {num(stats.data.totals.quoted)} quoted, {num(stats.data.totals.ordered)} ordered ({stats.data.timezone}).
+            {num(stats.data.totals.quoted)} quoted, {num(stats.data.totals.ordered)} ordered,{" "}
+            {num(stats.data.totals.returned ?? 0)} returned ({stats.data.timezone}).
           </Typography>
           <Box sx={{ width: "100%", minWidth: 0 }}>
             <BarChart
@@ -99,7 +100,7 @@ export function StatsPage() {
           <DataTable
             label="Statistics per period"
             region
-            columns={["Period", ...numeric("Submitted", "Accepted", "Duplicates", "Quoted", "Ordered")]}
+            columns={["Period", ...numeric("Submitted", "Accepted", "Duplicates", "Quoted", "Ordered", "Returned")]}
           >
             {periods.map((p) => (
               <TableRow key={`${p.period}-${p.group ?? ""}`}>
@@ -109,6 +110,7 @@ export function StatsPage() {
                 <TableCell align="right">{num(p.duplicates)}</TableCell>
                 <TableCell align="right">{num(p.quoted)}</TableCell>
                 <TableCell align="right">{num(p.ordered)}</TableCell>
+                <TableCell align="right">{num(p.returned ?? 0)}</TableCell>
               </TableRow>
             ))}
           </DataTable>

@@ -24,6 +24,7 @@ import * as m0016 from "./migrations/0016-request-log-statistics.ts";
 import * as m0017 from "./migrations/0017-request-log-outcome-check.ts";
 import * as m0018 from "./migrations/0018-request-log-bounds.ts";
 import * as m0019 from "./migrations/0019-money.ts";
+import * as m0020 from "./migrations/0020-returns.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0017-request-log-outcome-check": m0017,
   "0018-request-log-bounds": m0018,
   "0019-money": m0019,
+  "0020-returns": m0020,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -97,6 +97,7 @@ export type SnapshotLead = Omit<
   | "consent"
   | "vehicles"
   | "price"
+  | "return"
 > & {
   livemode?: boolean;
   phoneE164?: string | null;
@@ -105,6 +106,17 @@ export type SnapshotLead = Omit<
   consent?: Lead["consent"];
   /** Snapshots written before leads had prices lack it. */
   price?: Lead["price"];
+  /** A lead's return, times as ISO strings (snapshots written before returns lack it). */
+  return?: {
+    id: string;
+    state: string;
+    reason: string;
+    note: string | null;
+    requestedAt: string;
+    contestDeadline: string;
+    decidedAt: string | null;
+    decisionNote: string | null;
+  } | null;
   vehicles: Array<Omit<Lead["vehicles"][number], "vin"> & { vin?: string | null }>;
   /** The insert writes intake_guard's row form; later events the domain form (firstSeenAt as text). */
   duplicate?: DuplicateRow | (Omit<Duplicate, "firstSeenAt"> & { firstSeenAt: string }) | null;
@@ -125,6 +137,14 @@ export function leadFromSnapshot(s: SnapshotLead): Lead {
     sourceUrl: s.sourceUrl ?? null,
     consent: s.consent ?? null,
     price: s.price ?? null,
+    return: s.return
+      ? {
+          ...s.return,
+          requestedAt: new Date(s.return.requestedAt),
+          contestDeadline: new Date(s.return.contestDeadline),
+          decidedAt: s.return.decidedAt === null ? null : new Date(s.return.decidedAt),
+        }
+      : null,
     vehicles: s.vehicles.map((v) => ({ ...v, vin: v.vin ?? null })),
     duplicate: !d ? null : "matched_on" in d ? duplicateFromRow(d) : { ...d, firstSeenAt: new Date(d.firstSeenAt) },
     livemode: s.livemode ?? true,

@@ -12,6 +12,11 @@ export const EVENT_TYPES = [
   "terms.changed",
   "payout.created",
   "adjustment.created",
+  "lead.return_requested",
+  "lead.return_contested",
+  "lead.return_approved",
+  "lead.return_denied",
+  "lead.return_withdrawn",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -30,8 +35,9 @@ export interface LeadEvent {
   /** intake_rules.changed: the new rules. */
   readonly intakeRules?: VersionedRules;
   /**
-   * Events about money (terms.changed, payout.created, adjustment.created): the data as published,
-   * already in the API's shape (money/ writes it so), passed on as it is.
+   * Events about money (terms.changed, payout.created, adjustment.created) and returns
+   * (lead.return_*: `data.return`): the data as published, already in the API's shape (money/ and
+   * returns/ write it so), passed on as it is.
    */
   readonly data?: Readonly<Record<string, unknown>>;
 }

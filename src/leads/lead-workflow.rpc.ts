@@ -35,11 +35,14 @@ function changeMessage(c: LeadChange): MessageInitShape<typeof WatchLeadChangesR
   };
 }
 
-/** `shutdown` ends open watch streams so a graceful stop does not wait for them. */
+/**
+ * `shutdown` ends open watch streams so a graceful stop does not wait for them. ReturnLead is
+ * returns/' (returns/returns.rpc.ts), joined to these in app.ts.
+ */
 export function createLeadWorkflowRpc(
   workflow: Workflow,
   shutdown: AbortSignal,
-): ServiceImpl<typeof LeadWorkflowService> {
+): Omit<ServiceImpl<typeof LeadWorkflowService>, "returnLead"> {
   return {
     async transitionLead(req, ctx) {
       const to = enumName(LeadStateEnum, req.toState) ?? "";

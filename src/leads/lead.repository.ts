@@ -14,6 +14,7 @@ import type {
   Duplicate,
   Lead,
   LeadOwner,
+  LeadReturnStatus,
   LeadState,
   OverseasType,
   ShipVia,
@@ -130,7 +131,38 @@ export function selectLeads(db: Db) {
           .whereRef("lead_state_history.lead_id", "=", "leads.id")
           .orderBy("lead_state_history.id"),
       ).as("history"),
+      // The lead's return (returns/, migration 0020): at most one, by its unique lead_id.
+      sql<ReturnRow | null>`(select json_build_object('id', r.public_id, 'state', r.state, 'reason', r.reason,
+        'note', r.note, 'requested_at', r.requested_at, 'contest_deadline', r.contest_deadline,
+        'decided_at', r.decided_at, 'decision_note', r.decision_note)
+        from lead_returns r where r.lead_id = leads.id)`.as("lead_return"),
     ]);
+}
+
+interface ReturnRow {
+  id: string;
+  state: string;
+  reason: string;
+  note: string | null;
+  requested_at: string;
+  contest_deadline: string;
+  decided_at: string | null;
+  decision_note: string | null;
+}
+
+function returnOf(r: ReturnRow | string | null): LeadReturnStatus | null {
+  const row = typeof r === "string" ? (JSON.parse(r) as ReturnRow) : r;
+  if (row === null) return null;
+  return {
+    id: row.id,
+    state: row.state,
+    reason: row.reason,
+    note: row.note,
+    requestedAt: new Date(row.requested_at),
+    contestDeadline: new Date(row.contest_deadline),
+    decidedAt: row.decided_at === null ? null : new Date(row.decided_at),
+    decisionNote: row.decision_note,
+  };
 }
 
 export type LeadRow = Awaited<ReturnType<ReturnType<typeof selectLeads>["executeTakeFirstOrThrow"]>>;
@@ -230,6 +262,7 @@ export function toLead(row: LeadRow): Lead {
             rule: row.price_rule ?? "",
             termsVersion: row.price_terms_version ?? 0,
           },
+    return: returnOf(row.lead_return),
     history: row.history.map(
       (h): StateChange => ({
         fromState: h.from_state as LeadState | null,

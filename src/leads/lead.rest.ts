@@ -54,6 +54,8 @@ export function leadProblemExtension(err: DomainError): { duplicate: components[
   return err.duplicate && { duplicate: duplicateJson(err.duplicate) };
 }
 
+type ReturnJson = components["schemas"]["LeadReturnStatus"];
+
 export function leadJson(lead: Lead): components["schemas"]["Lead"] {
   return {
     id: lead.id,
@@ -98,6 +100,18 @@ export function leadJson(lead: Lead): components["schemas"]["Lead"] {
       rule: lead.price.rule,
       terms_version: lead.price.termsVersion,
     },
+    return: lead.return
+      ? {
+          id: lead.return.id,
+          state: lead.return.state as ReturnJson["state"],
+          reason: lead.return.reason as ReturnJson["reason"],
+          note: lead.return.note,
+          requested_at: lead.return.requestedAt.toISOString(),
+          contest_deadline: lead.return.contestDeadline.toISOString(),
+          decided_at: lead.return.decidedAt?.toISOString() ?? null,
+          decision_note: lead.return.decisionNote,
+        }
+      : null,
     history: lead.history.map((h) => ({
       from_state: h.fromState,
       to_state: h.toState,

@@ -122,6 +122,18 @@ export function leadMessage(lead: Lead): LeadMessage {
         termsVersion: lead.price.termsVersion,
       },
     }),
+    ...(lead.return && {
+      leadReturn: {
+        id: lead.return.id,
+        state: lead.return.state,
+        reason: lead.return.reason,
+        ...(lead.return.note !== null && { note: lead.return.note }),
+        requestedAt: ts(lead.return.requestedAt),
+        contestDeadline: ts(lead.return.contestDeadline),
+        ...(lead.return.decidedAt !== null && { decidedAt: ts(lead.return.decidedAt) }),
+        ...(lead.return.decisionNote !== null && { decisionNote: lead.return.decisionNote }),
+      },
+    }),
     ...(lead.companyName !== null && { companyName: lead.companyName }),
     ...(lead.noteFromShipper !== null && { noteFromShipper: lead.noteFromShipper }),
     estimatedShipDate: lead.estimatedShipDate,

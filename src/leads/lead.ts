@@ -170,6 +170,18 @@ export interface LeadPrice {
   readonly termsVersion: number;
 }
 
+/** The lead's return, if it has one (returns/ files and decides it; the lead's GET shows it). */
+export interface LeadReturnStatus {
+  readonly id: string;
+  readonly state: string;
+  readonly reason: string;
+  readonly note: string | null;
+  readonly requestedAt: Date;
+  readonly contestDeadline: Date;
+  readonly decidedAt: Date | null;
+  readonly decisionNote: string | null;
+}
+
 /** Whose lead: a provider, in live or test mode (the key's mode; test leads are the sandbox's). */
 export interface LeadOwner {
   readonly providerId: number;
@@ -192,6 +204,8 @@ export interface Lead extends NewLead {
   readonly duplicate: Duplicate | null;
   /** Null for a duplicate (not billable) and for a lead stored before leads had prices. */
   readonly price: LeadPrice | null;
+  /** Its return (null or absent: none; a lead just created has none). */
+  readonly return?: LeadReturnStatus | null;
 }
 
 /** Something the service accepted but tells the provider about: an ignored field, a disposable email. */

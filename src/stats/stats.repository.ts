@@ -270,6 +270,41 @@ export async function refusalCounts(db: Db, s: StatsScope): Promise<RefusalCount
   }));
 }
 
+/** One period and group's returned leads; `period` and `group` are null in the totals row. */
+export interface ReturnCount {
+  readonly period: string | null;
+  readonly group: string | null;
+  readonly returned: number;
+}
+
+/**
+ * The scope's leads whose return was approved (returns/, table lead_returns), counted in the
+ * period the lead was accepted in, so `returned / accepted` is the share of those leads given back.
+ */
+export async function returnCounts(db: Db, s: StatsScope): Promise<ReturnCount[]> {
+  const unit = UNITS[s.granularity];
+  const group =
+    s.groupBy === "sub_id"
+      ? sql`coalesce(l.sub_id, '')`
+      : s.groupBy === "provider"
+        ? sql`l.provider_id::text`
+        : sql`''`;
+  const provider = s.providerId === undefined ? sql`` : sql`and r.provider_id = ${s.providerId}`;
+  const { rows } = await sql<{ period: string | null; grp: string | null; returned: string | number }>`
+    select to_char(date_trunc(${unit}, l.created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period, ${group} as grp,
+           count(*) as returned
+    from lead_returns r join leads l on l.id = r.lead_id
+    where r.state = 'approved' and r.livemode = ${s.livemode} ${provider}
+      and l.created_at >= (${s.from}::date::timestamp at time zone ${s.zone})
+      and l.created_at < ((${s.to}::date + 1)::timestamp at time zone ${s.zone})
+    group by grouping sets ((1, 2), ())`.execute(db);
+  return rows.map((r) => ({
+    period: r.period,
+    group: r.period === null ? null : r.grp,
+    returned: Number(r.returned),
+  }));
+}
+
 /** Provider names by id (the admin's group_by=provider). */
 export async function providerNames(db: Db, ids: readonly number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();

@@ -20,6 +20,8 @@ function outcomesJson(o: Outcomes): OutcomesJson {
     ordered: o.ordered,
     quote_rate: o.quoteRate,
     order_rate: o.orderRate,
+    returned: o.returned,
+    return_rate: o.returnRate,
     median_hours_to_quote: o.medianHoursToQuote,
     median_hours_to_order: o.medianHoursToOrder,
     last_lead_at: o.lastLeadAt?.toISOString() ?? null,
@@ -75,6 +77,8 @@ export function statsCsv(s: Stats): string {
     "median_hours_to_quote",
     "median_hours_to_order",
     "last_lead_at",
+    "returned",
+    "return_rate",
   ];
   const lines = [header];
   for (const r of s.rows) {
@@ -95,6 +99,8 @@ export function statsCsv(s: Stats): string {
       r.medianHoursToQuote === null ? "" : String(r.medianHoursToQuote),
       r.medianHoursToOrder === null ? "" : String(r.medianHoursToOrder),
       r.lastLeadAt?.toISOString() ?? "",
+      String(r.returned),
+      r.returnRate === null ? "" : String(r.returnRate),
     ]);
   }
   return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");

@@ -20,6 +20,8 @@ function outcomesMessage(o: Outcomes): MessageInitShape<typeof StatsOutcomesSche
     ...(o.medianHoursToQuote !== null && { medianHoursToQuote: o.medianHoursToQuote }),
     ...(o.medianHoursToOrder !== null && { medianHoursToOrder: o.medianHoursToOrder }),
     ...(o.lastLeadAt !== null && { lastLeadAt: ts(o.lastLeadAt) }),
+    returned: BigInt(o.returned),
+    ...(o.returnRate !== null && { returnRate: o.returnRate }),
   };
 }
 

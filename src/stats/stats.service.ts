@@ -18,7 +18,9 @@ import {
   leadCounts,
   providerNames,
   type RefusalCount,
+  type ReturnCount,
   refusalCounts,
+  returnCounts,
   type StatsScope,
 } from "./stats.repository.ts";
 
@@ -49,6 +51,10 @@ export interface Outcomes {
   /** Of accepted; null when none was accepted. */
   readonly quoteRate: number | null;
   readonly orderRate: number | null;
+  /** Of accepted: leads whose return was approved (counted in the period they were accepted in). */
+  readonly returned: number;
+  /** returned / accepted; null when none was accepted. */
+  readonly returnRate: number | null;
   /** Median hours from creation to QUOTE, and from QUOTE to ORDER; null when none moved. */
   readonly medianHoursToQuote: number | null;
   readonly medianHoursToOrder: number | null;
@@ -78,7 +84,11 @@ export interface Stats {
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
-function outcomes(leads: LeadCounts | undefined, refusals: readonly RefusalCount[]): Outcomes {
+function outcomes(
+  leads: LeadCounts | undefined,
+  refusals: readonly RefusalCount[],
+  returns: ReturnCount | undefined,
+): Outcomes {
   const rejected: Record<string, number> = {};
   for (const r of [...refusals].sort((a, b) => (a.code < b.code ? -1 : 1))) rejected[r.code] = r.requests;
   const accepted = leads?.accepted ?? 0;
@@ -94,6 +104,8 @@ function outcomes(leads: LeadCounts | undefined, refusals: readonly RefusalCount
     ordered: leads?.ordered ?? 0,
     quoteRate: rate(leads?.quoted ?? 0),
     orderRate: rate(leads?.ordered ?? 0),
+    returned: returns?.returned ?? 0,
+    returnRate: rate(returns?.returned ?? 0),
     medianHoursToQuote: hours(leads?.hoursToQuote),
     medianHoursToOrder: hours(leads?.hoursToOrder),
     lastLeadAt: leads?.lastLeadAt ?? null,
@@ -144,9 +156,14 @@ export function createStatsService(deps: {
   }
 
   async function stats(scope: StatsScope): Promise<Stats> {
-    const [leads, refusals] = await Promise.all([leadCounts(db, scope), refusalCounts(db, scope)]);
+    const [leads, refusals, returns] = await Promise.all([
+      leadCounts(db, scope),
+      refusalCounts(db, scope),
+      returnCounts(db, scope),
+    ]);
     const key = (period: string | null, group: string | null) => `${period}\u0000${group ?? ""}`;
     const leadsBy = new Map(leads.map((l) => [key(l.period, l.group), l]));
+    const returnsBy = new Map(returns.map((r) => [key(r.period, r.group), r]));
     const refusalsBy = new Map<string, RefusalCount[]>();
     for (const r of refusals) {
       const k = key(r.period, r.group);
@@ -175,7 +192,7 @@ export function createStatsService(deps: {
         period: c.period,
         group: c.group,
         ...(names && { providerName: names.get(Number(c.group)) ?? "" }),
-        ...outcomes(leadsBy.get(k), refusalsBy.get(k) ?? []),
+        ...outcomes(leadsBy.get(k), refusalsBy.get(k) ?? [], returnsBy.get(k)),
       };
     });
     return {
@@ -186,7 +203,11 @@ export function createStatsService(deps: {
       livemode: scope.livemode,
       timezone: zone,
       rows,
-      totals: outcomes(leadsBy.get(key(null, null)), refusalsBy.get(key(null, null)) ?? []),
+      totals: outcomes(
+        leadsBy.get(key(null, null)),
+        refusalsBy.get(key(null, null)) ?? [],
+        returnsBy.get(key(null, null)),
+      ),
     };
   }
 

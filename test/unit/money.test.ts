@@ -212,21 +212,32 @@ describe("statement months", () => {
 });
 
 describe("money's configuration", () => {
-  it("defaults to USD, a settlement run a minute and pricing on; lists every bad variable at once", () => {
-    expect(loadConfig({}).money).toEqual({ currency: "USD", settlementIntervalMs: 60_000, enabled: true });
+  it("defaults to USD, a settlement run and a returns run a minute and pricing on; lists every bad variable at once", () => {
+    expect(loadConfig({}).money).toEqual({
+      currency: "USD",
+      settlementIntervalMs: 60_000,
+      returnsIntervalMs: 60_000,
+      enabled: true,
+    });
     expect(loadConfig({ LEDGER_CURRENCY: "eur", LEDGER_ENABLED: "false" }).money).toMatchObject({
       currency: "EUR",
       enabled: false,
     });
     let problems: readonly string[] = [];
     try {
-      loadConfig({ LEDGER_CURRENCY: "JPY", SETTLEMENT_INTERVAL_SECONDS: "0", LEDGER_ENABLED: "maybe" });
+      loadConfig({
+        LEDGER_CURRENCY: "JPY",
+        SETTLEMENT_INTERVAL_SECONDS: "0",
+        RETURNS_INTERVAL_SECONDS: "90000",
+        LEDGER_ENABLED: "maybe",
+      });
     } catch (err) {
       if (err instanceof ConfigError) problems = err.problems;
     }
     expect(problems).toEqual([
       'LEDGER_CURRENCY must be an ISO 4217 code of a currency with cents, such as USD (got "JPY")',
       'SETTLEMENT_INTERVAL_SECONDS must be an integer from 1 to 86400 (got "0")',
+      'RETURNS_INTERVAL_SECONDS must be an integer from 1 to 86400 (got "90000")',
       'LEDGER_ENABLED must be true or false (got "maybe")',
     ]);
   });

@@ -286,6 +286,19 @@ function lead(field: number, l: Lead): void {
     int(4, l.price.termsVersion);
     join(price);
   }
+  if (l.return) {
+    const r = l.return;
+    const ret = fork(30);
+    text(1, r.id);
+    text(2, r.state);
+    text(3, r.reason);
+    optionalText(4, r.note);
+    timestamp(5, r.requestedAt);
+    timestamp(6, r.contestDeadline);
+    if (r.decidedAt !== null) timestamp(7, r.decidedAt);
+    optionalText(8, r.decisionNote);
+    join(ret);
+  }
   join(at);
 }
 

@@ -12,7 +12,7 @@ import type { Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file leadprovider/v1/lead.proto.
  */
 export const file_leadprovider_v1_lead: GenFile = /*@__PURE__*/
-  fileDesc("ChpsZWFkcHJvdmlkZXIvdjEvbGVhZC5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIvkBCgxWZWhpY2xlSW5wdXQSEQoEeWVhchgBIAEoBUgAiAEBEgwKBG1ha2UYAiABKAkSDQoFbW9kZWwYAyABKAkSKgoEdHlwZRgEIAEoDjIcLmxlYWRwcm92aWRlci52MS5WZWhpY2xlVHlwZRITCgZ0YXJpZmYYBSABKANIAYgBARIUCgdkZXBvc2l0GAYgASgDSAKIAQESGAoLdmVoaWNsZV9ydW4YByABKAhIA4gBARIQCgN2aW4YCCABKAlIBIgBAUIHCgVfeWVhckIJCgdfdGFyaWZmQgoKCF9kZXBvc2l0Qg4KDF92ZWhpY2xlX3J1bkIGCgRfdmluIsUBCgdWZWhpY2xlEgwKBHllYXIYASABKAUSDAoEbWFrZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIqCgR0eXBlGAQgASgOMhwubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVUeXBlEg4KBnRhcmlmZhgFIAEoAxIPCgdkZXBvc2l0GAYgASgDEhgKC3ZlaGljbGVfcnVuGAcgASgISACIAQESEAoDdmluGAggASgJSAGIAQFCDgoMX3ZlaGljbGVfcnVuQgYKBF92aW4iRgoITG9jYXRpb24SCwoDemlwGAEgASgJEgwKBGNpdHkYAiABKAkSDQoFc3RhdGUYAyABKAkSEAoIc3RhdGVfaWQYBCABKAUivwEKC1N0YXRlQ2hhbmdlEi4KCmZyb21fc3RhdGUYASABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEiwKCHRvX3N0YXRlGAIgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRITCgtsZWFkX3N0YXR1cxgDIAEoCRIuCgpjaGFuZ2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgFIAEoCSLDCAoETGVhZBIKCgJpZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSKQoFc3RhdGUYAyABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEhMKC2xlYWRfc3RhdHVzGAQgASgJEhMKC2V4dGVybmFsX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHN0YXRlX2NoYW5nZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmZpcnN0X25hbWUYCSABKAkSEQoJbGFzdF9uYW1lGAogASgJEg0KBWVtYWlsGAsgASgJEhQKDHBob25lX251bWJlchgMIAEoCRIZCgxjb21wYW55X25hbWUYDSABKAlIAIgBARIeChFub3RlX2Zyb21fc2hpcHBlchgOIAEoCUgBiAEBEhsKE2VzdGltYXRlZF9zaGlwX2RhdGUYDyABKAkSNAoNb3ZlcnNlYXNfdHlwZRgQIAEoDjIdLmxlYWRwcm92aWRlci52MS5PdmVyc2Vhc1R5cGUSKgoIc2hpcF92aWEYESABKA4yGC5sZWFkcHJvdmlkZXIudjEuU2hpcFZpYRIpCgZvcmlnaW4YEiABKAsyGS5sZWFkcHJvdmlkZXIudjEuTG9jYXRpb24SMwoLZGVzdGluYXRpb24YEyABKAsyGS5sZWFkcHJvdmlkZXIudjEuTG9jYXRpb25IAogBARIqCgh2ZWhpY2xlcxgUIAMoCzIYLmxlYWRwcm92aWRlci52MS5WZWhpY2xlEi0KB2hpc3RvcnkYFSADKAsyHC5sZWFkcHJvdmlkZXIudjEuU3RhdGVDaGFuZ2USEAoIbGl2ZW1vZGUYFiABKAgSEgoKcGhvbmVfZTE2NBgXIAEoCRITCgZzdWJfaWQYGCABKAlIA4gBARIXCgpzb3VyY2VfdXJsGBkgASgJSASIAQESLgoHY29uc2VudBgaIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAWIAQESMgoJZHVwbGljYXRlGBsgASgLMhoubGVhZHByb3ZpZGVyLnYxLkR1cGxpY2F0ZUgGiAEBEhAKCGJpbGxhYmxlGBwgASgIEi4KBXByaWNlGB0gASgLMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRQcmljZUgHiAEBQg8KDV9jb21wYW55X25hbWVCFAoSX25vdGVfZnJvbV9zaGlwcGVyQg4KDF9kZXN0aW5hdGlvbkIJCgdfc3ViX2lkQg0KC19zb3VyY2VfdXJsQgoKCF9jb25zZW50QgwKCl9kdXBsaWNhdGVCCAoGX3ByaWNlIlgKCUxlYWRQcmljZRIUCgxhbW91bnRfY2VudHMYASABKAMSEAoIY3VycmVuY3kYAiABKAkSDAoEcnVsZRgDIAEoCRIVCg10ZXJtc192ZXJzaW9uGAQgASgFIsUCCgdDb25zZW50EiIKFXRydXN0ZWRfZm9ybV9jZXJ0X3VybBgBIAEoCUgAiAEBEhwKD2pvcm5heWFfbGVhZF9pZBgCIAEoCUgBiAEBEhkKDGNvbnNlbnRfdGV4dBgDIAEoCUgCiAEBEhkKDGNvbnNlbnRlZF9hdBgEIAEoCUgDiAEBEhcKCmlwX2FkZHJlc3MYBSABKAlIBIgBARIXCgp1c2VyX2FnZW50GAYgASgJSAWIAQESFQoIcGFnZV91cmwYByABKAlIBogBAUIYChZfdHJ1c3RlZF9mb3JtX2NlcnRfdXJsQhIKEF9qb3JuYXlhX2xlYWRfaWRCDwoNX2NvbnNlbnRfdGV4dEIPCg1fY29uc2VudGVkX2F0Qg0KC19pcF9hZGRyZXNzQg0KC191c2VyX2FnZW50QgsKCV9wYWdlX3VybCJKChFEdXBsaWNhdGVPcmlnaW5hbBIKCgJpZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSEwoLZXh0ZXJuYWxfaWQYAyABKAkisQEKCUR1cGxpY2F0ZRISCgptYXRjaGVkX29uGAEgAygJEjEKDWZpcnN0X3NlZW5fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXNhbWVfcHJvdmlkZXIYAyABKAgSOQoIb3JpZ2luYWwYBCABKAsyIi5sZWFkcHJvdmlkZXIudjEuRHVwbGljYXRlT3JpZ2luYWxIAIgBAUILCglfb3JpZ2luYWwiNwoHV2FybmluZxINCgVmaWVsZBgBIAEoCRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkqZAoMT3ZlcnNlYXNUeXBlEh0KGU9WRVJTRUFTX1RZUEVfVU5TUEVDSUZJRUQQABIaChZPVkVSU0VBU19UWVBFX0RPTUVTVElDEAESGQoVT1ZFUlNFQVNfVFlQRV9GT1JFSUdOEAIq0gEKB1NoaXBWaWESGAoUU0hJUF9WSUFfVU5TUEVDSUZJRUQQABIRCg1TSElQX1ZJQV9PUEVOEAESFQoRU0hJUF9WSUFfRU5DTE9TRUQQAhIXChNTSElQX1ZJQV9EUklWRV9BV0FZEAMSGwoXU0hJUF9WSUFfQ09OVEFJTkVSXzIwRlQQBBIbChdTSElQX1ZJQV9DT05UQUlORVJfNDBGVBAFEhMKD1NISVBfVklBX1NIQVJFRBAGEhsKF1NISVBfVklBX1JPTExPTl9ST0xMT0ZGEAcq0wIKC1ZlaGljbGVUeXBlEhwKGFZFSElDTEVfVFlQRV9VTlNQRUNJRklFRBAAEhQKEFZFSElDTEVfVFlQRV9DQVIQARIUChBWRUhJQ0xFX1RZUEVfU1VWEAISFwoTVkVISUNMRV9UWVBFX1BJQ0tVUBADEhQKEFZFSElDTEVfVFlQRV9WQU4QBBIYChRWRUhJQ0xFX1RZUEVfTUlOSVZBThAFEhsKF1ZFSElDTEVfVFlQRV9NT1RPUkNZQ0xFEAYSFAoQVkVISUNMRV9UWVBFX0FUVhAHEhUKEVZFSElDTEVfVFlQRV9CT0FUEAgSEwoPVkVISUNMRV9UWVBFX1JWEAkSGAoUVkVISUNMRV9UWVBFX1RSQUlMRVIQChIgChxWRUhJQ0xFX1RZUEVfSEVBVllfRVFVSVBNRU5UEAsSFgoSVkVISUNMRV9UWVBFX09USEVSEAwqaAoJTGVhZFN0YXRlEhoKFkxFQURfU1RBVEVfVU5TUEVDSUZJRUQQABITCg9MRUFEX1NUQVRFX0xFQUQQARIUChBMRUFEX1NUQVRFX1FVT1RFEAISFAoQTEVBRF9TVEFURV9PUkRFUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChpsZWFkcHJvdmlkZXIvdjEvbGVhZC5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIvkBCgxWZWhpY2xlSW5wdXQSEQoEeWVhchgBIAEoBUgAiAEBEgwKBG1ha2UYAiABKAkSDQoFbW9kZWwYAyABKAkSKgoEdHlwZRgEIAEoDjIcLmxlYWRwcm92aWRlci52MS5WZWhpY2xlVHlwZRITCgZ0YXJpZmYYBSABKANIAYgBARIUCgdkZXBvc2l0GAYgASgDSAKIAQESGAoLdmVoaWNsZV9ydW4YByABKAhIA4gBARIQCgN2aW4YCCABKAlIBIgBAUIHCgVfeWVhckIJCgdfdGFyaWZmQgoKCF9kZXBvc2l0Qg4KDF92ZWhpY2xlX3J1bkIGCgRfdmluIsUBCgdWZWhpY2xlEgwKBHllYXIYASABKAUSDAoEbWFrZRgCIAEoCRINCgVtb2RlbBgDIAEoCRIqCgR0eXBlGAQgASgOMhwubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVUeXBlEg4KBnRhcmlmZhgFIAEoAxIPCgdkZXBvc2l0GAYgASgDEhgKC3ZlaGljbGVfcnVuGAcgASgISACIAQESEAoDdmluGAggASgJSAGIAQFCDgoMX3ZlaGljbGVfcnVuQgYKBF92aW4iRgoITG9jYXRpb24SCwoDemlwGAEgASgJEgwKBGNpdHkYAiABKAkSDQoFc3RhdGUYAyABKAkSEAoIc3RhdGVfaWQYBCABKAUivwEKC1N0YXRlQ2hhbmdlEi4KCmZyb21fc3RhdGUYASABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEiwKCHRvX3N0YXRlGAIgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRITCgtsZWFkX3N0YXR1cxgDIAEoCRIuCgpjaGFuZ2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgFIAEoCSKQCQoETGVhZBIKCgJpZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSKQoFc3RhdGUYAyABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEhMKC2xlYWRfc3RhdHVzGAQgASgJEhMKC2V4dGVybmFsX2lkGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHN0YXRlX2NoYW5nZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmZpcnN0X25hbWUYCSABKAkSEQoJbGFzdF9uYW1lGAogASgJEg0KBWVtYWlsGAsgASgJEhQKDHBob25lX251bWJlchgMIAEoCRIZCgxjb21wYW55X25hbWUYDSABKAlIAIgBARIeChFub3RlX2Zyb21fc2hpcHBlchgOIAEoCUgBiAEBEhsKE2VzdGltYXRlZF9zaGlwX2RhdGUYDyABKAkSNAoNb3ZlcnNlYXNfdHlwZRgQIAEoDjIdLmxlYWRwcm92aWRlci52MS5PdmVyc2Vhc1R5cGUSKgoIc2hpcF92aWEYESABKA4yGC5sZWFkcHJvdmlkZXIudjEuU2hpcFZpYRIpCgZvcmlnaW4YEiABKAsyGS5sZWFkcHJvdmlkZXIudjEuTG9jYXRpb24SMwoLZGVzdGluYXRpb24YEyABKAsyGS5sZWFkcHJvdmlkZXIudjEuTG9jYXRpb25IAogBARIqCgh2ZWhpY2xlcxgUIAMoCzIYLmxlYWRwcm92aWRlci52MS5WZWhpY2xlEi0KB2hpc3RvcnkYFSADKAsyHC5sZWFkcHJvdmlkZXIudjEuU3RhdGVDaGFuZ2USEAoIbGl2ZW1vZGUYFiABKAgSEgoKcGhvbmVfZTE2NBgXIAEoCRITCgZzdWJfaWQYGCABKAlIA4gBARIXCgpzb3VyY2VfdXJsGBkgASgJSASIAQESLgoHY29uc2VudBgaIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAWIAQESMgoJZHVwbGljYXRlGBsgASgLMhoubGVhZHByb3ZpZGVyLnYxLkR1cGxpY2F0ZUgGiAEBEhAKCGJpbGxhYmxlGBwgASgIEi4KBXByaWNlGB0gASgLMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRQcmljZUgHiAEBEjsKC2xlYWRfcmV0dXJuGB4gASgLMiEubGVhZHByb3ZpZGVyLnYxLkxlYWRSZXR1cm5TdGF0dXNICIgBAUIPCg1fY29tcGFueV9uYW1lQhQKEl9ub3RlX2Zyb21fc2hpcHBlckIOCgxfZGVzdGluYXRpb25CCQoHX3N1Yl9pZEINCgtfc291cmNlX3VybEIKCghfY29uc2VudEIMCgpfZHVwbGljYXRlQggKBl9wcmljZUIOCgxfbGVhZF9yZXR1cm4iswIKEExlYWRSZXR1cm5TdGF0dXMSCgoCaWQYASABKAkSDQoFc3RhdGUYAiABKAkSDgoGcmVhc29uGAMgASgJEhEKBG5vdGUYBCABKAlIAIgBARIwCgxyZXF1ZXN0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGNvbnRlc3RfZGVhZGxpbmUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKCmRlY2lkZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESGgoNZGVjaXNpb25fbm90ZRgIIAEoCUgCiAEBQgcKBV9ub3RlQg0KC19kZWNpZGVkX2F0QhAKDl9kZWNpc2lvbl9ub3RlIlgKCUxlYWRQcmljZRIUCgxhbW91bnRfY2VudHMYASABKAMSEAoIY3VycmVuY3kYAiABKAkSDAoEcnVsZRgDIAEoCRIVCg10ZXJtc192ZXJzaW9uGAQgASgFIsUCCgdDb25zZW50EiIKFXRydXN0ZWRfZm9ybV9jZXJ0X3VybBgBIAEoCUgAiAEBEhwKD2pvcm5heWFfbGVhZF9pZBgCIAEoCUgBiAEBEhkKDGNvbnNlbnRfdGV4dBgDIAEoCUgCiAEBEhkKDGNvbnNlbnRlZF9hdBgEIAEoCUgDiAEBEhcKCmlwX2FkZHJlc3MYBSABKAlIBIgBARIXCgp1c2VyX2FnZW50GAYgASgJSAWIAQESFQoIcGFnZV91cmwYByABKAlIBogBAUIYChZfdHJ1c3RlZF9mb3JtX2NlcnRfdXJsQhIKEF9qb3JuYXlhX2xlYWRfaWRCDwoNX2NvbnNlbnRfdGV4dEIPCg1fY29uc2VudGVkX2F0Qg0KC19pcF9hZGRyZXNzQg0KC191c2VyX2FnZW50QgsKCV9wYWdlX3VybCJKChFEdXBsaWNhdGVPcmlnaW5hbBIKCgJpZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSEwoLZXh0ZXJuYWxfaWQYAyABKAkisQEKCUR1cGxpY2F0ZRISCgptYXRjaGVkX29uGAEgAygJEjEKDWZpcnN0X3NlZW5fYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXNhbWVfcHJvdmlkZXIYAyABKAgSOQoIb3JpZ2luYWwYBCABKAsyIi5sZWFkcHJvdmlkZXIudjEuRHVwbGljYXRlT3JpZ2luYWxIAIgBAUILCglfb3JpZ2luYWwiNwoHV2FybmluZxINCgVmaWVsZBgBIAEoCRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkqZAoMT3ZlcnNlYXNUeXBlEh0KGU9WRVJTRUFTX1RZUEVfVU5TUEVDSUZJRUQQABIaChZPVkVSU0VBU19UWVBFX0RPTUVTVElDEAESGQoVT1ZFUlNFQVNfVFlQRV9GT1JFSUdOEAIq0gEKB1NoaXBWaWESGAoUU0hJUF9WSUFfVU5TUEVDSUZJRUQQABIRCg1TSElQX1ZJQV9PUEVOEAESFQoRU0hJUF9WSUFfRU5DTE9TRUQQAhIXChNTSElQX1ZJQV9EUklWRV9BV0FZEAMSGwoXU0hJUF9WSUFfQ09OVEFJTkVSXzIwRlQQBBIbChdTSElQX1ZJQV9DT05UQUlORVJfNDBGVBAFEhMKD1NISVBfVklBX1NIQVJFRBAGEhsKF1NISVBfVklBX1JPTExPTl9ST0xMT0ZGEAcq0wIKC1ZlaGljbGVUeXBlEhwKGFZFSElDTEVfVFlQRV9VTlNQRUNJRklFRBAAEhQKEFZFSElDTEVfVFlQRV9DQVIQARIUChBWRUhJQ0xFX1RZUEVfU1VWEAISFwoTVkVISUNMRV9UWVBFX1BJQ0tVUBADEhQKEFZFSElDTEVfVFlQRV9WQU4QBBIYChRWRUhJQ0xFX1RZUEVfTUlOSVZBThAFEhsKF1ZFSElDTEVfVFlQRV9NT1RPUkNZQ0xFEAYSFAoQVkVISUNMRV9UWVBFX0FUVhAHEhUKEVZFSElDTEVfVFlQRV9CT0FUEAgSEwoPVkVISUNMRV9UWVBFX1JWEAkSGAoUVkVISUNMRV9UWVBFX1RSQUlMRVIQChIgChxWRUhJQ0xFX1RZUEVfSEVBVllfRVFVSVBNRU5UEAsSFgoSVkVISUNMRV9UWVBFX09USEVSEAwqaAoJTGVhZFN0YXRlEhoKFkxFQURfU1RBVEVfVU5TUEVDSUZJRUQQABITCg9MRUFEX1NUQVRFX0xFQUQQARIUChBMRUFEX1NUQVRFX1FVT1RFEAISFAoQTEVBRF9TVEFURV9PUkRFUhADYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * A vehicle of a lead, as submitted.
@@ -460,6 +460,13 @@ export type Lead = Message<"leadprovider.v1.Lead"> & {
    * @generated from field: optional leadprovider.v1.LeadPrice price = 29;
    */
   price?: LeadPrice | undefined;
+
+  /**
+   * The lead's return, if it has one (LeadWorkflowService.ReturnLead files it).
+   *
+   * @generated from field: optional leadprovider.v1.LeadReturnStatus lead_return = 30;
+   */
+  leadReturn?: LeadReturnStatus | undefined;
 };
 
 /**
@@ -468,6 +475,76 @@ export type Lead = Message<"leadprovider.v1.Lead"> & {
  */
 export const LeadSchema: GenMessage<Lead> = /*@__PURE__*/
   messageDesc(file_leadprovider_v1_lead, 4);
+
+/**
+ * A lead's return as the lead shows it (the whole return: returns.proto's LeadReturn).
+ *
+ * @generated from message leadprovider.v1.LeadReturnStatus
+ */
+export type LeadReturnStatus = Message<"leadprovider.v1.LeadReturnStatus"> & {
+  /**
+   * ret_ and 32 hex digits.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * requested, contested, approved, denied or withdrawn.
+   *
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * The return's reason.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The broker's note.
+   *
+   * @generated from field: optional string note = 4;
+   */
+  note?: string | undefined;
+
+  /**
+   * When it was filed.
+   *
+   * @generated from field: google.protobuf.Timestamp requested_at = 5;
+   */
+  requestedAt?: Timestamp | undefined;
+
+  /**
+   * Until when the provider may contest it.
+   *
+   * @generated from field: google.protobuf.Timestamp contest_deadline = 6;
+   */
+  contestDeadline?: Timestamp | undefined;
+
+  /**
+   * When it was decided or withdrawn; unset while open.
+   *
+   * @generated from field: optional google.protobuf.Timestamp decided_at = 7;
+   */
+  decidedAt?: Timestamp | undefined;
+
+  /**
+   * Why it was decided so.
+   *
+   * @generated from field: optional string decision_note = 8;
+   */
+  decisionNote?: string | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.LeadReturnStatus.
+ * Use `create(LeadReturnStatusSchema)` to create a new message.
+ */
+export const LeadReturnStatusSchema: GenMessage<LeadReturnStatus> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead, 5);
 
 /**
  * The price of a billable lead, fixed when it was accepted.
@@ -509,7 +586,7 @@ export type LeadPrice = Message<"leadprovider.v1.LeadPrice"> & {
  * Use `create(LeadPriceSchema)` to create a new message.
  */
 export const LeadPriceSchema: GenMessage<LeadPrice> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead, 5);
+  messageDesc(file_leadprovider_v1_lead, 6);
 
 /**
  * TCPA consent evidence; every member optional.
@@ -572,7 +649,7 @@ export type Consent = Message<"leadprovider.v1.Consent"> & {
  * Use `create(ConsentSchema)` to create a new message.
  */
 export const ConsentSchema: GenMessage<Consent> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead, 6);
+  messageDesc(file_leadprovider_v1_lead, 7);
 
 /**
  * The earlier lead a duplicate matched, when it is the caller's own.
@@ -607,7 +684,7 @@ export type DuplicateOriginal = Message<"leadprovider.v1.DuplicateOriginal"> & {
  * Use `create(DuplicateOriginalSchema)` to create a new message.
  */
 export const DuplicateOriginalSchema: GenMessage<DuplicateOriginal> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead, 7);
+  messageDesc(file_leadprovider_v1_lead, 8);
 
 /**
  * What a duplicate lead matched.
@@ -651,7 +728,7 @@ export type Duplicate = Message<"leadprovider.v1.Duplicate"> & {
  * Use `create(DuplicateSchema)` to create a new message.
  */
 export const DuplicateSchema: GenMessage<Duplicate> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead, 8);
+  messageDesc(file_leadprovider_v1_lead, 9);
 
 /**
  * Something accepted with a note: an ignored field, a disposable email.
@@ -686,7 +763,7 @@ export type Warning = Message<"leadprovider.v1.Warning"> & {
  * Use `create(WarningSchema)` to create a new message.
  */
 export const WarningSchema: GenMessage<Warning> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead, 9);
+  messageDesc(file_leadprovider_v1_lead, 10);
 
 /**
  * How a vehicle crosses: within the US, or overseas. Selects the allowed ShipVia set.

@@ -6,13 +6,72 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Lead, LeadState, StateChange } from "./lead_pb.ts";
 import { file_leadprovider_v1_lead } from "./lead_pb.ts";
+import type { LeadReturn } from "./returns_pb.ts";
+import { file_leadprovider_v1_returns } from "./returns_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/lead_workflow_service.proto.
  */
 export const file_leadprovider_v1_lead_workflow_service: GenFile = /*@__PURE__*/
-  fileDesc("CitsZWFkcHJvdmlkZXIvdjEvbGVhZF93b3JrZmxvd19zZXJ2aWNlLnByb3RvEg9sZWFkcHJvdmlkZXIudjEiRgoKTGVhZFJlY29yZBIjCgRsZWFkGAEgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSEwoLcHJvdmlkZXJfaWQYAiABKAMigAEKFVRyYW5zaXRpb25MZWFkUmVxdWVzdBIPCgdsZWFkX2lkGAEgASgDEiwKCHRvX3N0YXRlGAIgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIYCgtsZWFkX3N0YXR1cxgDIAEoCUgAiAEBQg4KDF9sZWFkX3N0YXR1cyJWChZUcmFuc2l0aW9uTGVhZFJlc3BvbnNlEisKBnJlY29yZBgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5MZWFkUmVjb3JkEg8KB2NoYW5nZWQYAiABKAgiPgoSUHJvdmlkZXJFeHRlcm5hbElkEhMKC3Byb3ZpZGVyX2lkGAEgASgDEhMKC2V4dGVybmFsX2lkGAIgASgJIpkBCg9GaW5kTGVhZFJlcXVlc3QSDAoCaWQYASABKANIABIWCgxvcmRlcl9udW1iZXIYAiABKAlIABJDChRwcm92aWRlcl9leHRlcm5hbF9pZBgDIAEoCzIjLmxlYWRwcm92aWRlci52MS5Qcm92aWRlckV4dGVybmFsSWRIABIUCgxpbmNsdWRlX3Rlc3QYBCABKAhCBQoDa2V5Ij8KEEZpbmRMZWFkUmVzcG9uc2USKwoGcmVjb3JkGAEgASgLMhsubGVhZHByb3ZpZGVyLnYxLkxlYWRSZWNvcmQiegoQTGlzdExlYWRzUmVxdWVzdBIpCgVzdGF0ZRgBIAEoDjIaLmxlYWRwcm92aWRlci52MS5MZWFkU3RhdGUSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSFAoMaW5jbHVkZV90ZXN0GAQgASgIIloKEUxpc3RMZWFkc1Jlc3BvbnNlEiwKB3JlY29yZHMYASADKAsyGy5sZWFkcHJvdmlkZXIudjEuTGVhZFJlY29yZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiWQoXV2F0Y2hMZWFkQ2hhbmdlc1JlcXVlc3QSGAoLcHJvdmlkZXJfaWQYASABKANIAIgBARIUCgxpbmNsdWRlX3Rlc3QYAiABKAhCDgoMX3Byb3ZpZGVyX2lkIqsBChhXYXRjaExlYWRDaGFuZ2VzUmVzcG9uc2USDwoHbGVhZF9pZBgBIAEoAxIUCgxvcmRlcl9udW1iZXIYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAMSEwoLZXh0ZXJuYWxfaWQYBCABKAkSLAoGY2hhbmdlGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLlN0YXRlQ2hhbmdlEhAKCGxpdmVtb2RlGAYgASgIMogDChNMZWFkV29ya2Zsb3dTZXJ2aWNlEmEKDlRyYW5zaXRpb25MZWFkEiYubGVhZHByb3ZpZGVyLnYxLlRyYW5zaXRpb25MZWFkUmVxdWVzdBonLmxlYWRwcm92aWRlci52MS5UcmFuc2l0aW9uTGVhZFJlc3BvbnNlEk8KCEZpbmRMZWFkEiAubGVhZHByb3ZpZGVyLnYxLkZpbmRMZWFkUmVxdWVzdBohLmxlYWRwcm92aWRlci52MS5GaW5kTGVhZFJlc3BvbnNlElIKCUxpc3RMZWFkcxIhLmxlYWRwcm92aWRlci52MS5MaXN0TGVhZHNSZXF1ZXN0GiIubGVhZHByb3ZpZGVyLnYxLkxpc3RMZWFkc1Jlc3BvbnNlEmkKEFdhdGNoTGVhZENoYW5nZXMSKC5sZWFkcHJvdmlkZXIudjEuV2F0Y2hMZWFkQ2hhbmdlc1JlcXVlc3QaKS5sZWFkcHJvdmlkZXIudjEuV2F0Y2hMZWFkQ2hhbmdlc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_leadprovider_v1_lead]);
+  fileDesc("CitsZWFkcHJvdmlkZXIvdjEvbGVhZF93b3JrZmxvd19zZXJ2aWNlLnByb3RvEg9sZWFkcHJvdmlkZXIudjEiUAoRUmV0dXJuTGVhZFJlcXVlc3QSDwoHbGVhZF9pZBgBIAEoAxIOCgZyZWFzb24YAiABKAkSEQoEbm90ZRgDIAEoCUgAiAEBQgcKBV9ub3RlIkYKElJldHVybkxlYWRSZXNwb25zZRIwCgtsZWFkX3JldHVybhgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5MZWFkUmV0dXJuIkYKCkxlYWRSZWNvcmQSIwoEbGVhZBgBIAEoCzIVLmxlYWRwcm92aWRlci52MS5MZWFkEhMKC3Byb3ZpZGVyX2lkGAIgASgDIoABChVUcmFuc2l0aW9uTGVhZFJlcXVlc3QSDwoHbGVhZF9pZBgBIAEoAxIsCgh0b19zdGF0ZRgCIAEoDjIaLmxlYWRwcm92aWRlci52MS5MZWFkU3RhdGUSGAoLbGVhZF9zdGF0dXMYAyABKAlIAIgBAUIOCgxfbGVhZF9zdGF0dXMiVgoWVHJhbnNpdGlvbkxlYWRSZXNwb25zZRIrCgZyZWNvcmQYASABKAsyGy5sZWFkcHJvdmlkZXIudjEuTGVhZFJlY29yZBIPCgdjaGFuZ2VkGAIgASgIIj4KElByb3ZpZGVyRXh0ZXJuYWxJZBITCgtwcm92aWRlcl9pZBgBIAEoAxITCgtleHRlcm5hbF9pZBgCIAEoCSKZAQoPRmluZExlYWRSZXF1ZXN0EgwKAmlkGAEgASgDSAASFgoMb3JkZXJfbnVtYmVyGAIgASgJSAASQwoUcHJvdmlkZXJfZXh0ZXJuYWxfaWQYAyABKAsyIy5sZWFkcHJvdmlkZXIudjEuUHJvdmlkZXJFeHRlcm5hbElkSAASFAoMaW5jbHVkZV90ZXN0GAQgASgIQgUKA2tleSI/ChBGaW5kTGVhZFJlc3BvbnNlEisKBnJlY29yZBgBIAEoCzIbLmxlYWRwcm92aWRlci52MS5MZWFkUmVjb3JkInoKEExpc3RMZWFkc1JlcXVlc3QSKQoFc3RhdGUYASABKA4yGi5sZWFkcHJvdmlkZXIudjEuTGVhZFN0YXRlEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhQKDGluY2x1ZGVfdGVzdBgEIAEoCCJaChFMaXN0TGVhZHNSZXNwb25zZRIsCgdyZWNvcmRzGAEgAygLMhsubGVhZHByb3ZpZGVyLnYxLkxlYWRSZWNvcmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlkKF1dhdGNoTGVhZENoYW5nZXNSZXF1ZXN0EhgKC3Byb3ZpZGVyX2lkGAEgASgDSACIAQESFAoMaW5jbHVkZV90ZXN0GAIgASgIQg4KDF9wcm92aWRlcl9pZCKrAQoYV2F0Y2hMZWFkQ2hhbmdlc1Jlc3BvbnNlEg8KB2xlYWRfaWQYASABKAMSFAoMb3JkZXJfbnVtYmVyGAIgASgJEhMKC3Byb3ZpZGVyX2lkGAMgASgDEhMKC2V4dGVybmFsX2lkGAQgASgJEiwKBmNoYW5nZRgFIAEoCzIcLmxlYWRwcm92aWRlci52MS5TdGF0ZUNoYW5nZRIQCghsaXZlbW9kZRgGIAEoCDLfAwoTTGVhZFdvcmtmbG93U2VydmljZRJhCg5UcmFuc2l0aW9uTGVhZBImLmxlYWRwcm92aWRlci52MS5UcmFuc2l0aW9uTGVhZFJlcXVlc3QaJy5sZWFkcHJvdmlkZXIudjEuVHJhbnNpdGlvbkxlYWRSZXNwb25zZRJPCghGaW5kTGVhZBIgLmxlYWRwcm92aWRlci52MS5GaW5kTGVhZFJlcXVlc3QaIS5sZWFkcHJvdmlkZXIudjEuRmluZExlYWRSZXNwb25zZRJSCglMaXN0TGVhZHMSIS5sZWFkcHJvdmlkZXIudjEuTGlzdExlYWRzUmVxdWVzdBoiLmxlYWRwcm92aWRlci52MS5MaXN0TGVhZHNSZXNwb25zZRJpChBXYXRjaExlYWRDaGFuZ2VzEigubGVhZHByb3ZpZGVyLnYxLldhdGNoTGVhZENoYW5nZXNSZXF1ZXN0GikubGVhZHByb3ZpZGVyLnYxLldhdGNoTGVhZENoYW5nZXNSZXNwb25zZTABElUKClJldHVybkxlYWQSIi5sZWFkcHJvdmlkZXIudjEuUmV0dXJuTGVhZFJlcXVlc3QaIy5sZWFkcHJvdmlkZXIudjEuUmV0dXJuTGVhZFJlc3BvbnNlYgZwcm90bzM", [file_leadprovider_v1_lead, file_leadprovider_v1_returns]);
+
+/**
+ * A return to file.
+ *
+ * @generated from message leadprovider.v1.ReturnLeadRequest
+ */
+export type ReturnLeadRequest = Message<"leadprovider.v1.ReturnLeadRequest"> & {
+  /**
+   * Lead id.
+   *
+   * @generated from field: int64 lead_id = 1;
+   */
+  leadId: bigint;
+
+  /**
+   * One of the provider's return reasons (invalid_contact, not_requested, out_of_area,
+   * already_shipped, test_or_fraud, other).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * What was wrong (required with other), at most 1,000 characters.
+   *
+   * @generated from field: optional string note = 3;
+   */
+  note?: string | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ReturnLeadRequest.
+ * Use `create(ReturnLeadRequestSchema)` to create a new message.
+ */
+export const ReturnLeadRequestSchema: GenMessage<ReturnLeadRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 0);
+
+/**
+ * The return filed.
+ *
+ * @generated from message leadprovider.v1.ReturnLeadResponse
+ */
+export type ReturnLeadResponse = Message<"leadprovider.v1.ReturnLeadResponse"> & {
+  /**
+   * The return (approved already when its reason is approved at once).
+   *
+   * @generated from field: leadprovider.v1.LeadReturn lead_return = 1;
+   */
+  leadReturn?: LeadReturn | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ReturnLeadResponse.
+ * Use `create(ReturnLeadResponseSchema)` to create a new message.
+ */
+export const ReturnLeadResponseSchema: GenMessage<ReturnLeadResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 1);
 
 /**
  * A lead together with its owner, for internal callers.
@@ -40,7 +99,7 @@ export type LeadRecord = Message<"leadprovider.v1.LeadRecord"> & {
  * Use `create(LeadRecordSchema)` to create a new message.
  */
 export const LeadRecordSchema: GenMessage<LeadRecord> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 0);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 2);
 
 /**
  * A move to make.
@@ -75,7 +134,7 @@ export type TransitionLeadRequest = Message<"leadprovider.v1.TransitionLeadReque
  * Use `create(TransitionLeadRequestSchema)` to create a new message.
  */
 export const TransitionLeadRequestSchema: GenMessage<TransitionLeadRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 1);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 3);
 
 /**
  * The lead after the move.
@@ -104,7 +163,7 @@ export type TransitionLeadResponse = Message<"leadprovider.v1.TransitionLeadResp
  * Use `create(TransitionLeadResponseSchema)` to create a new message.
  */
 export const TransitionLeadResponseSchema: GenMessage<TransitionLeadResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 2);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 4);
 
 /**
  * A provider's external_id.
@@ -132,7 +191,7 @@ export type ProviderExternalId = Message<"leadprovider.v1.ProviderExternalId"> &
  * Use `create(ProviderExternalIdSchema)` to create a new message.
  */
 export const ProviderExternalIdSchema: GenMessage<ProviderExternalId> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 3);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 5);
 
 /**
  * Which lead to find.
@@ -185,7 +244,7 @@ export type FindLeadRequest = Message<"leadprovider.v1.FindLeadRequest"> & {
  * Use `create(FindLeadRequestSchema)` to create a new message.
  */
 export const FindLeadRequestSchema: GenMessage<FindLeadRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 4);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 6);
 
 /**
  * The lead found.
@@ -206,7 +265,7 @@ export type FindLeadResponse = Message<"leadprovider.v1.FindLeadResponse"> & {
  * Use `create(FindLeadResponseSchema)` to create a new message.
  */
 export const FindLeadResponseSchema: GenMessage<FindLeadResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 5);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 7);
 
 /**
  * Which leads to list.
@@ -248,7 +307,7 @@ export type ListLeadsRequest = Message<"leadprovider.v1.ListLeadsRequest"> & {
  * Use `create(ListLeadsRequestSchema)` to create a new message.
  */
 export const ListLeadsRequestSchema: GenMessage<ListLeadsRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 6);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 8);
 
 /**
  * One page of leads.
@@ -276,7 +335,7 @@ export type ListLeadsResponse = Message<"leadprovider.v1.ListLeadsResponse"> & {
  * Use `create(ListLeadsResponseSchema)` to create a new message.
  */
 export const ListLeadsResponseSchema: GenMessage<ListLeadsResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 7);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 9);
 
 /**
  * Stream filter.
@@ -304,7 +363,7 @@ export type WatchLeadChangesRequest = Message<"leadprovider.v1.WatchLeadChangesR
  * Use `create(WatchLeadChangesRequestSchema)` to create a new message.
  */
 export const WatchLeadChangesRequestSchema: GenMessage<WatchLeadChangesRequest> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 8);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 10);
 
 /**
  * One state change.
@@ -360,7 +419,7 @@ export type WatchLeadChangesResponse = Message<"leadprovider.v1.WatchLeadChanges
  * Use `create(WatchLeadChangesResponseSchema)` to create a new message.
  */
 export const WatchLeadChangesResponseSchema: GenMessage<WatchLeadChangesResponse> = /*@__PURE__*/
-  messageDesc(file_leadprovider_v1_lead_workflow_service, 9);
+  messageDesc(file_leadprovider_v1_lead_workflow_service, 11);
 
 /**
  * Internal processing of leads: LEAD → QUOTE → ORDER. Requires an internal JWT.
@@ -411,6 +470,18 @@ export const LeadWorkflowService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchLeadChangesRequestSchema;
     output: typeof WatchLeadChangesResponseSchema;
+  },
+  /**
+   * Returns a billable lead with a reason (REST: POST /api/v1/admin/leads/{id}/returns/):
+   * refused with FAILED_PRECONDITION and a named code (not_billable, return_window_closed,
+   * already_returned, return_cap_reached), nothing stored.
+   *
+   * @generated from rpc leadprovider.v1.LeadWorkflowService.ReturnLead
+   */
+  returnLead: {
+    methodKind: "unary";
+    input: typeof ReturnLeadRequestSchema;
+    output: typeof ReturnLeadResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_lead_workflow_service, 0);

@@ -14,13 +14,15 @@ import type { Balance, BalanceTransaction, PublishedTerms, Quote, Statement, Sta
 import { file_leadprovider_v1_money } from "./money_pb.ts";
 import type { GetRequestRequestSchema, GetRequestResponseSchema, GetStatsRequestSchema, GetStatsResponseSchema, ListRequestsRequestSchema, ListRequestsResponseSchema } from "./request_log_pb.ts";
 import { file_leadprovider_v1_request_log } from "./request_log_pb.ts";
+import type { LeadReturn, ReturnEvidence } from "./returns_pb.ts";
+import { file_leadprovider_v1_returns } from "./returns_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file leadprovider/v1/public_lead_service.proto.
  */
 export const file_leadprovider_v1_public_lead_service: GenFile = /*@__PURE__*/
-  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIhEKD0dldFRlcm1zUmVxdWVzdCJCChBHZXRUZXJtc1Jlc3BvbnNlEi4KBXRlcm1zGAEgASgLMh8ubGVhZHByb3ZpZGVyLnYxLlB1Ymxpc2hlZFRlcm1zIkQKEFF1b3RlTGVhZFJlcXVlc3QSMAoEbGVhZBgBIAEoCzIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdCI6ChFRdW90ZUxlYWRSZXNwb25zZRIlCgVxdW90ZRgBIAEoCzIWLmxlYWRwcm92aWRlci52MS5RdW90ZSITChFHZXRCYWxhbmNlUmVxdWVzdCI/ChJHZXRCYWxhbmNlUmVzcG9uc2USKQoHYmFsYW5jZRgBIAEoCzIYLmxlYWRwcm92aWRlci52MS5CYWxhbmNlItEBCh5MaXN0QmFsYW5jZVRyYW5zYWN0aW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSDAoEdHlwZRgDIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZXh0ZXJuYWxfaWQYBiABKAkifQofTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnNSZXNwb25zZRJBChRiYWxhbmNlX3RyYW5zYWN0aW9ucxgBIAMoCzIjLmxlYWRwcm92aWRlci52MS5CYWxhbmNlVHJhbnNhY3Rpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KFUxpc3RTdGF0ZW1lbnRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJoChZMaXN0U3RhdGVtZW50c1Jlc3BvbnNlEjUKCnN0YXRlbWVudHMYASADKAsyIS5sZWFkcHJvdmlkZXIudjEuU3RhdGVtZW50U3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJAoTR2V0U3RhdGVtZW50UmVxdWVzdBINCgVtb250aBgBIAEoCSJFChRHZXRTdGF0ZW1lbnRSZXNwb25zZRItCglzdGF0ZW1lbnQYASABKAsyGi5sZWFkcHJvdmlkZXIudjEuU3RhdGVtZW50IhcKFUdldEludGFrZVJ1bGVzUmVxdWVzdCJVChZHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEjsKDGludGFrZV9ydWxlcxgBIAEoCzIlLmxlYWRwcm92aWRlci52MS5QdWJsaXNoZWRJbnRha2VSdWxlcyKYBgoRQ3JlYXRlTGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSEgoKZmlyc3RfbmFtZRgCIAEoCRIRCglsYXN0X25hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSFAoMcGhvbmVfbnVtYmVyGAUgASgJEhIKCm9yaWdpbl96aXAYBiABKAkSGwoTZXN0aW1hdGVkX3NoaXBfZGF0ZRgHIAEoCRI0Cg1vdmVyc2Vhc190eXBlGAggASgOMh0ubGVhZHByb3ZpZGVyLnYxLk92ZXJzZWFzVHlwZRIqCghzaGlwX3ZpYRgJIAEoDjIYLmxlYWRwcm92aWRlci52MS5TaGlwVmlhEi8KCHZlaGljbGVzGAogAygLMh0ubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVJbnB1dBIcCg9kZXN0aW5hdGlvbl96aXAYCyABKAlIAIgBARIYCgtvcmlnaW5fY2l0eRgMIAEoCUgBiAEBEh0KEGRlc3RpbmF0aW9uX2NpdHkYDSABKAlIAogBARIZCgxjb21wYW55X25hbWUYDiABKAlIA4gBARIeChFub3RlX2Zyb21fc2hpcHBlchgPIAEoCUgEiAEBEh0KDG9yaWdpbl9zdGF0ZRgQIAEoBUICGAFIBYgBARIiChFkZXN0aW5hdGlvbl9zdGF0ZRgRIAEoBUICGAFIBogBARITCgZzdWJfaWQYEiABKAlIB4gBARIXCgpzb3VyY2VfdXJsGBMgASgJSAiIAQESLgoHY29uc2VudBgUIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAmIAQFCEgoQX2Rlc3RpbmF0aW9uX3ppcEIOCgxfb3JpZ2luX2NpdHlCEwoRX2Rlc3RpbmF0aW9uX2NpdHlCDwoNX2NvbXBhbnlfbmFtZUIUChJfbm90ZV9mcm9tX3NoaXBwZXJCDwoNX29yaWdpbl9zdGF0ZUIUChJfZGVzdGluYXRpb25fc3RhdGVCCQoHX3N1Yl9pZEINCgtfc291cmNlX3VybEIKCghfY29uc2VudCJlChJDcmVhdGVMZWFkUmVzcG9uc2USIwoEbGVhZBgBIAEoCzIVLmxlYWRwcm92aWRlci52MS5MZWFkEioKCHdhcm5pbmdzGAIgAygLMhgubGVhZHByb3ZpZGVyLnYxLldhcm5pbmciJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIosCCglMZWFkRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRsZWFkGAQgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSNwoMaW50YWtlX3J1bGVzGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzSACIAQESEAoIbGl2ZW1vZGUYBiABKAgSKgoEZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAYgBAUIPCg1faW50YWtlX3J1bGVzQgcKBV9kYXRhMqcKChFQdWJsaWNMZWFkU2VydmljZRJVCgpDcmVhdGVMZWFkEiIubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXNwb25zZRJMCgdHZXRMZWFkEh8ubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXF1ZXN0GiAubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXNwb25zZRJ0CglMaXN0TGVhZHMSMi5sZWFkcHJvdmlkZXIudjEuUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0GjMubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVzcG9uc2USVQoKTGlzdEV2ZW50cxIiLmxlYWRwcm92aWRlci52MS5MaXN0RXZlbnRzUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5MaXN0RXZlbnRzUmVzcG9uc2USYQoOR2V0SW50YWtlUnVsZXMSJi5sZWFkcHJvdmlkZXIudjEuR2V0SW50YWtlUnVsZXNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdldEludGFrZVJ1bGVzUmVzcG9uc2USWwoMTGlzdFJlcXVlc3RzEiQubGVhZHByb3ZpZGVyLnYxLkxpc3RSZXF1ZXN0c1JlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuTGlzdFJlcXVlc3RzUmVzcG9uc2USVQoKR2V0UmVxdWVzdBIiLmxlYWRwcm92aWRlci52MS5HZXRSZXF1ZXN0UmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRSZXF1ZXN0UmVzcG9uc2USTwoIR2V0U3RhdHMSIC5sZWFkcHJvdmlkZXIudjEuR2V0U3RhdHNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRzUmVzcG9uc2USTwoIR2V0VGVybXMSIC5sZWFkcHJvdmlkZXIudjEuR2V0VGVybXNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLkdldFRlcm1zUmVzcG9uc2USUgoJUXVvdGVMZWFkEiEubGVhZHByb3ZpZGVyLnYxLlF1b3RlTGVhZFJlcXVlc3QaIi5sZWFkcHJvdmlkZXIudjEuUXVvdGVMZWFkUmVzcG9uc2USVQoKR2V0QmFsYW5jZRIiLmxlYWRwcm92aWRlci52MS5HZXRCYWxhbmNlUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRCYWxhbmNlUmVzcG9uc2USfAoXTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnMSLy5sZWFkcHJvdmlkZXIudjEuTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnNSZXF1ZXN0GjAubGVhZHByb3ZpZGVyLnYxLkxpc3RCYWxhbmNlVHJhbnNhY3Rpb25zUmVzcG9uc2USYQoOTGlzdFN0YXRlbWVudHMSJi5sZWFkcHJvdmlkZXIudjEuTGlzdFN0YXRlbWVudHNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkxpc3RTdGF0ZW1lbnRzUmVzcG9uc2USWwoMR2V0U3RhdGVtZW50EiQubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuR2V0U3RhdGVtZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leadprovider_v1_intake, file_leadprovider_v1_lead, file_leadprovider_v1_money, file_leadprovider_v1_request_log]);
+  fileDesc("CilsZWFkcHJvdmlkZXIvdjEvcHVibGljX2xlYWRfc2VydmljZS5wcm90bxIPbGVhZHByb3ZpZGVyLnYxIhEKD0dldFRlcm1zUmVxdWVzdCJCChBHZXRUZXJtc1Jlc3BvbnNlEi4KBXRlcm1zGAEgASgLMh8ubGVhZHByb3ZpZGVyLnYxLlB1Ymxpc2hlZFRlcm1zIkQKEFF1b3RlTGVhZFJlcXVlc3QSMAoEbGVhZBgBIAEoCzIiLmxlYWRwcm92aWRlci52MS5DcmVhdGVMZWFkUmVxdWVzdCI6ChFRdW90ZUxlYWRSZXNwb25zZRIlCgVxdW90ZRgBIAEoCzIWLmxlYWRwcm92aWRlci52MS5RdW90ZSITChFHZXRCYWxhbmNlUmVxdWVzdCI/ChJHZXRCYWxhbmNlUmVzcG9uc2USKQoHYmFsYW5jZRgBIAEoCzIYLmxlYWRwcm92aWRlci52MS5CYWxhbmNlItEBCh5MaXN0QmFsYW5jZVRyYW5zYWN0aW9uc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSDAoEdHlwZRgDIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZXh0ZXJuYWxfaWQYBiABKAkifQofTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnNSZXNwb25zZRJBChRiYWxhbmNlX3RyYW5zYWN0aW9ucxgBIAMoCzIjLmxlYWRwcm92aWRlci52MS5CYWxhbmNlVHJhbnNhY3Rpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIj4KFUxpc3RTdGF0ZW1lbnRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJoChZMaXN0U3RhdGVtZW50c1Jlc3BvbnNlEjUKCnN0YXRlbWVudHMYASADKAsyIS5sZWFkcHJvdmlkZXIudjEuU3RhdGVtZW50U3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJAoTR2V0U3RhdGVtZW50UmVxdWVzdBINCgVtb250aBgBIAEoCSJFChRHZXRTdGF0ZW1lbnRSZXNwb25zZRItCglzdGF0ZW1lbnQYASABKAsyGi5sZWFkcHJvdmlkZXIudjEuU3RhdGVtZW50IhcKFUdldEludGFrZVJ1bGVzUmVxdWVzdCJVChZHZXRJbnRha2VSdWxlc1Jlc3BvbnNlEjsKDGludGFrZV9ydWxlcxgBIAEoCzIlLmxlYWRwcm92aWRlci52MS5QdWJsaXNoZWRJbnRha2VSdWxlcyKYBgoRQ3JlYXRlTGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSEgoKZmlyc3RfbmFtZRgCIAEoCRIRCglsYXN0X25hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSFAoMcGhvbmVfbnVtYmVyGAUgASgJEhIKCm9yaWdpbl96aXAYBiABKAkSGwoTZXN0aW1hdGVkX3NoaXBfZGF0ZRgHIAEoCRI0Cg1vdmVyc2Vhc190eXBlGAggASgOMh0ubGVhZHByb3ZpZGVyLnYxLk92ZXJzZWFzVHlwZRIqCghzaGlwX3ZpYRgJIAEoDjIYLmxlYWRwcm92aWRlci52MS5TaGlwVmlhEi8KCHZlaGljbGVzGAogAygLMh0ubGVhZHByb3ZpZGVyLnYxLlZlaGljbGVJbnB1dBIcCg9kZXN0aW5hdGlvbl96aXAYCyABKAlIAIgBARIYCgtvcmlnaW5fY2l0eRgMIAEoCUgBiAEBEh0KEGRlc3RpbmF0aW9uX2NpdHkYDSABKAlIAogBARIZCgxjb21wYW55X25hbWUYDiABKAlIA4gBARIeChFub3RlX2Zyb21fc2hpcHBlchgPIAEoCUgEiAEBEh0KDG9yaWdpbl9zdGF0ZRgQIAEoBUICGAFIBYgBARIiChFkZXN0aW5hdGlvbl9zdGF0ZRgRIAEoBUICGAFIBogBARITCgZzdWJfaWQYEiABKAlIB4gBARIXCgpzb3VyY2VfdXJsGBMgASgJSAiIAQESLgoHY29uc2VudBgUIAEoCzIYLmxlYWRwcm92aWRlci52MS5Db25zZW50SAmIAQFCEgoQX2Rlc3RpbmF0aW9uX3ppcEIOCgxfb3JpZ2luX2NpdHlCEwoRX2Rlc3RpbmF0aW9uX2NpdHlCDwoNX2NvbXBhbnlfbmFtZUIUChJfbm90ZV9mcm9tX3NoaXBwZXJCDwoNX29yaWdpbl9zdGF0ZUIUChJfZGVzdGluYXRpb25fc3RhdGVCCQoHX3N1Yl9pZEINCgtfc291cmNlX3VybEIKCghfY29uc2VudCJlChJDcmVhdGVMZWFkUmVzcG9uc2USIwoEbGVhZBgBIAEoCzIVLmxlYWRwcm92aWRlci52MS5MZWFkEioKCHdhcm5pbmdzGAIgAygLMhgubGVhZHByb3ZpZGVyLnYxLldhcm5pbmciJQoOR2V0TGVhZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiNgoPR2V0TGVhZFJlc3BvbnNlEiMKBGxlYWQYASABKAsyFS5sZWFkcHJvdmlkZXIudjEuTGVhZCKoAQohUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEikKBXN0YXRlGAMgASgOMhoubGVhZHByb3ZpZGVyLnYxLkxlYWRTdGF0ZRIxCg11cGRhdGVkX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjCiJQdWJsaWNMZWFkU2VydmljZUxpc3RMZWFkc1Jlc3BvbnNlEiQKBWxlYWRzGAEgAygLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInsKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEgwKBHR5cGUYAyABKAkSMQoNY3JlYXRlZF9hZnRlchgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmxlYWRwcm92aWRlci52MS5MZWFkRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIosCCglMZWFkRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCgRsZWFkGAQgASgLMhUubGVhZHByb3ZpZGVyLnYxLkxlYWQSNwoMaW50YWtlX3J1bGVzGAUgASgLMhwubGVhZHByb3ZpZGVyLnYxLkludGFrZVJ1bGVzSACIAQESEAoIbGl2ZW1vZGUYBiABKAgSKgoEZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAYgBAUIPCg1faW50YWtlX3J1bGVzQgcKBV9kYXRhInEKFENvbnRlc3RSZXR1cm5SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEhEKCXN0YXRlbWVudBgCIAEoCRIxCghldmlkZW5jZRgDIAEoCzIfLmxlYWRwcm92aWRlci52MS5SZXR1cm5FdmlkZW5jZSJJChVDb250ZXN0UmV0dXJuUmVzcG9uc2USMAoLbGVhZF9yZXR1cm4YASABKAsyGy5sZWFkcHJvdmlkZXIudjEuTGVhZFJldHVybiLBAQoSTGlzdFJldHVybnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEg0KBXN0YXRlGAMgASgJEg4KBnJlYXNvbhgEIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXAoTTGlzdFJldHVybnNSZXNwb25zZRIsCgdyZXR1cm5zGAEgAygLMhsubGVhZHByb3ZpZGVyLnYxLkxlYWRSZXR1cm4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMuELChFQdWJsaWNMZWFkU2VydmljZRJVCgpDcmVhdGVMZWFkEiIubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXF1ZXN0GiMubGVhZHByb3ZpZGVyLnYxLkNyZWF0ZUxlYWRSZXNwb25zZRJMCgdHZXRMZWFkEh8ubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXF1ZXN0GiAubGVhZHByb3ZpZGVyLnYxLkdldExlYWRSZXNwb25zZRJ0CglMaXN0TGVhZHMSMi5sZWFkcHJvdmlkZXIudjEuUHVibGljTGVhZFNlcnZpY2VMaXN0TGVhZHNSZXF1ZXN0GjMubGVhZHByb3ZpZGVyLnYxLlB1YmxpY0xlYWRTZXJ2aWNlTGlzdExlYWRzUmVzcG9uc2USVQoKTGlzdEV2ZW50cxIiLmxlYWRwcm92aWRlci52MS5MaXN0RXZlbnRzUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5MaXN0RXZlbnRzUmVzcG9uc2USYQoOR2V0SW50YWtlUnVsZXMSJi5sZWFkcHJvdmlkZXIudjEuR2V0SW50YWtlUnVsZXNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkdldEludGFrZVJ1bGVzUmVzcG9uc2USWwoMTGlzdFJlcXVlc3RzEiQubGVhZHByb3ZpZGVyLnYxLkxpc3RSZXF1ZXN0c1JlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuTGlzdFJlcXVlc3RzUmVzcG9uc2USVQoKR2V0UmVxdWVzdBIiLmxlYWRwcm92aWRlci52MS5HZXRSZXF1ZXN0UmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRSZXF1ZXN0UmVzcG9uc2USTwoIR2V0U3RhdHMSIC5sZWFkcHJvdmlkZXIudjEuR2V0U3RhdHNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRzUmVzcG9uc2USTwoIR2V0VGVybXMSIC5sZWFkcHJvdmlkZXIudjEuR2V0VGVybXNSZXF1ZXN0GiEubGVhZHByb3ZpZGVyLnYxLkdldFRlcm1zUmVzcG9uc2USUgoJUXVvdGVMZWFkEiEubGVhZHByb3ZpZGVyLnYxLlF1b3RlTGVhZFJlcXVlc3QaIi5sZWFkcHJvdmlkZXIudjEuUXVvdGVMZWFkUmVzcG9uc2USVQoKR2V0QmFsYW5jZRIiLmxlYWRwcm92aWRlci52MS5HZXRCYWxhbmNlUmVxdWVzdBojLmxlYWRwcm92aWRlci52MS5HZXRCYWxhbmNlUmVzcG9uc2USfAoXTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnMSLy5sZWFkcHJvdmlkZXIudjEuTGlzdEJhbGFuY2VUcmFuc2FjdGlvbnNSZXF1ZXN0GjAubGVhZHByb3ZpZGVyLnYxLkxpc3RCYWxhbmNlVHJhbnNhY3Rpb25zUmVzcG9uc2USYQoOTGlzdFN0YXRlbWVudHMSJi5sZWFkcHJvdmlkZXIudjEuTGlzdFN0YXRlbWVudHNSZXF1ZXN0GicubGVhZHByb3ZpZGVyLnYxLkxpc3RTdGF0ZW1lbnRzUmVzcG9uc2USWwoMR2V0U3RhdGVtZW50EiQubGVhZHByb3ZpZGVyLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaJS5sZWFkcHJvdmlkZXIudjEuR2V0U3RhdGVtZW50UmVzcG9uc2USXgoNQ29udGVzdFJldHVybhIlLmxlYWRwcm92aWRlci52MS5Db250ZXN0UmV0dXJuUmVxdWVzdBomLmxlYWRwcm92aWRlci52MS5Db250ZXN0UmV0dXJuUmVzcG9uc2USWAoLTGlzdFJldHVybnMSIy5sZWFkcHJvdmlkZXIudjEuTGlzdFJldHVybnNSZXF1ZXN0GiQubGVhZHByb3ZpZGVyLnYxLkxpc3RSZXR1cm5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_leadprovider_v1_intake, file_leadprovider_v1_lead, file_leadprovider_v1_money, file_leadprovider_v1_request_log, file_leadprovider_v1_returns]);
 
 /**
  * Reads the calling provider's terms.
@@ -787,6 +789,146 @@ export const LeadEventSchema: GenMessage<LeadEvent> = /*@__PURE__*/
   messageDesc(file_leadprovider_v1_public_lead_service, 22);
 
 /**
+ * A contest of a return.
+ *
+ * @generated from message leadprovider.v1.ContestReturnRequest
+ */
+export type ContestReturnRequest = Message<"leadprovider.v1.ContestReturnRequest"> & {
+  /**
+   * The lead's external_id.
+   *
+   * @generated from field: string external_id = 1;
+   */
+  externalId: string;
+
+  /**
+   * Why the lead was good, at most 2,000 characters.
+   *
+   * @generated from field: string statement = 2;
+   */
+  statement: string;
+
+  /**
+   * Links to the evidence (https).
+   *
+   * @generated from field: leadprovider.v1.ReturnEvidence evidence = 3;
+   */
+  evidence?: ReturnEvidence | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ContestReturnRequest.
+ * Use `create(ContestReturnRequestSchema)` to create a new message.
+ */
+export const ContestReturnRequestSchema: GenMessage<ContestReturnRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 23);
+
+/**
+ * The return, contested.
+ *
+ * @generated from message leadprovider.v1.ContestReturnResponse
+ */
+export type ContestReturnResponse = Message<"leadprovider.v1.ContestReturnResponse"> & {
+  /**
+   * The return.
+   *
+   * @generated from field: leadprovider.v1.LeadReturn lead_return = 1;
+   */
+  leadReturn?: LeadReturn | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ContestReturnResponse.
+ * Use `create(ContestReturnResponseSchema)` to create a new message.
+ */
+export const ContestReturnResponseSchema: GenMessage<ContestReturnResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 24);
+
+/**
+ * Which returns to list.
+ *
+ * @generated from message leadprovider.v1.ListReturnsRequest
+ */
+export type ListReturnsRequest = Message<"leadprovider.v1.ListReturnsRequest"> & {
+  /**
+   * Page size 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only returns in this state; empty: any.
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * Only returns with this reason; empty: any.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * Only returns filed after this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 5;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Only returns filed before this instant.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 6;
+   */
+  createdBefore?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListReturnsRequest.
+ * Use `create(ListReturnsRequestSchema)` to create a new message.
+ */
+export const ListReturnsRequestSchema: GenMessage<ListReturnsRequest> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 25);
+
+/**
+ * One page of returns.
+ *
+ * @generated from message leadprovider.v1.ListReturnsResponse
+ */
+export type ListReturnsResponse = Message<"leadprovider.v1.ListReturnsResponse"> & {
+  /**
+   * Returns on this page, newest first.
+   *
+   * @generated from field: repeated leadprovider.v1.LeadReturn returns = 1;
+   */
+  returns: LeadReturn[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message leadprovider.v1.ListReturnsResponse.
+ * Use `create(ListReturnsResponseSchema)` to create a new message.
+ */
+export const ListReturnsResponseSchema: GenMessage<ListReturnsResponse> = /*@__PURE__*/
+  messageDesc(file_leadprovider_v1_public_lead_service, 26);
+
+/**
  * Public Lead API for lead providers. Authenticated with a provider API key
  * sent as "authorization: Bearer lp_live_…". Same rules as the REST API.
  *
@@ -937,6 +1079,26 @@ export const PublicLeadService: GenService<{
     methodKind: "unary";
     input: typeof GetStatementRequestSchema;
     output: typeof GetStatementResponseSchema;
+  },
+  /**
+   * Contests the return of one of the caller's leads, once, before its contest deadline.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.ContestReturn
+   */
+  contestReturn: {
+    methodKind: "unary";
+    input: typeof ContestReturnRequestSchema;
+    output: typeof ContestReturnResponseSchema;
+  },
+  /**
+   * The returns of the caller's leads (its key's book), newest first.
+   *
+   * @generated from rpc leadprovider.v1.PublicLeadService.ListReturns
+   */
+  listReturns: {
+    methodKind: "unary";
+    input: typeof ListReturnsRequestSchema;
+    output: typeof ListReturnsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_leadprovider_v1_public_lead_service, 0);
