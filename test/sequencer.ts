@@ -12,6 +12,8 @@ export const LONGEST_FIRST = [
   "test/scale-plans.test.ts",
   "test/console.test.ts",
   "test/portal.console.test.ts",
+  "test/money.console.test.ts",
+  "test/returns.console.test.ts",
   "test/readme-behaviours.test.ts",
 ] as const;
 
