@@ -19,7 +19,14 @@ import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lea
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { bearer, connectClient, rejection } from "./helpers/grpc.ts";
-import { countTransactions, expectLedgerWhole, freshLead, ISSUE_TERMS, movableClock } from "./helpers/money.ts";
+import {
+  countTransactions,
+  expectLedgerWhole,
+  freshLead,
+  ISSUE_TERMS,
+  movableClock,
+  portalPerson,
+} from "./helpers/money.ts";
 import { startReceiver } from "./helpers/receiver.ts";
 import { startServiceProcess } from "./helpers/service-process.ts";
 import { pollUntil } from "./helpers/timing.ts";
@@ -305,9 +312,10 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
       expect(lines.results.map((l: Json) => [l.account, l.amount_cents, l.lead.external_id])).toEqual([
         ["pending", -1500, lead.external_id],
       ]);
-      const month = new Date(lead.created_at).toISOString().slice(0, 7);
-      const statement = await t.call("GET", `/api/v1/public/statements/${month}/`, { auth: p.key });
-      if (statement.status === 200) expect(((await statement.json()) as Json).totals.return).toBe(-1500);
+      const month = DateTime.fromISO(lead.created_at).setZone("America/New_York").toFormat("yyyy-MM");
+      const statement = await j(t.call("GET", `/api/v1/public/statements/${month}/`, { auth: p.key }));
+      expect(statement.totals.return).toBe(-1500);
+      expect(statement.accounts.pending.totals).toMatchObject({ lead_purchase: 1500, return: -1500 });
     });
 
     it("auto-approves a reason in auto_approve at once", async () => {
@@ -415,6 +423,13 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
       expect(err.code).toBe(Code.NotFound);
       expect((await j(t.call("GET", "/api/v1/public/returns/", { auth: b.key }))).results).toEqual([]);
       expect((await publicRpc().listReturns({}, bearer(b.key))).returns).toEqual([]);
+      // Nor can B's people in the portal.
+      const person = await portalPerson(t, admin, b.id, "saffron glacier harbor 73 pier");
+      const viaPortal = await person.portal("POST", `leads/${encodeURIComponent(lead.external_id)}/return/contest/`, {
+        statement: "mine",
+      });
+      await expectProblem(viaPortal, 404, "return_not_found");
+      expect(((await (await person.portal("GET", "returns/")).json()) as Json).results).toEqual([]);
       // After the deadline.
       clock.advance(49 * HOUR);
       const late = await expectProblem(
@@ -463,31 +478,50 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
 
   describe("stats", () => {
     it("counts approved returns per period and sub_id, with the return rate (REST, CSV and gRPC)", async () => {
-      const p = await payee();
-      const a = await create(p.key, freshLead({ sub_id: "site-a" }));
-      await create(p.key, freshLead({ sub_id: "site-a" }));
-      const b = await create(p.key, freshLead({ sub_id: "site-b" }));
-      await j(fileReturn(a.id, { reason: "test_or_fraud" })); // approved at once
-      await j(fileReturn(b.id, { reason: "invalid_contact" })); // still open: not counted
-      const day = DateTime.now().setZone("America/New_York").toISODate() as string;
-      const query = `?from=${day}&to=${day}&group_by=sub_id`;
-      const stats = await j(t.call("GET", `/api/v1/public/stats/${query}`, { auth: p.key }));
-      expect(stats.totals).toMatchObject({ accepted: 3, returned: 1, return_rate: 0.3333 });
-      const bySub = Object.fromEntries(stats.periods.map((r: Json) => [r.group, [r.returned, r.return_rate]]));
-      expect(bySub).toEqual({ "site-a": [1, 0.5], "site-b": [0, 0] });
-      const csv = await t.call("GET", `/api/v1/public/stats/${query}`, {
-        auth: p.key,
-        headers: { accept: "text/csv" },
-      });
-      const [header, ...rows] = (await csv.text()).trimEnd().split("\r\n");
-      expect(header?.endsWith(",returned,return_rate")).toBe(true);
-      expect(rows.find((r) => r.includes(",site-a,"))?.endsWith(",1,0.5")).toBe(true);
-      const rpc = await publicRpc().getStats({ from: day, to: day }, bearer(p.key));
-      expect(rpc.totals).toMatchObject({ returned: 1n, returnRate: 0.3333 });
-      const admin_ = await j(
-        t.call("GET", `/api/v1/admin/stats/?from=${day}&to=${day}&provider_id=${p.id}`, { auth: admin }),
-      );
-      expect(admin_.totals.returned).toBe(1);
+      // An app of its own: the other tests move the clock, and the stats rollup would roll "today"
+      // under a moved clock.
+      const s = await startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000", RETURNS_INTERVAL_SECONDS: "86400" });
+      try {
+        const token = await s.token();
+        const p = await s.provider();
+        expect(
+          (await s.call("PUT", `/api/v1/lead_providers/${p.id}/terms/`, { auth: token, body: TERMS })).status,
+        ).toBe(200);
+        const made: Json[] = [];
+        for (const sub of ["site-a", "site-a", "site-b"]) {
+          made.push(await j(s.call("POST", LEADS, { auth: p.key, body: freshLead({ sub_id: sub }) })));
+        }
+        const [a, , b] = made as [Json, Json, Json];
+        const file = (id: number, reason: string) =>
+          s.call("POST", `/api/v1/admin/leads/${id}/returns/`, { auth: token, body: { reason } });
+        expect((await file(a.id, "test_or_fraud")).status).toBe(201); // approved at once
+        expect((await file(b.id, "invalid_contact")).status).toBe(201); // still open: not counted
+        const day = DateTime.now().setZone("America/New_York").toISODate() as string;
+        const query = `?from=${day}&to=${day}&group_by=sub_id`;
+        const stats = await j(s.call("GET", `/api/v1/public/stats/${query}`, { auth: p.key }));
+        expect(stats.totals).toMatchObject({ accepted: 3, returned: 1, return_rate: 0.3333 });
+        const bySub = Object.fromEntries(stats.periods.map((r: Json) => [r.group, [r.returned, r.return_rate]]));
+        expect(bySub).toEqual({ "site-a": [1, 0.5], "site-b": [0, 0] });
+        const csv = await s.call("GET", `/api/v1/public/stats/${query}`, {
+          auth: p.key,
+          headers: { accept: "text/csv" },
+        });
+        const [header, ...rows] = (await csv.text()).trimEnd().split("\r\n");
+        expect(header?.endsWith(",returned,return_rate")).toBe(true);
+        expect(rows.find((r) => r.includes(",site-a,"))?.endsWith(",1,0.5")).toBe(true);
+        const rpc = await connectClient(PublicLeadService, s.port, "grpc").getStats(
+          { from: day, to: day },
+          bearer(p.key),
+        );
+        expect(rpc.totals).toMatchObject({ returned: 1n, returnRate: 0.3333 });
+        const all = await j(
+          s.call("GET", `/api/v1/admin/stats/?from=${day}&to=${day}&provider_id=${p.id}`, { auth: token }),
+        );
+        expect(all.totals.returned).toBe(1);
+        await expectLedgerWhole(s.app.database.db);
+      } finally {
+        await s.stop();
+      }
     });
   });
 
