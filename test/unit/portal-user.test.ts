@@ -16,9 +16,11 @@ import {
   JUDGED_LENGTH,
   judgePassword,
   newToken,
+  PASSWORD_HASHING,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
   PASSWORD_MIN_SCORE,
+  type PasswordHashing,
   personalParts,
   SESSION_ABSOLUTE_MS,
   SESSION_IDLE_MS,
@@ -63,8 +65,11 @@ describe("tokens", () => {
 
 describe("passwords", () => {
   it("are stored as Argon2id (19 MiB, 2 passes, 1 lane) and verified against the hash", async () => {
+    // Production's cost: the defaults, in the PHC string, so it cannot drop unnoticed.
+    expect(PASSWORD_HASHING).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
     const stored = await hashPassword(STRONG);
     expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(await hashPassword(STRONG, PASSWORD_HASHING)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(await hashPassword(STRONG)).not.toBe(stored); // a fresh salt each time
     expect(await verifyPassword(stored, STRONG)).toBe(true);
     expect(await verifyPassword(stored, `${STRONG}!`)).toBe(false);
@@ -73,6 +78,22 @@ describe("passwords", () => {
     expect(await verifyPassword(null, "")).toBe(false);
     // A malformed stored value is a refusal, not an error.
     expect(await verifyPassword("not a hash", STRONG)).toBe(false);
+  });
+
+  it("are hashed at another cost when asked (the unit tests' least), and verified whatever their cost", async () => {
+    const least: PasswordHashing = { memoryCost: 8, timeCost: 1, parallelism: 1 };
+    const cheap = await hashPassword(STRONG, least);
+    expect(cheap).toMatch(/^\$argon2id\$v=19\$m=8,t=1,p=1\$/);
+    expect(await hashPassword(STRONG, { memoryCost: 64, timeCost: 3, parallelism: 2 })).toMatch(
+      /^\$argon2id\$v=19\$m=64,t=3,p=2\$/,
+    );
+    // The cost travels with the hash: the one given to verify is the unknown email's decoy's.
+    for (const cost of [least, PASSWORD_HASHING]) {
+      expect(await verifyPassword(cheap, STRONG, cost)).toBe(true);
+      expect(await verifyPassword(cheap, `${STRONG}.`, cost)).toBe(false);
+      expect(await verifyPassword(null, STRONG, cost)).toBe(false);
+    }
+    expect(await verifyPassword(await hashPassword(STRONG), STRONG, least)).toBe(true);
   });
 
   it("refuses a second factor's absence with its own code while the portal requires one", () => {

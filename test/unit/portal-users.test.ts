@@ -8,8 +8,7 @@ import { sql } from "kysely";
 import { generate as totpCode } from "otplib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createKeyCrypto } from "../../src/api-keys/api-key.ts";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { DomainError } from "../../src/errors.ts";
 import { createLogger } from "../../src/logger.ts";
 import {
@@ -20,14 +19,26 @@ import {
   portalSuspended,
   sessionRequired,
 } from "../../src/portal/portal-user.service.ts";
-import { hashPassword, type PortalPrincipal } from "../../src/portal/portal-user.ts";
+import {
+  hashPassword,
+  PASSWORD_HASHING,
+  type PasswordHashing,
+  type PortalPrincipal,
+} from "../../src/portal/portal-user.ts";
 import { insertProvider } from "../../src/providers/provider.repository.ts";
 import { createRateLimiter, type RateLimiter } from "../../src/rate-limit/rate-limiter.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const crypto = createKeyCrypto("unit-test-master-secret-0123456789abcdef");
 const PASSWORD = "violet tundra harbor 87 quay";
 const BASE = "https://svc.example";
 const HOUR = 3600_000;
+/**
+ * Argon2id at the least @node-rs/argon2 accepts (8 KiB, 1 pass): still Argon2id, hashed and
+ * verified for real, at a fraction of a millisecond. Production's cost (PASSWORD_HASHING) is
+ * what a service made without one uses: "stores the production cost" below.
+ */
+const CHEAP: PasswordHashing = { memoryCost: 8, timeCost: 1, parallelism: 1 };
 /** 2026-11-25 12:00:05 UTC: 55 s left in the minute. */
 const START = Date.UTC(2026, 10, 25, 12, 0, 5);
 
@@ -60,6 +71,7 @@ describe("portal users", { timeout: 120_000 }, () => {
       crypto,
       throttle: limiter,
       now,
+      passwordHashing: CHEAP,
       ...options,
       mailer: (invite) => (mailer ? mailer(invite) : Promise.reject(new Error("no mailer"))),
       onMailError: (err) => mailErrors.push(err),
@@ -129,9 +141,8 @@ describe("portal users", { timeout: 120_000 }, () => {
     );
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
-    storedHash = await hashPassword(PASSWORD);
+    handle = await openUnitDatabase();
+    storedHash = await hashPassword(PASSWORD, CHEAP);
   });
   beforeEach(async () => {
     clock = START;
@@ -359,6 +370,33 @@ describe("portal users", { timeout: 120_000 }, () => {
       expect((await refusal(users.acceptInvite({ token, password: PASSWORD }))).code).toBe("invite_invalid");
       expect((await refusal(users.signIn({ email, password: PASSWORD }, "ip-o", undefined))).code).toBe(
         "sign_in_failed",
+      );
+    });
+
+    it("stores a password at production's cost (19 MiB, 2 passes, 1 lane) unless the service is given another", async () => {
+      const id = await provider();
+      const production = createPortalUserService({ db: handle.db, crypto, throttle: limiter, now });
+      const dear = await invited(id);
+      const cheap = await invited(id);
+      await production.acceptInvite({ token: dear.token, password: PASSWORD });
+      await users.acceptInvite({ token: cheap.token, password: PASSWORD });
+      const hashOf = async (userId: number) =>
+        (
+          await handle.db
+            .selectFrom("portal_users")
+            .select("password_hash")
+            .where("id", "=", userId)
+            .executeTakeFirstOrThrow()
+        ).password_hash;
+      expect(PASSWORD_HASHING).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
+      expect(await hashOf(dear.invite.user.id)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+      expect(await hashOf(cheap.invite.user.id)).toMatch(/^\$argon2id\$v=19\$m=8,t=1,p=1\$/);
+      // The cost travels with the hash: either service signs either person in.
+      expect((await production.signIn({ email: cheap.email, password: PASSWORD }, "pc1", undefined)).user.id).toBe(
+        cheap.invite.user.id,
+      );
+      expect((await users.signIn({ email: dear.email, password: PASSWORD }, "pc2", undefined)).user.id).toBe(
+        dear.invite.user.id,
       );
     });
 

@@ -6,8 +6,7 @@
  */
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { DomainError } from "../../src/errors.ts";
 import { bucketHours, Histogram } from "../../src/stats/hours-histogram.ts";
 import {
@@ -19,6 +18,7 @@ import {
   shiftDay,
 } from "../../src/stats/rollup-plan.ts";
 import { createStatsService, MAX_DAYS, type StatsService } from "../../src/stats/stats.service.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const NY = "America/New_York";
 /** The bucket of `key` stands for 2·0.01·1.02^key / 2.02 hours; 0.005 for bucket 0 and below (written out). */
@@ -180,8 +180,7 @@ describe("stats (on PGlite)", () => {
     );
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
+    handle = await openUnitDatabase();
     await sql`insert into providers (name, rate_limit_per_minute, rate_limit_per_day, created_at, updated_at)
       values ('Alpha', 60, 2000, now(), now()), ('Beta', 60, 2000, now(), now())`.execute(handle.db);
     // Monday 23 November there: two leads with sub-sources, one quoted and ordered, one a duplicate.
