@@ -4,7 +4,7 @@
  * worker thread, its first 64 characters, its time limit). `make mutation` runs it.
  */
 import { createHash } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { DomainError } from "../../src/errors.ts";
 import {
   hashPassword,
@@ -203,15 +203,20 @@ describe("the password judge", { timeout: 120_000 }, () => {
     expect(await weakPassword(`${"𝒜".repeat(JUDGED_LENGTH)}${STRONG}`, [])).toMatchObject({ code: "weak_password" });
   });
 
-  it("answers in order, several at once", async () => {
-    const verdicts = await Promise.all(
-      [STRONG, "password1234", STRONG, "qwertyuiop12"].map((p) => judgePassword(p, [])),
-    );
-    expect(verdicts.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual([true, false, true, false]);
+  it("answers in order, several at once, while its thread starts and once it is running", async () => {
+    const passwords = [STRONG, "password1234", STRONG, "qwertyuiop12"];
+    const strong = [true, false, true, false];
+    // Asked before the thread is ready: they wait for it.
+    const verdicts = await Promise.all(passwords.map((p) => judgePassword(p, [])));
+    expect(verdicts.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual(strong);
     expect(verdicts[1]?.advice).toEqual([
       "This is similar to a commonly used password.",
       "Add more words that are less common.",
     ]);
+    // Asked of a ready thread: the first is judged at once, the others wait their turn behind it.
+    const again = await Promise.all(passwords.map((p) => judgePassword(p, [])));
+    expect(again.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual(strong);
+    expect(again[1]?.advice).toEqual(verdicts[1]?.advice);
   });
 
   it("gives no verdict past its time limit, refuses the password, and judges the next one afresh", async () => {
@@ -229,5 +234,55 @@ describe("the password judge", { timeout: 120_000 }, () => {
     expect(late).toBeUndefined();
     expect(next?.score).toBe(4);
     expect(after?.score).toBeLessThan(4);
+  });
+  it("rejects what it was judging and what waited when its thread fails, and judges the next afresh", async () => {
+    expect((await judgePassword(STRONG, []))?.score).toBe(4); // a thread that is ready
+    // A word the estimator cannot read makes the thread throw: no caller passes one (each is text),
+    // so it stands for any failure of the thread.
+    const unreadable = [null] as unknown as string[];
+    const results = await Promise.allSettled([
+      judgePassword(STRONG, unreadable),
+      judgePassword(STRONG, []),
+      judgePassword("password1234", []),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const r of results) expect(String((r as PromiseRejectedResult).reason)).toMatch(/^TypeError: /);
+    expect((await judgePassword(STRONG, []))?.score).toBe(4);
+    expect(await weakPassword("password1234", PERSON)).toMatchObject({ code: "weak_password" });
+  });
+
+  describe("its thread's minute without a password", () => {
+    // Only the judge's own timers are faked (setTimeout: its idle minute); its CPU-time polling
+    // (setInterval) and the thread itself run for real.
+    const fakeIdleClock = () =>
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"], shouldClearNativeTimers: true });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("starts when the last verdict is given, and is put off by a password that comes within it", async () => {
+      fakeIdleClock();
+      expect((await judgePassword(STRONG, []))?.score).toBe(4);
+      expect(vi.getTimerCount()).toBe(1); // the thread ends a minute from now unless a password comes
+      const judging = judgePassword("password1234", []);
+      vi.advanceTimersByTime(JUDGE_IDLE_MS);
+      // The minute that ran out was the one before this password: its thread still answers.
+      expect((await judging)?.score).toBeLessThan(PASSWORD_MIN_SCORE);
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(JUDGE_IDLE_MS);
+      expect(vi.getTimerCount()).toBe(0);
+      // Ended: the next password starts a new thread.
+      expect((await judgePassword(STRONG, []))?.score).toBe(4);
+    });
+
+    it("passes without harm after a judgement that ran out of time ended the thread", async () => {
+      fakeIdleClock();
+      const slow = Array.from({ length: 64 }, (_, i) => String.fromCharCode(33 + (i % 90))).join("");
+      expect(await judgePassword(slow, [], 1)).toBeUndefined();
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(JUDGE_IDLE_MS); // no thread left to end
+      expect(vi.getTimerCount()).toBe(0);
+      expect((await judgePassword(STRONG, []))?.score).toBe(4);
+    });
   });
 });
