@@ -148,7 +148,7 @@ fuzz: node_modules/.installed ## property-based fuzzing of the create/get paths,
 	FUZZ_RUNS=20000 vitest run test/fuzz.test.ts
 
 .PHONY: mutation
-mutation: install ## Stryker on the money-and-trust modules against test/unit/; prints the score per module (~10 min; not part of test)
+mutation: install ## Stryker on the money-and-trust modules against test/unit/; prints the score per module (~50 min from scratch, less incremental; not part of test)
 	stryker run
 	node scripts/mutation-summary.ts reports/mutation/mutation.json
 

@@ -7,6 +7,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/unit/**/*.test.ts"],
+    // The migrated PGlite image each unit test file loads (test/helpers/unit-database.ts) in
+    // place of migrating an empty database: Stryker's runner opens it again for every mutant.
+    globalSetup: ["test/global-setup-unit.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -24,7 +24,7 @@ import { migrateToLatest } from "../src/db/migrator.ts";
 import { PGliteDialect } from "../src/db/pglite-dialect.ts";
 import type { Database } from "../src/db/schema.ts";
 
-async function pgliteImage(dir: string): Promise<string> {
+export async function pgliteImage(dir: string): Promise<string> {
   const pglite = await PGlite.create(undefined, { extensions: { pg_trgm } });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   try {

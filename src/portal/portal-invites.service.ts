@@ -61,7 +61,7 @@ function providerInactive(provider: { id: number; name: string }): DomainError {
 }
 
 export function portalInvites(ctx: PortalUserContext) {
-  const { db, deps, now, audit, admit } = ctx;
+  const { db, deps, now, passwordHashing, audit, admit } = ctx;
 
   async function providerName(providerId: number): Promise<string> {
     const provider = await findProvider(db, providerId);
@@ -270,7 +270,7 @@ export function portalInvites(ctx: PortalUserContext) {
           violations: [{ field: "password", code: weak.code, message: weak.message }],
         });
       }
-      const passwordHash = await hashPassword(password as string);
+      const passwordHash = await hashPassword(password as string, passwordHashing);
       const updated = await db.transaction().execute(async (trx) => {
         // Conditional on the digest still being there: two tabs accepting one link, one wins.
         const accepted = await trx

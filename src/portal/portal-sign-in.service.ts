@@ -29,7 +29,7 @@ function signInFailed(): DomainError {
 }
 
 export function portalSignIn(ctx: PortalUserContext) {
-  const { db, crypto, now, audit, admit } = ctx;
+  const { db, crypto, now, passwordHashing, audit, admit } = ctx;
 
   /** The time step of a valid code (30 s either side of now, later than `after`), else undefined. */
   async function totpStep(secret: string, code: string, after: string | null): Promise<number | undefined> {
@@ -89,7 +89,7 @@ export function portalSignIn(ctx: PortalUserContext) {
       throwIfViolations(f.violations);
       const attempt = await signInAttempt(email as string, clientIp);
       const user = await repo.findUserByEmail(db, email as string);
-      const passwordOk = await verifyPassword(user?.password_hash ?? null, password as string);
+      const passwordOk = await verifyPassword(user?.password_hash ?? null, password as string, passwordHashing);
       if (!user || !passwordOk) throw await failed(clientIp, user, "password");
       if (user.status !== "active") throw await failed(clientIp, user, user.status);
       if (!(await findProvider(db, Number(user.provider_id)))?.isActive) {

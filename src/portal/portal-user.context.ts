@@ -8,6 +8,7 @@ import type { KeyCrypto } from "../api-keys/api-key.ts";
 import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
+import { PASSWORD_HASHING, type PasswordHashing } from "./portal-user.ts";
 
 /**
  * Per-minute attempt counters (the rate limiter's: Redis when configured), taken atomically
@@ -41,6 +42,11 @@ export interface PortalUserServiceDeps {
   readonly requireSecondFactor?: boolean;
   readonly mailer?: InviteMailer | undefined;
   readonly onMailError?: (err: unknown) => void;
+  /**
+   * Argon2id's cost for the passwords set and the unknown-email decoy: PASSWORD_HASHING (19 MiB,
+   * 2 passes) unless given. Only the unit tests give less (still Argon2id, at its minimum).
+   */
+  readonly passwordHashing?: PasswordHashing;
 }
 
 /** A person of a provider an administrator has deactivated: no session, sign-in or invite until it is active again. */
@@ -58,6 +64,7 @@ export type PortalUserContext = ReturnType<typeof createPortalUserContext>;
 export function createPortalUserContext(deps: PortalUserServiceDeps) {
   const { db, crypto, throttle } = deps;
   const now = deps.now ?? (() => new Date());
+  const passwordHashing = deps.passwordHashing ?? PASSWORD_HASHING;
 
   const audit = (
     actor: string,
@@ -82,5 +89,5 @@ export function createPortalUserContext(deps: PortalUserServiceDeps) {
     });
   }
 
-  return { deps, db, crypto, now, audit, admit };
+  return { deps, db, crypto, now, passwordHashing, audit, admit };
 }

@@ -78,19 +78,43 @@ export function tokenDigest(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
-/** Argon2id (@node-rs/argon2's `Algorithm.Argon2id`, a const enum: its value here), 19 MiB, 2 passes (OWASP's minimum). */
+/** Argon2id (@node-rs/argon2's `Algorithm.Argon2id`, a const enum: its value here). */
 const ARGON2ID = 2;
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, { algorithm: ARGON2ID as never, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+/** Argon2id's cost: memory in KiB, passes over it, lanes. */
+export interface PasswordHashing {
+  readonly memoryCost: number;
+  readonly timeCost: number;
+  readonly parallelism: number;
 }
 
-/** A fixed hash to verify against when the email is unknown, so both answers take as long. */
-let decoy: Promise<string> | undefined;
+/**
+ * What every stored password costs: 19 MiB, 2 passes, 1 lane (OWASP's minimum for Argon2id). The
+ * service uses it unless its dependencies name another cost, which only the unit tests do.
+ */
+export const PASSWORD_HASHING: PasswordHashing = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
 
-export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
-  decoy ??= hashPassword(newToken().token);
-  const against = stored ?? (await decoy);
+/** A PHC string (`$argon2id$v=19$m=19456,t=2,p=1$…`): the cost travels with the hash. */
+export function hashPassword(password: string, cost: PasswordHashing = PASSWORD_HASHING): Promise<string> {
+  return hash(password, {
+    algorithm: ARGON2ID as never,
+    memoryCost: cost.memoryCost,
+    timeCost: cost.timeCost,
+    parallelism: cost.parallelism,
+  });
+}
+
+/** A fixed hash, of the cost new passwords get, to verify against when the email is unknown, so both answers take as long. */
+let decoy: { readonly cost: PasswordHashing; readonly hash: Promise<string> } | undefined;
+
+/** Whether `password` is the one `stored` was made from (its own cost, from the PHC string); never for null. */
+export async function verifyPassword(
+  stored: string | null,
+  password: string,
+  cost: PasswordHashing = PASSWORD_HASHING,
+): Promise<boolean> {
+  if (decoy?.cost !== cost) decoy = { cost, hash: hashPassword(newToken().token, cost) };
+  const against = stored ?? (await decoy.hash);
   const ok = await verify(against, password).catch(() => false);
   return stored !== null && ok;
 }

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { insertKey, retireKeys } from "../../src/api-keys/api-key.repository.ts";
 import { type ApiKeyVerifier, createApiKeyVerifier } from "../../src/api-keys/api-key.service.ts";
 import { createKeyCrypto, generateKey, isWellFormedKey, KEY_PREFIXES, maskKey } from "../../src/api-keys/api-key.ts";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { DomainError } from "../../src/errors.ts";
 import { insertProvider, updateProvider } from "../../src/providers/provider.repository.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const crypto = createKeyCrypto("unit-test-master-secret-0123456789abcdef");
 
@@ -107,8 +107,7 @@ describe("the verifier", () => {
       .last_used_at;
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
+    handle = await openUnitDatabase();
     providerId = (await insertProvider(
       handle.db,
       { name: "Unit Keys", rateLimitPerMinute: 7 },

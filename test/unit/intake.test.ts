@@ -7,8 +7,7 @@
 import fc from "fast-check";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { businessToday, capWindow, daysUntil, scheduleState, secondsUntil } from "../../src/intake/business-time.ts";
 import { checkPhone, emailMatchKey, isDisposableEmail, isValidVin, vinCheckDigit } from "../../src/intake/contact.ts";
 import {
@@ -31,6 +30,7 @@ import { intakePipeline } from "../../src/intake/pipeline.ts";
 import { CRITERIA_CODES, criteriaBreaches, INTAKE_RULES_TABLE } from "../../src/intake/rule-table.ts";
 import { duplicateFromRow } from "../../src/leads/lead.repository.ts";
 import { isBillable, type NewLead, providerDuplicate } from "../../src/leads/lead.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const NY = "America/New_York";
 
@@ -759,8 +759,7 @@ describe("intake_guard (the duplicate check's SQL half, on PGlite)", () => {
          now() - make_interval(days => ${daysAgo}::integer), now(), now())`.execute(handle.db);
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
+    handle = await openUnitDatabase();
     await sql`insert into providers (name, rate_limit_per_minute, rate_limit_per_day, created_at, updated_at)
       values ('one', 60, 2000, now(), now()), ('two', 60, 2000, now(), now())`.execute(handle.db);
     await insert(1, "old", "+12125550100", "old@example.com", 40);

@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKeyCrypto } from "../../src/api-keys/api-key.ts";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { DomainError } from "../../src/errors.ts";
 import { createEventService } from "../../src/events/event.service.ts";
 import { DEFAULT_BUSINESS_TIMEZONE } from "../../src/intake/business-time.ts";
@@ -22,7 +21,7 @@ import {
   TEST_KEY_ROTATION_GRACE_SECONDS,
 } from "../../src/portal/portal.service.ts";
 import { createPortalUserService } from "../../src/portal/portal-user.service.ts";
-import { hashPassword, type PortalPrincipal } from "../../src/portal/portal-user.ts";
+import { hashPassword, type PasswordHashing, type PortalPrincipal } from "../../src/portal/portal-user.ts";
 import { createProviderService, type ProviderService } from "../../src/providers/provider.service.ts";
 import { createRateLimiter, type RateLimiter } from "../../src/rate-limit/rate-limiter.ts";
 import { createRequestLogService } from "../../src/request-log/request-log.service.ts";
@@ -32,10 +31,13 @@ import { createWebhookTransport } from "../../src/webhooks/webhook.http.ts";
 import { createWebhookService } from "../../src/webhooks/webhook.service.ts";
 import { loadZipDirectory } from "../../src/zip/zip-directory.ts";
 import { startReceiver } from "../helpers/receiver.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const crypto = createKeyCrypto("unit-test-master-secret-0123456789abcdef");
 const PASSWORD = "violet tundra harbor 87 quay";
 const zone = DEFAULT_BUSINESS_TIMEZONE;
+/** Argon2id at the least @node-rs/argon2 accepts (production's cost is pinned in portal-users.test.ts). */
+const CHEAP: PasswordHashing = { memoryCost: 8, timeCost: 1, parallelism: 1 };
 
 /** The DomainError a call throws or rejects with (some use cases refuse before any promise). */
 async function refusal(call: () => unknown): Promise<DomainError> {
@@ -77,11 +79,10 @@ describe("the portal's use cases", () => {
   let theirs: { id: number; principal: PortalPrincipal };
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
+    handle = await openUnitDatabase();
     const db = handle.db;
     limiter = await createRateLimiter({ logger: createLogger("silent") });
-    const users = createPortalUserService({ db, crypto, throttle: limiter });
+    const users = createPortalUserService({ db, crypto, throttle: limiter, passwordHashing: CHEAP });
     providers = createProviderService({ db, crypto, defaults: { perMinute: 60, perDay: 2000 } });
     const intake = createIntakeService({
       db,
@@ -110,7 +111,7 @@ describe("the portal's use cases", () => {
       // The password set as accepting the invite would, without starting the password judge.
       await db
         .updateTable("portal_users")
-        .set({ password_hash: await hashPassword(PASSWORD), status: "active", invite_digest: null })
+        .set({ password_hash: await hashPassword(PASSWORD, CHEAP), status: "active", invite_digest: null })
         .where("id", "=", invite.user.id)
         .execute();
       const session = await users.signIn({ email, password: PASSWORD }, "ip", undefined);

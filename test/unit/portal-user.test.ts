@@ -4,7 +4,7 @@
  * worker thread, its first 64 characters, its time limit). `make mutation` runs it.
  */
 import { createHash } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { DomainError } from "../../src/errors.ts";
 import {
   hashPassword,
@@ -16,9 +16,11 @@ import {
   JUDGED_LENGTH,
   judgePassword,
   newToken,
+  PASSWORD_HASHING,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
   PASSWORD_MIN_SCORE,
+  type PasswordHashing,
   personalParts,
   SESSION_ABSOLUTE_MS,
   SESSION_IDLE_MS,
@@ -63,8 +65,11 @@ describe("tokens", () => {
 
 describe("passwords", () => {
   it("are stored as Argon2id (19 MiB, 2 passes, 1 lane) and verified against the hash", async () => {
+    // Production's cost: the defaults, in the PHC string, so it cannot drop unnoticed.
+    expect(PASSWORD_HASHING).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
     const stored = await hashPassword(STRONG);
     expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(await hashPassword(STRONG, PASSWORD_HASHING)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(await hashPassword(STRONG)).not.toBe(stored); // a fresh salt each time
     expect(await verifyPassword(stored, STRONG)).toBe(true);
     expect(await verifyPassword(stored, `${STRONG}!`)).toBe(false);
@@ -73,6 +78,22 @@ describe("passwords", () => {
     expect(await verifyPassword(null, "")).toBe(false);
     // A malformed stored value is a refusal, not an error.
     expect(await verifyPassword("not a hash", STRONG)).toBe(false);
+  });
+
+  it("are hashed at another cost when asked (the unit tests' least), and verified whatever their cost", async () => {
+    const least: PasswordHashing = { memoryCost: 8, timeCost: 1, parallelism: 1 };
+    const cheap = await hashPassword(STRONG, least);
+    expect(cheap).toMatch(/^\$argon2id\$v=19\$m=8,t=1,p=1\$/);
+    expect(await hashPassword(STRONG, { memoryCost: 64, timeCost: 3, parallelism: 2 })).toMatch(
+      /^\$argon2id\$v=19\$m=64,t=3,p=2\$/,
+    );
+    // The cost travels with the hash: the one given to verify is the unknown email's decoy's.
+    for (const cost of [least, PASSWORD_HASHING]) {
+      expect(await verifyPassword(cheap, STRONG, cost)).toBe(true);
+      expect(await verifyPassword(cheap, `${STRONG}.`, cost)).toBe(false);
+      expect(await verifyPassword(null, STRONG, cost)).toBe(false);
+    }
+    expect(await verifyPassword(await hashPassword(STRONG), STRONG, least)).toBe(true);
   });
 
   it("refuses a second factor's absence with its own code while the portal requires one", () => {
@@ -182,15 +203,20 @@ describe("the password judge", { timeout: 120_000 }, () => {
     expect(await weakPassword(`${"𝒜".repeat(JUDGED_LENGTH)}${STRONG}`, [])).toMatchObject({ code: "weak_password" });
   });
 
-  it("answers in order, several at once", async () => {
-    const verdicts = await Promise.all(
-      [STRONG, "password1234", STRONG, "qwertyuiop12"].map((p) => judgePassword(p, [])),
-    );
-    expect(verdicts.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual([true, false, true, false]);
+  it("answers in order, several at once, while its thread starts and once it is running", async () => {
+    const passwords = [STRONG, "password1234", STRONG, "qwertyuiop12"];
+    const strong = [true, false, true, false];
+    // Asked before the thread is ready: they wait for it.
+    const verdicts = await Promise.all(passwords.map((p) => judgePassword(p, [])));
+    expect(verdicts.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual(strong);
     expect(verdicts[1]?.advice).toEqual([
       "This is similar to a commonly used password.",
       "Add more words that are less common.",
     ]);
+    // Asked of a ready thread: the first is judged at once, the others wait their turn behind it.
+    const again = await Promise.all(passwords.map((p) => judgePassword(p, [])));
+    expect(again.map((v) => (v?.score ?? -1) >= PASSWORD_MIN_SCORE)).toEqual(strong);
+    expect(again[1]?.advice).toEqual(verdicts[1]?.advice);
   });
 
   it("gives no verdict past its time limit, refuses the password, and judges the next one afresh", async () => {
@@ -208,5 +234,55 @@ describe("the password judge", { timeout: 120_000 }, () => {
     expect(late).toBeUndefined();
     expect(next?.score).toBe(4);
     expect(after?.score).toBeLessThan(4);
+  });
+  it("rejects what it was judging and what waited when its thread fails, and judges the next afresh", async () => {
+    expect((await judgePassword(STRONG, []))?.score).toBe(4); // a thread that is ready
+    // A word the estimator cannot read makes the thread throw: no caller passes one (each is text),
+    // so it stands for any failure of the thread.
+    const unreadable = [null] as unknown as string[];
+    const results = await Promise.allSettled([
+      judgePassword(STRONG, unreadable),
+      judgePassword(STRONG, []),
+      judgePassword("password1234", []),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const r of results) expect(String((r as PromiseRejectedResult).reason)).toMatch(/^TypeError: /);
+    expect((await judgePassword(STRONG, []))?.score).toBe(4);
+    expect(await weakPassword("password1234", PERSON)).toMatchObject({ code: "weak_password" });
+  });
+
+  describe("its thread's minute without a password", () => {
+    // Only the judge's own timers are faked (setTimeout: its idle minute); its CPU-time polling
+    // (setInterval) and the thread itself run for real.
+    const fakeIdleClock = () =>
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"], shouldClearNativeTimers: true });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("starts when the last verdict is given, and is put off by a password that comes within it", async () => {
+      fakeIdleClock();
+      expect((await judgePassword(STRONG, []))?.score).toBe(4);
+      expect(vi.getTimerCount()).toBe(1); // the thread ends a minute from now unless a password comes
+      const judging = judgePassword("password1234", []);
+      vi.advanceTimersByTime(JUDGE_IDLE_MS);
+      // The minute that ran out was the one before this password: its thread still answers.
+      expect((await judging)?.score).toBeLessThan(PASSWORD_MIN_SCORE);
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(JUDGE_IDLE_MS);
+      expect(vi.getTimerCount()).toBe(0);
+      // Ended: the next password starts a new thread.
+      expect((await judgePassword(STRONG, []))?.score).toBe(4);
+    });
+
+    it("passes without harm after a judgement that ran out of time ended the thread", async () => {
+      fakeIdleClock();
+      const slow = Array.from({ length: 64 }, (_, i) => String.fromCharCode(33 + (i % 90))).join("");
+      expect(await judgePassword(slow, [], 1)).toBeUndefined();
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(JUDGE_IDLE_MS); // no thread left to end
+      expect(vi.getTimerCount()).toBe(0);
+      expect((await judgePassword(STRONG, []))?.score).toBe(4);
+    });
   });
 });

@@ -8,8 +8,7 @@ import { sql } from "kysely";
 import { generate as totpCode } from "otplib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createKeyCrypto } from "../../src/api-keys/api-key.ts";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { DomainError } from "../../src/errors.ts";
 import { createLogger } from "../../src/logger.ts";
 import {
@@ -20,14 +19,27 @@ import {
   portalSuspended,
   sessionRequired,
 } from "../../src/portal/portal-user.service.ts";
-import { hashPassword, type PortalPrincipal } from "../../src/portal/portal-user.ts";
+import {
+  hashPassword,
+  PASSWORD_HASHING,
+  type PasswordHashing,
+  type PortalPrincipal,
+} from "../../src/portal/portal-user.ts";
 import { insertProvider } from "../../src/providers/provider.repository.ts";
 import { createRateLimiter, type RateLimiter } from "../../src/rate-limit/rate-limiter.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const crypto = createKeyCrypto("unit-test-master-secret-0123456789abcdef");
 const PASSWORD = "violet tundra harbor 87 quay";
 const BASE = "https://svc.example";
+const NAMED = "password must not contain your email address, your name or your provider's name";
 const HOUR = 3600_000;
+/**
+ * Argon2id at the least @node-rs/argon2 accepts (8 KiB, 1 pass): still Argon2id, hashed and
+ * verified for real, at a fraction of a millisecond. Production's cost (PASSWORD_HASHING) is
+ * what a service made without one uses: "stores the production cost" below.
+ */
+const CHEAP: PasswordHashing = { memoryCost: 8, timeCost: 1, parallelism: 1 };
 /** 2026-11-25 12:00:05 UTC: 55 s left in the minute. */
 const START = Date.UTC(2026, 10, 25, 12, 0, 5);
 
@@ -60,6 +72,7 @@ describe("portal users", { timeout: 120_000 }, () => {
       crypto,
       throttle: limiter,
       now,
+      passwordHashing: CHEAP,
       ...options,
       mailer: (invite) => (mailer ? mailer(invite) : Promise.reject(new Error("no mailer"))),
       onMailError: (err) => mailErrors.push(err),
@@ -129,9 +142,8 @@ describe("portal users", { timeout: 120_000 }, () => {
     );
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
-    storedHash = await hashPassword(PASSWORD);
+    handle = await openUnitDatabase();
+    storedHash = await hashPassword(PASSWORD, CHEAP);
   });
   beforeEach(async () => {
     clock = START;
@@ -204,6 +216,19 @@ describe("portal users", { timeout: 120_000 }, () => {
       ]);
     });
 
+    it("requires a name, of printable characters", async () => {
+      const id = await provider();
+      const missing = await refusal(users.invite("admin-1", id, { email: nextEmail() }, BASE));
+      expect(missing.violations).toEqual([{ field: "name", code: "required", message: "name is required" }]);
+      for (const name of ["Dana\tRuiz", "Dana\u0007Ruiz", "Dana\u007fRuiz"]) {
+        const bad = await refusal(users.invite("admin-1", id, { email: nextEmail(), name }, BASE));
+        expect(bad.violations, JSON.stringify(name)).toEqual([
+          { field: "name", code: "invalid_characters", message: "name must not contain control characters" },
+        ]);
+      }
+      expect(await users.list(id)).toEqual([]);
+    });
+
     it("refuses to invite into an inactive provider, naming it", async () => {
       const id = await provider(false);
       const err = await refusal(users.invite("admin-1", id, { email: nextEmail(), name: "Late Person" }, BASE));
@@ -241,6 +266,21 @@ describe("portal users", { timeout: 120_000 }, () => {
       const plain = createPortalUserService({ db: handle.db, crypto, throttle: limiter, now });
       expect((await invited(id, "Plain Person", plain)).invite.emailed).toBe(false);
       expect(plain.requireSecondFactor).toBe(false);
+    });
+
+    it("reports a failed mail only where asked to, and nothing where there is no mailer to fail", async () => {
+      const id = await provider();
+      const reported: unknown[] = [];
+      const base = { db: handle.db, crypto, throttle: limiter, now, passwordHashing: CHEAP };
+      // No mailer: nothing is sent, so nothing is reported.
+      const handOver = createPortalUserService({ ...base, onMailError: (err) => reported.push(err) });
+      expect((await invited(id, "Handed Person", handOver)).invite.emailed).toBe(false);
+      expect(reported).toEqual([]);
+      // A mailer that fails, and nobody to tell: the invite stands, with its link to hand over.
+      const silent = createPortalUserService({ ...base, mailer: () => Promise.reject(new Error("smtp down")) });
+      const kept = await invited(id, "Kept Person", silent);
+      expect(kept.invite.emailed).toBe(false);
+      expect((await silent.inspectInvite({ token: kept.token })).email).toBe(kept.email);
     });
 
     it("lists a provider's users in order, and refuses an unknown or malformed provider", async () => {
@@ -332,6 +372,17 @@ describe("portal users", { timeout: 120_000 }, () => {
     });
   });
 
+  describe("invite links, address by address", () => {
+    it("count each address's attempts apart: one address at its limit leaves the others answered", async () => {
+      const id = await provider();
+      const { token } = await invited(id);
+      for (let i = 0; i < 30; i++) await refusal(users.inspectInvite({ token: `a${i}` }, "198.51.100.1"));
+      expect((await refusal(users.inspectInvite({ token }, "198.51.100.1"))).code).toBe("rate_limited");
+      expect((await users.inspectInvite({ token }, "198.51.100.2")).name).toBe("Dana Ruiz");
+      expect((await users.inspectInvite({ token })).name).toBe("Dana Ruiz");
+    });
+  });
+
   describe("accepting an invite", () => {
     it("sets the password (Argon2id), makes the user active, ends its sessions and the link, audited", async () => {
       const id = await provider();
@@ -354,11 +405,38 @@ describe("portal users", { timeout: 120_000 }, () => {
       expect(row.password_hash).toMatch(/^\$argon2id\$/);
       expect(row.invite_digest).toBeNull();
       const [entry] = (await audits("portal_user.password_set")).slice(-1);
-      expect(entry).toMatchObject({ actor: `portal:${email}`, target_id: String(id) });
+      expect(entry).toMatchObject({ actor: `portal:${email}`, target_type: "provider", target_id: String(id) });
       expect(entry?.details).toEqual({ user_id: user.id, status_before: "active" });
       expect((await refusal(users.acceptInvite({ token, password: PASSWORD }))).code).toBe("invite_invalid");
       expect((await refusal(users.signIn({ email, password: PASSWORD }, "ip-o", undefined))).code).toBe(
         "sign_in_failed",
+      );
+    });
+
+    it("stores a password at production's cost (19 MiB, 2 passes, 1 lane) unless the service is given another", async () => {
+      const id = await provider();
+      const production = createPortalUserService({ db: handle.db, crypto, throttle: limiter, now });
+      const dear = await invited(id);
+      const cheap = await invited(id);
+      await production.acceptInvite({ token: dear.token, password: PASSWORD });
+      await users.acceptInvite({ token: cheap.token, password: PASSWORD });
+      const hashOf = async (userId: number) =>
+        (
+          await handle.db
+            .selectFrom("portal_users")
+            .select("password_hash")
+            .where("id", "=", userId)
+            .executeTakeFirstOrThrow()
+        ).password_hash;
+      expect(PASSWORD_HASHING).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
+      expect(await hashOf(dear.invite.user.id)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+      expect(await hashOf(cheap.invite.user.id)).toMatch(/^\$argon2id\$v=19\$m=8,t=1,p=1\$/);
+      // The cost travels with the hash: either service signs either person in.
+      expect((await production.signIn({ email: cheap.email, password: PASSWORD }, "pc1", undefined)).user.id).toBe(
+        cheap.invite.user.id,
+      );
+      expect((await users.signIn({ email: dear.email, password: PASSWORD }, "pc2", undefined)).user.id).toBe(
+        dear.invite.user.id,
       );
     });
 
@@ -380,6 +458,22 @@ describe("portal users", { timeout: 120_000 }, () => {
         "password",
       );
       expect((await refusal(users.acceptInvite(undefined))).violations[0]?.field).toBe("token");
+      expect((await users.acceptInvite({ token, password: PASSWORD })).status).toBe("active");
+    });
+
+    it("refuses a password holding the person's email, name or provider's name, and leaves the link good", async () => {
+      const id = await provider();
+      const { token, email } = await invited(id, "Marisol Okonkwo");
+      const local = email.split("@")[0] as string;
+      for (const password of [
+        "violet okonkwo tundra 87 quay",
+        `harbor ${local} violet quay`,
+        "violet portal harbor 87 quay",
+      ]) {
+        const err = await refusal(users.acceptInvite({ token, password }));
+        expect(err, password).toMatchObject({ kind: "invalid_argument", code: "weak_password", message: NAMED });
+        expect(err.violations).toEqual([{ field: "password", code: "weak_password", message: NAMED }]);
+      }
       expect((await users.acceptInvite({ token, password: PASSWORD })).status).toBe("active");
     });
 
@@ -523,6 +617,18 @@ describe("portal users", { timeout: 120_000 }, () => {
       ).toBe("rate_limited");
     });
 
+    it("counts each address's attempts apart: one address at its limit leaves the others answered", async () => {
+      const id = await provider();
+      const { email } = await active(id);
+      for (let i = 0; i < 20; i++)
+        await refusal(users.signIn({ email: `far${i}@nowhere.example`, password: "x" }, "198.51.100.7", undefined));
+      expect((await refusal(users.signIn({ email, password: PASSWORD }, "198.51.100.7", undefined))).code).toBe(
+        "rate_limited",
+      );
+      expect((await users.signIn({ email, password: PASSWORD }, "198.51.100.8", undefined)).user.email).toBe(email);
+      expect((await users.signIn({ email, password: PASSWORD }, undefined, undefined)).user.email).toBe(email);
+    });
+
     it("gives a successful sign-in's attempt back", async () => {
       const id = await provider();
       const { email } = await active(id);
@@ -584,15 +690,18 @@ describe("portal users", { timeout: 120_000 }, () => {
       expect(row.totp_pending).not.toContain(setup.secret);
       expect(crypto.decrypt(row.totp_pending as string)).toBe(setup.secret);
       const wrong = await refusal(users.confirmSecondFactor(principal, { totp_code: "000000" }));
-      expect(wrong).toMatchObject({ kind: "invalid_argument", code: "invalid_totp_code" });
-      expect(wrong.violations[0]).toMatchObject({ field: "totp_code", code: "invalid_totp_code" });
+      const mismatch = "the code does not match; check the authenticator app's clock and enter the current code";
+      expect(wrong).toMatchObject({ kind: "invalid_argument", code: "invalid_totp_code", message: mismatch });
+      expect(wrong.violations).toEqual([{ field: "totp_code", code: "invalid_totp_code", message: mismatch }]);
       expect((await refusal(users.confirmSecondFactor(principal, {}))).violations[0]?.field).toBe("totp_code");
       const code = await codeAt(setup.secret, clock);
       const on = await users.confirmSecondFactor(principal, { totp_code: `${code.slice(0, 3)} ${code.slice(3)}` });
       expect(on.secondFactor).toBe(true);
-      expect((await audits("portal_user.second_factor_enabled")).at(-1)).toMatchObject({
+      expect((await audits("portal_user.second_factor_enabled")).at(-1)).toEqual({
         actor: `portal:${email}`,
+        target_type: "provider",
         target_id: String(id),
+        details: { user_id: principal.userId },
       });
       const swap = await refusal(users.startSecondFactor(principal));
       expect(swap).toMatchObject({ kind: "failed_precondition", code: "second_factor_already_on" });
@@ -646,6 +755,46 @@ describe("portal users", { timeout: 120_000 }, () => {
           )
         ).user.id,
       ).toBe(principal.userId);
+    });
+
+    it("takes a code typed with spaces, and says in words what is missing or already on", async () => {
+      const id = await provider();
+      const { email, session } = await active(id);
+      const principal = await users.authenticate(session.token);
+      const { setup } = await enrol(principal);
+      expect((await refusal(users.startSecondFactor(principal))).message).toBe(
+        "a second factor is already on; to replace it, ask your administrator for a fresh invite link",
+      );
+      expect((await refusal(users.signIn({ email, password: PASSWORD }, "sp", undefined))).message).toBe(
+        "enter the 6-digit code from your authenticator app",
+      );
+      clock += 30_000;
+      const code = await codeAt(setup.secret, clock);
+      const typed = ` ${code.slice(0, 3)} ${code.slice(3)} `;
+      expect((await users.signIn({ email, password: PASSWORD, totp_code: typed }, "sp", undefined)).user.id).toBe(
+        principal.userId,
+      );
+    });
+
+    it("lets one of two simultaneous sign-ins with one code win, and audits the other as a wrong code", async () => {
+      const id = await provider();
+      const { email, session, user } = await active(id);
+      const { setup } = await enrol(await users.authenticate(session.token));
+      clock += 30_000;
+      const code = await codeAt(setup.secret, clock);
+      const results = await Promise.all(
+        ["race-1", "race-2"].map((ip) =>
+          users.signIn({ email, password: PASSWORD, totp_code: code }, ip, undefined).then(
+            () => "ok",
+            (e: DomainError) => e.code,
+          ),
+        ),
+      );
+      expect(results.sort()).toEqual(["invalid_totp_code", "ok"]);
+      expect((await audits("portal_user.sign_in_failed")).at(-1)?.details).toMatchObject({
+        user_id: user.id,
+        reason: "totp_code",
+      });
     });
 
     it("is asked for without using up an attempt; wrong codes use them up, simultaneous ones too", async () => {
@@ -793,6 +942,41 @@ describe("portal users", { timeout: 120_000 }, () => {
       const before = (await audits("portal_user.sessions_ended")).length;
       expect(await users.endProviderSessions(handle.db, "admin-5", id)).toBe(0);
       expect((await audits("portal_user.sessions_ended")).length).toBe(before);
+    });
+  });
+
+  describe("a provider's sessions ended together", () => {
+    it("name the users whose sessions ended in id order, however their sessions began", async () => {
+      const id = await provider();
+      const first = await invited(id);
+      const second = await invited(id);
+      const third = await invited(id);
+      const people = [first, second, third];
+      for (const p of people) await activate(p.invite.user.id);
+      // The last invited signs in first: their sessions are kept in that order.
+      for (const p of [third, second, first, third])
+        await users.signIn({ email: p.email, password: PASSWORD }, "order", undefined);
+      expect(await users.endProviderSessions(handle.db, "admin-6", id)).toBe(4);
+      expect((await audits("portal_user.sessions_ended")).at(-1)?.details.user_ids).toEqual(
+        people.map((p) => p.invite.user.id),
+      );
+    });
+
+    it("end a deactivated provider's session once, however many requests bring it at once", async () => {
+      const id = await provider();
+      const { session } = await active(id);
+      await setActive(id, false);
+      const before = (await audits("portal_user.sessions_ended")).length;
+      const codes = await Promise.all(
+        [1, 2, 3].map(() =>
+          users.authenticate(session.token).then(
+            () => "ok",
+            (e: DomainError) => e.code,
+          ),
+        ),
+      );
+      expect(codes).toEqual(["provider_inactive", "provider_inactive", "provider_inactive"]);
+      expect((await audits("portal_user.sessions_ended")).length).toBe(before + 1);
     });
   });
 

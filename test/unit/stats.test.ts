@@ -6,8 +6,7 @@
  */
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import { DomainError } from "../../src/errors.ts";
 import { bucketHours, Histogram } from "../../src/stats/hours-histogram.ts";
 import {
@@ -19,6 +18,7 @@ import {
   shiftDay,
 } from "../../src/stats/rollup-plan.ts";
 import { createStatsService, MAX_DAYS, type StatsService } from "../../src/stats/stats.service.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const NY = "America/New_York";
 /** The bucket of `key` stands for 2·0.01·1.02^key / 2.02 hours; 0.005 for bucket 0 and below (written out). */
@@ -180,8 +180,7 @@ describe("stats (on PGlite)", () => {
     );
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
+    handle = await openUnitDatabase();
     await sql`insert into providers (name, rate_limit_per_minute, rate_limit_per_day, created_at, updated_at)
       values ('Alpha', 60, 2000, now(), now()), ('Beta', 60, 2000, now(), now())`.execute(handle.db);
     // Monday 23 November there: two leads with sub-sources, one quoted and ordered, one a duplicate.
@@ -255,7 +254,17 @@ describe("stats (on PGlite)", () => {
       medianHoursToOrder: null,
       lastLeadAt: null,
     });
-    expect(wednesday).toMatchObject({ submitted: 1, accepted: 1, quoted: 1, ordered: 0, quoteRate: 1, orderRate: 0 });
+    // Quoted, never ordered: no median time to order (not 0 hours).
+    expect(wednesday).toMatchObject({
+      submitted: 1,
+      accepted: 1,
+      quoted: 1,
+      ordered: 0,
+      quoteRate: 1,
+      orderRate: 0,
+      medianHoursToQuote: round2(stands(await bucket(1))),
+      medianHoursToOrder: null,
+    });
     expect(s.totals).toEqual({
       submitted: 8,
       accepted: 4,
@@ -284,6 +293,23 @@ describe("stats (on PGlite)", () => {
     const test = await stats.forProvider({ providerId: 1, livemode: false }, { from: "2026-11-23", to: "2026-11-25" });
     expect(test.livemode).toBe(false);
     expect(test.totals).toMatchObject({ submitted: 6, accepted: 1, quoted: 1, rejected: { validation_error: 5 } });
+  });
+
+  it("ends the default range on the business day it is in the zone, to the millisecond, not in UTC", async () => {
+    const at = (iso: string) => createStatsService({ db: handle.db, zone: NY, now: () => new Date(iso) });
+    // 23:59:59.999 on Wednesday 25 November in New York is 04:59:59.999 on Thursday in UTC.
+    expect(await at("2026-11-26T04:59:59.999Z").forProvider(live, {})).toMatchObject({
+      from: "2026-10-27",
+      to: "2026-11-25",
+    });
+    expect(await at("2026-11-26T05:00:00.000Z").forProvider(live, {})).toMatchObject({
+      from: "2026-10-28",
+      to: "2026-11-26",
+    });
+    // 20:00 on Tuesday 24 November there (01:00 on Wednesday in UTC): Tuesday's, with Monday's 23:30 lead.
+    const tuesday = await at("2026-11-25T01:00:00Z").forAdmin({ providerId: "1" });
+    expect(tuesday).toMatchObject({ to: "2026-11-24", timezone: NY });
+    expect(tuesday.rows.at(-2)).toMatchObject({ period: "2026-11-23", accepted: 3 });
   });
 
   it("starts weeks on Monday and months on the 1st, listing every period of the range", async () => {
@@ -336,6 +362,12 @@ describe("stats (on PGlite)", () => {
     });
     const tests = await stats.forAdmin({ from: "2026-11-24", to: "2026-11-24", livemode: false });
     expect(tests.totals).toMatchObject({ accepted: 1, submitted: 6 });
+    const bySource = await stats.forAdmin({ providerId: "1", from: "2026-11-23", to: "2026-11-23", groupBy: "sub_id" });
+    expect(bySource.rows.map((r) => [r.group, r.accepted, r.submitted])).toEqual([
+      ["", 1, 2],
+      ["a", 1, 3],
+      ["b", 1, 1],
+    ]);
     const apart = await stats.forAdmin({ from: "2026-11-23", to: "2026-11-24", groupBy: "provider" });
     expect(apart.rows.map((r) => [r.period, r.group, r.providerName, r.accepted, r.submitted])).toEqual([
       ["2026-11-23", "1", "Alpha", 3, 6],
@@ -364,6 +396,10 @@ describe("stats (on PGlite)", () => {
     expect(await violations(() => stats.forProvider(live, { from: "2026-11-25", to: "2026-11-24" }))).toEqual([
       ["from", "out_of_range"],
     ]);
+    const reversed = (await stats
+      .forProvider(live, { from: "2026-11-25", to: "2026-11-24" })
+      .catch((e: unknown) => e)) as DomainError;
+    expect(reversed.violations[0]?.message).toBe("from must not be after to");
     expect(await violations(() => stats.forProvider(live, { groupBy: "provider" }))).toEqual([
       ["group_by", "invalid_enum"],
     ]);

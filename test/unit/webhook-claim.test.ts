@@ -5,8 +5,7 @@
  */
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DatabaseHandle, openDatabase } from "../../src/db/database.ts";
-import { migrateToLatest } from "../../src/db/migrator.ts";
+import type { DatabaseHandle } from "../../src/db/database.ts";
 import {
   chooseDeliveries,
   type DueDelivery,
@@ -15,6 +14,7 @@ import {
   scansTestDeliveries,
 } from "../../src/webhooks/webhook.claim.ts";
 import { claimDue } from "../../src/webhooks/webhook.repository.ts";
+import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 /** `n` due deliveries of one provider, ids from `first`. */
 const rows = (providerId: number, n: number, first: number, livemode = true): DueDelivery[] =>
@@ -119,8 +119,7 @@ describe("claimDue on PGlite: a backlog at a busy endpoint does not hide another
   }
 
   beforeAll(async () => {
-    handle = await openDatabase({ dataDir: "memory://", databaseUrl: undefined, poolSize: 1, timeoutMs: 3000 });
-    await migrateToLatest(handle.db);
+    handle = await openUnitDatabase();
     for (const name of ["slow", "fine", "sandbox"]) {
       const { rows } = await sql<{ id: number }>`insert into providers
           (name, rate_limit_per_minute, rate_limit_per_day, webhook_url, created_at, updated_at)
