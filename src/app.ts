@@ -370,7 +370,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       backofficeRoutes(createBackoffice({ db, admission }), config.publicBaseUrl),
       stateRoutes(states),
       requestLogRoutes(requestLog, config.publicBaseUrl),
-      statsRoutes(stats),
+      statsRoutes(stats, config.publicBaseUrl),
       moneyRoutes(terms, ledger, config.publicBaseUrl),
       returnRoutes(returns, config.publicBaseUrl),
       portalRoutes(portal, portalUsers, {

@@ -97,6 +97,34 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves:
       "the back office's spend per day: every provider's purchases of one book in a span of days, read from the index alone (money.repository.ts purchasesPerDay)",
   },
+  {
+    name: "request_log_client_created_idx",
+    table: "request_log",
+    definition: "(client_ip, created_at desc, entry_id desc) where client_ip is not null",
+    serves:
+      "the back office's request log of one client address, newest first, whoever sent it (migration 0022 dropped the index of requests without a provider only)",
+  },
+  {
+    name: "request_log_mode_created_idx",
+    table: "request_log",
+    definition: "(livemode, created_at desc, entry_id desc)",
+    serves:
+      "the back office's request log of one mode, newest first (test requests are a few among many live: a walk of the whole log found them)",
+  },
+  {
+    name: "request_log_accepted_status_idx",
+    table: "request_log",
+    definition: "(status, created_at desc, entry_id desc) where status < 400",
+    serves:
+      "the back office's request log of one status below 400, newest first (request_log_status_idx holds those of 400 or more)",
+  },
+  {
+    name: "request_log_provider_code_idx",
+    table: "request_log",
+    definition: "(provider_id, livemode, code, created_at desc, entry_id desc) where code is not null",
+    serves:
+      "Public API, portal and back office: a provider's requests refused with one code, newest first (its refusals were walked for a rare code)",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

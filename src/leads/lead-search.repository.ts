@@ -150,6 +150,16 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
       limit,
     );
   }
+  // A whole order number or external id as typed (no space, a digit in it: not a name): that
+  // lead, from the unique order number or the external_id index, before any substring search;
+  // only when the filters hold none of them (on any page) is it a substring after all.
+  const typed = s.q.trim();
+  if (/\d/.test(typed) && !/\s/.test(typed)) {
+    const exactId = (q: typeof query) =>
+      q.where((eb) => eb.or([eb("leads.external_id", "=", typed), eb("leads.order_number", "=", typed.toUpperCase())]));
+    const any = await customPlan(exactId(scoped).clearSelect().select("leads.id").limit(1)).executeTakeFirst();
+    if (any !== undefined) return page(exactId(query), limit);
+  }
   const contact = wholeContact(term);
   if (contact !== null) {
     // That customer's leads, or a lead whose external_id is the term as typed. Only when the

@@ -1,0 +1,373 @@
+/**
+ * The SQL of lead_stats_periods (migration 0022): each whole business day, ISO week and month
+ * per provider (0: all together), mode and sub-source ('' for none; null: all sub-sources
+ * together), with the lead counts and hours histograms of lead_stats_daily and the refusals of
+ * request_outcomes_daily side by side. The stats rollup fills it once lead_stats_daily holds a
+ * day whole (`periods_through`), and fills again what a move changed; stats read a range's whole
+ * periods from it, one row a period and group, and only the days after it the way they read
+ * before (stats.repository.ts). Histograms and refusal codes are merged in SQL (`merged`), so
+ * what leaves the database is one row per answer row.
+ */
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import { DateTime } from "luxon";
+import type { Database } from "../db/schema.ts";
+
+type Db = Kysely<Database>;
+
+export type PeriodUnit = "day" | "week" | "month";
+
+/** Every column a merged row carries, after its keys. */
+const VALUES = [
+  "accepted",
+  "duplicates",
+  "quoted",
+  "ordered",
+  "refused",
+  "last_lead_at",
+  "quote_keys",
+  "quote_counts",
+  "order_keys",
+  "order_counts",
+  "refusal_codes",
+  "refusal_counts",
+] as const;
+const VALUE_LIST = sql.raw(VALUES.join(", "));
+
+/**
+ * The rows of `source` (its `keys` columns and VALUES) merged per key: counts summed, the last
+ * lead's time the latest, histograms and refusals added bucket by bucket and code by code. A null
+ * key is a key like any other (the all-sub-sources level).
+ */
+export function merged(source: RawBuilder<unknown>, keys: readonly string[]): RawBuilder<unknown> {
+  const k = sql.raw(keys.join(", "));
+  // Equalities the planner can hash (`is not distinct from` it cannot): a null key is (true, '').
+  const on = (alias: string) =>
+    sql.raw(
+      keys
+        .map(
+          (c) =>
+            `(${alias}.${c} is null) = (c.${c} is null) and coalesce(${alias}.${c}::text, '') = coalesce(c.${c}::text, '')`,
+        )
+        .join(" and "),
+    );
+  const pairs = (arrays: string, values: string, as: string, element: string) => sql`
+      select ${k}, array_agg(${sql.raw(element)} order by ${sql.raw(element)}) as ${sql.raw(`${as}_a`)},
+             array_agg(n order by ${sql.raw(element)}) as ${sql.raw(`${as}_n`)}
+      from (select ${k}, u.${sql.raw(element)}, sum(u.n)::int as n
+            from src, unnest(src.${sql.raw(arrays)}, src.${sql.raw(values)}) as u(${sql.raw(element)}, n)
+            group by ${k}, u.${sql.raw(element)}) per_element
+      group by ${k}`;
+  return sql`
+    with src as (${source}),
+    c as (
+      select ${k}, sum(accepted)::int as accepted, sum(duplicates)::int as duplicates, sum(quoted)::int as quoted,
+             sum(ordered)::int as ordered, sum(refused)::int as refused, max(last_lead_at) as last_lead_at
+      from src group by ${k}
+    ),
+    q as (${pairs("quote_keys", "quote_counts", "q", "b")}),
+    o as (${pairs("order_keys", "order_counts", "o", "b")}),
+    r as (${pairs("refusal_codes", "refusal_counts", "r", "code")})
+    select ${sql.raw(keys.map((c) => `c.${c}`).join(", "))}, c.accepted, c.duplicates, c.quoted, c.ordered, c.refused,
+           c.last_lead_at, coalesce(q.q_a, '{}') as quote_keys, coalesce(q.q_n, '{}') as quote_counts,
+           coalesce(o.o_a, '{}') as order_keys, coalesce(o.o_n, '{}') as order_counts,
+           coalesce(r.r_a, '{}') as refusal_codes, coalesce(r.r_n, '{}') as refusal_counts
+    from c left join q on ${on("q")} left join o on ${on("o")} left join r on ${on("r")}`;
+}
+
+const INSERT = sql`insert into lead_stats_periods (unit, provider_id, livemode, period, sub_id, ${VALUE_LIST})`;
+
+/** Narrows a roll to some providers of one mode (their moves), with every provider's row (0) of that mode. */
+export interface ProvidersOfMode {
+  readonly livemode: boolean;
+  readonly providerIds: readonly number[];
+}
+
+/**
+ * Rolls `day` into lead_stats_periods as unit `day`: lead_stats_daily's rows of the day and the
+ * day's refusals, per sub-source and all together; for every provider, or for `only`'s.
+ */
+export async function rollPeriodDay(db: Db, day: string, only?: ProvidersOfMode): Promise<void> {
+  const leadsWhere = only
+    ? sql`and d.livemode = ${only.livemode} and (d.provider_id = any(${[...only.providerIds]}::bigint[]) or d.provider_id = 0)`
+    : sql``;
+  const refusalsWhere = only
+    ? sql`and livemode = ${only.livemode} and provider_id = any(${[...only.providerIds]}::bigint[])`
+    : sql``;
+  const allWhere = only ? sql`and livemode = ${only.livemode}` : sql``;
+  const deleteWhere = only
+    ? sql`and livemode = ${only.livemode} and (provider_id = any(${[...only.providerIds]}::bigint[]) or provider_id = 0)`
+    : sql``;
+  await sql`delete from lead_stats_periods where unit = 'day' and period = ${day}::date ${deleteWhere}`.execute(db);
+  const source = sql`
+    select d.provider_id, d.livemode, s.sub_id, d.accepted, d.duplicates, d.quoted, d.ordered, 0 as refused,
+           d.last_lead_at, d.quote_keys, d.quote_counts, d.order_keys, d.order_counts,
+           '{}'::text[] as refusal_codes, '{}'::int[] as refusal_counts
+    from lead_stats_daily d cross join lateral (values (d.sub_id), (null::text)) as s(sub_id)
+    where d.day = ${day}::date ${leadsWhere}
+    union all
+    select r.provider_id, r.livemode, s.sub_id, 0, 0, 0, 0, r.requests, null,
+           '{}'::smallint[], '{}'::int[], '{}'::smallint[], '{}'::int[], array[r.code], array[r.requests]
+    from (select provider_id, livemode, sub_id, code, requests
+          from request_outcomes_daily where day = ${day}::date and code <> '' ${refusalsWhere}
+          union all
+          select 0, livemode, sub_id, code, sum(requests)::int
+          from request_outcomes_daily where day = ${day}::date and code <> '' ${allWhere}
+          group by livemode, sub_id, code) r
+    cross join lateral (values (r.sub_id), (null::text)) as s(sub_id)`;
+  await sql`${INSERT}
+    select 'day', provider_id, livemode, ${day}::date, sub_id, ${VALUE_LIST}
+    from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
+}
+
+/** Rolls the week or month starting on `start` up from its day rows; for every provider, or `only`'s. */
+export async function rollPeriod(db: Db, unit: "week" | "month", start: string, only?: ProvidersOfMode) {
+  const where = only
+    ? sql`and livemode = ${only.livemode} and (provider_id = any(${[...only.providerIds]}::bigint[]) or provider_id = 0)`
+    : sql``;
+  await sql`delete from lead_stats_periods where unit = ${unit} and period = ${start}::date ${where}`.execute(db);
+  const source = sql`
+    select provider_id, livemode, sub_id, ${VALUE_LIST}
+    from lead_stats_periods
+    where unit = 'day' and period >= ${start}::date and period < ${nextPeriod(unit, start)}::date ${where}`;
+  await sql`${INSERT}
+    select ${unit}, provider_id, livemode, ${start}::date, sub_id, ${VALUE_LIST}
+    from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
+}
+
+const dt = (day: string) => DateTime.fromISO(day, { zone: "UTC" });
+
+/** The first day of the week (Monday) or month `day` is in; `day` itself for a day. */
+export function periodStart(unit: PeriodUnit, day: string): string {
+  if (unit === "day") return day;
+  return dt(day)
+    .startOf(unit === "week" ? "week" : "month")
+    .toISODate() as string;
+}
+
+/** The first day of the period after the one starting on `start`. */
+export function nextPeriod(unit: PeriodUnit, start: string): string {
+  return dt(start)
+    .plus({ [unit]: 1 })
+    .toISODate() as string;
+}
+
+/** The last day of the week or month `day` is in. */
+export function periodEnd(unit: PeriodUnit, day: string): string {
+  return dt(nextPeriod(unit, periodStart(unit, day)))
+    .minus({ days: 1 })
+    .toISODate() as string;
+}
+
+/**
+ * How a range of days [from, to] (the whole of it in lead_stats_periods) is read at `unit`: the
+ * whole periods inside it as rows of that unit, the days before the first and after the last
+ * (a range need not start or end on a period's edge) as day rows. For days, all of it day rows.
+ */
+export function segments(
+  unit: PeriodUnit,
+  from: string,
+  to: string,
+): { readonly unit: PeriodUnit; readonly from: string; readonly to: string }[] {
+  if (unit === "day") return [{ unit: "day", from, to }];
+  const first = periodStart(unit, from) === from ? from : nextPeriod(unit, periodStart(unit, from));
+  const lastEnd = periodEnd(unit, to) === to ? to : shift(periodStart(unit, to), -1);
+  if (first > lastEnd) return [{ unit: "day", from, to }];
+  const out: { unit: PeriodUnit; from: string; to: string }[] = [];
+  if (from < first) out.push({ unit: "day", from, to: shift(first, -1) });
+  out.push({ unit, from: first, to: periodStart(unit, lastEnd) });
+  if (lastEnd < to) out.push({ unit: "day", from: shift(lastEnd, 1), to });
+  return out;
+}
+
+function shift(day: string, days: number): string {
+  return dt(day).plus({ days }).toISODate() as string;
+}
+
+/** Which rows a read takes: whose provider, which level of sub-sources, grouped how. */
+export interface PeriodRead {
+  readonly livemode: boolean;
+  readonly granularity: PeriodUnit;
+  /** Days, inclusive, all within what lead_stats_periods holds. */
+  readonly from: string;
+  readonly to: string;
+  /** One provider's rows; every provider's together (0) when undefined, unless grouped by provider. */
+  readonly providerId?: number | undefined;
+  readonly groupBy?: "sub_id" | "provider" | undefined;
+  /** With groupBy provider: only these providers' rows. */
+  readonly providerIds?: readonly number[] | undefined;
+}
+
+/** The row filter of a read: its mode, provider(s) and level of sub-sources. */
+function readWhere(r: PeriodRead): RawBuilder<unknown> {
+  const level = r.groupBy === "sub_id" ? sql`sub_id is not null` : sql`sub_id is null`;
+  let provider: RawBuilder<unknown>;
+  if (r.groupBy === "provider") {
+    provider =
+      r.providerIds !== undefined
+        ? sql`provider_id = any(${[...r.providerIds]}::bigint[])`
+        : r.providerId !== undefined
+          ? sql`provider_id = ${r.providerId}`
+          : sql`provider_id <> 0`;
+  } else provider = sql`provider_id = ${r.providerId ?? 0}`;
+  return sql`livemode = ${r.livemode} and ${provider} and ${level}`;
+}
+
+export interface MergedRow {
+  readonly period: string;
+  readonly grp: string;
+  readonly accepted: number;
+  readonly duplicates: number;
+  readonly quoted: number;
+  readonly ordered: number;
+  readonly refused: number;
+  readonly last_lead_at: Date | null;
+  readonly quote_keys: number[];
+  readonly quote_counts: number[];
+  readonly order_keys: number[];
+  readonly order_counts: number[];
+  readonly refusal_codes: string[];
+  readonly refusal_counts: number[];
+}
+
+/**
+ * The range's rows per period (of the granularity) and group, merged: whole periods from their
+ * own rows, the days at either end from day rows.
+ */
+export async function readPeriods(db: Db, r: PeriodRead): Promise<MergedRow[]> {
+  const grp = r.groupBy === "sub_id" ? sql`sub_id` : r.groupBy === "provider" ? sql`provider_id::text` : sql`''::text`;
+  const where = readWhere(r);
+  const parts = segments(r.granularity, r.from, r.to).map((seg) => {
+    const label = seg.unit === r.granularity ? sql`period` : sql`date_trunc(${r.granularity}, period::timestamp)::date`;
+    return sql`
+      select to_char((${label})::timestamp, 'YYYY-MM-DD') as period, ${grp} as grp, ${VALUE_LIST}
+      from lead_stats_periods
+      where unit = ${seg.unit} and ${where} and period >= ${seg.from}::date and period <= ${seg.to}::date`;
+  });
+  const { rows } = await sql<MergedRow>`${merged(sql.join(parts, sql` union all `), ["period", "grp"])}`.execute(db);
+  return rows;
+}
+
+/** A provider's sums over a range, for ranking the providers (group_by=provider). */
+export interface ProviderTotals {
+  readonly providerId: number;
+  readonly accepted: number;
+  readonly duplicates: number;
+  readonly quoted: number;
+  readonly ordered: number;
+  readonly refused: number;
+  readonly lastLeadAt: Date | null;
+}
+
+/**
+ * Every provider's sums over [from, to] (within what lead_stats_periods holds), read from the
+ * ranking index alone: per provider, the whole periods' rows and the days' at either end.
+ */
+export function periodTotalsSource(
+  livemode: boolean,
+  from: string,
+  to: string,
+  also: RawBuilder<unknown> = sql``,
+): RawBuilder<unknown> {
+  // Months where they fit, weeks inside what is left, days for the rest.
+  const parts: RawBuilder<unknown>[] = [];
+  for (const m of segments("month", from, to)) {
+    const pieces = m.unit === "month" ? [m] : segments("week", m.from, m.to);
+    for (const p of pieces) {
+      parts.push(sql`
+        select provider_id, accepted, duplicates, quoted, ordered, refused, last_lead_at
+        from lead_stats_periods
+        where unit = ${p.unit} and livemode = ${livemode} and sub_id is null and provider_id <> 0 ${also}
+          and period >= ${p.from}::date and period <= ${p.to}::date`);
+    }
+  }
+  return sql.join(parts, sql` union all `);
+}
+
+/** The advisory lock key of the rollup job (one instance at a time). */
+export const ROLLUP_LOCK = 0x57a75;
+
+/** The last day whose periods lead_stats_periods holds, and the first day anything was counted on. */
+export async function periodsState(db: Db): Promise<{ periodsThrough: string | null; firstDay: string | null }> {
+  const { rows } = await sql<{ through: string | null; first: string | null }>`
+    select periods_through::text as through,
+           least((select min(day) from lead_stats_daily), (select min(day) from request_outcomes_daily))::text as first
+    from lead_stats_rollup where id = 1`.execute(db);
+  return { periodsThrough: rows[0]?.through ?? null, firstDay: rows[0]?.first ?? null };
+}
+
+/**
+ * Rolls `day` into lead_stats_periods, with the week and the month it ends, and moves
+ * `periods_through` to it, in one transaction; false when another instance holds the rollup's
+ * lock or has moved the watermark meanwhile.
+ */
+export async function rollPeriodsOf(db: Db, day: string, after: string | null): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ ok: boolean; through: string | null }>`
+      select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok, periods_through::text as through
+      from lead_stats_rollup where id = 1`.execute(trx);
+    if (!rows[0]?.ok || (rows[0].through ?? null) !== after) return false;
+    await rollPeriodDay(trx, day);
+    for (const unit of ["week", "month"] as const) {
+      if (periodEnd(unit, day) === day) await rollPeriod(trx, unit, periodStart(unit, day));
+    }
+    await sql`update lead_stats_rollup set periods_through = ${day}::date, updated_at = now() where id = 1`.execute(
+      trx,
+    );
+    return true;
+  });
+}
+
+/**
+ * Rolls again, within the caller's transaction, what moves changed in lead_stats_daily: the
+ * moved providers' (and every provider's) day rows of each day lead_stats_periods holds, and the
+ * weeks and months of those days it holds whole.
+ */
+export async function rollPeriodsAgain(
+  db: Db,
+  keys: readonly { readonly providerId: number; readonly livemode: boolean; readonly day: string }[],
+): Promise<void> {
+  const { rows } = await sql<{ through: string | null }>`
+    select periods_through::text as through from lead_stats_rollup where id = 1`.execute(db);
+  const through = rows[0]?.through ?? null;
+  if (through === null) return;
+  const days = new Map<string, { livemode: boolean; day: string; providers: Set<number> }>();
+  const periods = new Map<
+    string,
+    { unit: "week" | "month"; livemode: boolean; start: string; providers: Set<number> }
+  >();
+  for (const k of keys) {
+    if (k.day > through) continue;
+    const d = days.get(`${k.livemode}|${k.day}`) ?? { livemode: k.livemode, day: k.day, providers: new Set() };
+    d.providers.add(k.providerId);
+    days.set(`${k.livemode}|${k.day}`, d);
+    for (const unit of ["week", "month"] as const) {
+      if (periodEnd(unit, k.day) > through) continue;
+      const start = periodStart(unit, k.day);
+      const key = `${unit}|${k.livemode}|${start}`;
+      const p = periods.get(key) ?? { unit, livemode: k.livemode, start, providers: new Set() };
+      p.providers.add(k.providerId);
+      periods.set(key, p);
+    }
+  }
+  for (const d of days.values()) {
+    await rollPeriodDay(db, d.day, { livemode: d.livemode, providerIds: [...d.providers] });
+  }
+  for (const p of periods.values()) {
+    await rollPeriod(db, p.unit, p.start, { livemode: p.livemode, providerIds: [...p.providers] });
+  }
+}
+
+/**
+ * Empties lead_stats_periods when lead_stats_daily starts over (its watermark null: a new
+ * database, or an operator's rebuild), so no period outlives the days it was rolled from.
+ */
+export async function resetPeriods(db: Db): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ ok: boolean }>`
+      select pg_try_advisory_xact_lock(${ROLLUP_LOCK}) as ok
+      from lead_stats_rollup where id = 1 and rolled_through is null and periods_through is not null`.execute(trx);
+    if (!rows[0]?.ok) return;
+    await sql`delete from lead_stats_periods`.execute(trx);
+    await sql`update lead_stats_rollup set periods_through = null where id = 1`.execute(trx);
+  });
+}
