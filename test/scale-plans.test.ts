@@ -250,26 +250,44 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on half a milli
   // The back office's request log, by each of its filters across providers: each read from an
   // index in the list's order (or a few rows sorted), never a walk of the log discarding the
   // rest (the filter by client address walked 837,000 entries at 5M leads for 24).
-  const REQUEST_FILTERS: [string, () => Promise<unknown>, string][] = [
-    ["a client address", () => listEntries(db, { clientIp: "203.0.113.7" }, 26), "request_log_client_created_idx"],
-    ["status 422", () => listEntries(db, { status: 422 }, 26), "request_log_status_idx"],
-    ["status 201", () => listEntries(db, { status: 201 }, 26), "request_log_accepted_status_idx"],
-    ["a code", () => listEntries(db, { code: "invalid_phone_number" }, 26), "request_log_code_idx"],
-    ["an external id", () => listEntries(db, { externalId: "ext-499000" }, 26), "request_log_external_id_idx"],
-    ["a request id", () => listEntries(db, { requestId: "req-1-0" }, 26), "request_log_request_id_idx"],
-    ["test mode", () => listEntries(db, { livemode: false }, 26), "request_log_mode_created_idx"],
-    ["live mode", () => listEntries(db, { livemode: true }, 26), "request_log_mode_created_idx"],
-    ["a provider, live", () => listEntries(db, { providerId: big, livemode: true }, 26), "request_log_provider_idx"],
+  const REQUEST_FILTERS: [string, string[], () => Promise<unknown>][] = [
+    ["a client address", ["request_log_client_created_idx"], () => listEntries(db, { clientIp: "203.0.113.7" }, 26)],
+    [
+      "an address no request came from",
+      ["request_log_client_created_idx"],
+      () => listEntries(db, { clientIp: "198.51.100.9" }, 26),
+    ],
+    ["status 422", ["request_log_status_idx"], () => listEntries(db, { status: 422 }, 26)],
+    [
+      "status 201",
+      ["request_log_accepted_status_idx", "request_log_created_idx"],
+      () => listEntries(db, { status: 201 }, 26),
+    ],
+    ["status 204 (none)", ["request_log_accepted_status_idx"], () => listEntries(db, { status: 204 }, 26)],
+    ["a code", ["request_log_code_idx"], () => listEntries(db, { code: "invalid_phone_number" }, 26)],
+    ["an external id", ["request_log_external_id_idx"], () => listEntries(db, { externalId: "ext-499000" }, 26)],
+    ["a request id", ["request_log_request_id_idx"], () => listEntries(db, { requestId: "req-1-0" }, 26)],
+    ["test mode", ["request_log_mode_created_idx"], () => listEntries(db, { livemode: false }, 26)],
+    // Nearly every request is live: the log's own time index, discarding the few test ones, is as good.
+    [
+      "live mode",
+      ["request_log_mode_created_idx", "request_log_created_idx"],
+      () => listEntries(db, { livemode: true }, 26),
+    ],
+    ["a provider, live", ["request_log_provider_idx"], () => listEntries(db, { providerId: big, livemode: true }, 26)],
     [
       "a provider's code (its own list)",
-      () => listProviderEntries(db, { providerId: big, livemode: true }, { code: "validation_error" }, 26),
-      "request_log_provider_code_idx",
+      ["request_log_provider_code_idx", "request_log_code_idx"],
+      () => listProviderEntries(db, { providerId: big, livemode: true }, { code: "invalid_phone_number" }, 26),
     ],
   ];
-  it.each(REQUEST_FILTERS)("the request log filtered by %s reads %s", async (_name, query, index) => {
+  it.each(REQUEST_FILTERS)("the request log filtered by %s reads one of %j", async (_name, accepted, query) => {
     const { problems, text, indexes } = await plan(query);
     expect(problems, text).toEqual([]);
-    expect(indexes, text).toContain(index);
+    expect(
+      indexes.some((i) => accepted.includes(i)),
+      text,
+    ).toBe(true);
   });
   it("the request log's entry by request id is an index lookup", async () => {
     const { problems, text, indexes } = await plan(() => findEntry(db, "req-1-0"));
@@ -335,18 +353,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on half a milli
       }
     }, 600_000);
     it.each([
-      ["every provider, 30 days", { ...scope, from: back(29), granularity: "day" }, 200],
-      ["every provider, a year by month", { ...scope, from: back(364), granularity: "month" }, 200],
-      ["every provider, 26 weeks", { ...scope, from: back(181), granularity: "week" }, 200],
-      ["every provider by sub_id, 30 days", { ...scope, from: back(29), granularity: "day", groupBy: "sub_id" }, 2_500],
-      ["the big provider, a year by day", { ...scope, from: back(364), granularity: "day", providerId: -1 }, 1_000],
-      ["the big provider, a year by month", { ...scope, from: back(364), granularity: "month", providerId: -1 }, 200],
+      ["every provider, 30 days", 200, { ...scope, from: back(29), granularity: "day" }],
+      ["every provider, a year by month", 200, { ...scope, from: back(364), granularity: "month" }],
+      ["every provider, 26 weeks", 200, { ...scope, from: back(181), granularity: "week" }],
+      ["every provider by sub_id, 30 days", 2_500, { ...scope, from: back(29), granularity: "day", groupBy: "sub_id" }],
+      ["the big provider, a year by day", 1_000, { ...scope, from: back(364), granularity: "day", providerId: -1 }],
+      ["the big provider, a year by month", 200, { ...scope, from: back(364), granularity: "month", providerId: -1 }],
       [
         "a page of 50 providers, 30 days",
-        { ...scope, from: back(29), granularity: "day", groupBy: "provider", providerIds: [] },
         2_500,
+        { ...scope, from: back(29), granularity: "day", groupBy: "provider", providerIds: [] },
       ],
-    ] as const)("%s: reads at most %i rows", async (_name, s, most) => {
+    ] as const)("%s: reads at most %i rows", async (_name, most, s) => {
       const resolved = {
         ...s,
         ...("providerId" in s && { providerId: big }),

@@ -125,6 +125,13 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves:
       "Public API, portal and back office: a provider's requests refused with one code, newest first (its refusals were walked for a rare code)",
   },
+  {
+    name: "leads_name_idx",
+    table: "leads",
+    definition: "(lower(last_name), lower(first_name), id desc)",
+    serves:
+      "the back office's search for a whole first and last name: that customer's leads, newest first, stopping at the page (leads/lead-search.repository.ts)",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

@@ -36,42 +36,41 @@ const VALUE_LIST = sql.raw(VALUES.join(", "));
 /**
  * The rows of `source` (its `keys` columns and VALUES) merged per key: counts summed, the last
  * lead's time the latest, histograms and refusals added bucket by bucket and code by code. A null
- * key is a key like any other (the all-sub-sources level).
+ * key is a key like any other (the all-sub-sources level). One pass of two aggregations and no
+ * join: every row's counts and every element of its arrays become rows of one set, summed per
+ * key and element, then gathered per key (a join of the parts, planned on a rollup's estimates,
+ * could become a nested loop over hundreds of keys).
  */
 export function merged(source: RawBuilder<unknown>, keys: readonly string[]): RawBuilder<unknown> {
   const k = sql.raw(keys.join(", "));
-  // Equalities the planner can hash (`is not distinct from` it cannot): a null key is (true, '').
-  const on = (alias: string) =>
-    sql.raw(
-      keys
-        .map(
-          (c) =>
-            `(${alias}.${c} is null) = (c.${c} is null) and coalesce(${alias}.${c}::text, '') = coalesce(c.${c}::text, '')`,
-        )
-        .join(" and "),
-    );
-  const pairs = (arrays: string, values: string, as: string, element: string) => sql`
-      select ${k}, array_agg(${sql.raw(element)} order by ${sql.raw(element)}) as ${sql.raw(`${as}_a`)},
-             array_agg(n order by ${sql.raw(element)}) as ${sql.raw(`${as}_n`)}
-      from (select ${k}, u.${sql.raw(element)}, sum(u.n)::int as n
-            from src, unnest(src.${sql.raw(arrays)}, src.${sql.raw(values)}) as u(${sql.raw(element)}, n)
-            group by ${k}, u.${sql.raw(element)}) per_element
-      group by ${k}`;
+  const none = sql`0, 0, 0, 0, 0, null::timestamptz`;
   return sql`
     with src as (${source}),
-    c as (
-      select ${k}, sum(accepted)::int as accepted, sum(duplicates)::int as duplicates, sum(quoted)::int as quoted,
-             sum(ordered)::int as ordered, sum(refused)::int as refused, max(last_lead_at) as last_lead_at
-      from src group by ${k}
+    parts as (
+      select ${k}, 0 as kind, null::smallint as b, null::text as code,
+             accepted, duplicates, quoted, ordered, refused, last_lead_at, 0 as n
+      from src
+      union all
+      select ${k}, 1, u.b, null, ${none}, u.n from src, unnest(src.quote_keys, src.quote_counts) as u(b, n)
+      union all
+      select ${k}, 2, u.b, null, ${none}, u.n from src, unnest(src.order_keys, src.order_counts) as u(b, n)
+      union all
+      select ${k}, 3, null, u.code, ${none}, u.n from src, unnest(src.refusal_codes, src.refusal_counts) as u(code, n)
     ),
-    q as (${pairs("quote_keys", "quote_counts", "q", "b")}),
-    o as (${pairs("order_keys", "order_counts", "o", "b")}),
-    r as (${pairs("refusal_codes", "refusal_counts", "r", "code")})
-    select ${sql.raw(keys.map((c) => `c.${c}`).join(", "))}, c.accepted, c.duplicates, c.quoted, c.ordered, c.refused,
-           c.last_lead_at, coalesce(q.q_a, '{}') as quote_keys, coalesce(q.q_n, '{}') as quote_counts,
-           coalesce(o.o_a, '{}') as order_keys, coalesce(o.o_n, '{}') as order_counts,
-           coalesce(r.r_a, '{}') as refusal_codes, coalesce(r.r_n, '{}') as refusal_counts
-    from c left join q on ${on("q")} left join o on ${on("o")} left join r on ${on("r")}`;
+    per_element as (
+      select ${k}, kind, b, code, sum(accepted) as accepted, sum(duplicates) as duplicates, sum(quoted) as quoted,
+             sum(ordered) as ordered, sum(refused) as refused, max(last_lead_at) as last_lead_at, sum(n)::int as n
+      from parts group by ${k}, kind, b, code
+    )
+    select ${k}, sum(accepted)::int as accepted, sum(duplicates)::int as duplicates, sum(quoted)::int as quoted,
+           sum(ordered)::int as ordered, sum(refused)::int as refused, max(last_lead_at) as last_lead_at,
+           coalesce(array_agg(b order by b) filter (where kind = 1), '{}') as quote_keys,
+           coalesce(array_agg(n order by b) filter (where kind = 1), '{}') as quote_counts,
+           coalesce(array_agg(b order by b) filter (where kind = 2), '{}') as order_keys,
+           coalesce(array_agg(n order by b) filter (where kind = 2), '{}') as order_counts,
+           coalesce(array_agg(code order by code) filter (where kind = 3), '{}') as refusal_codes,
+           coalesce(array_agg(n order by code) filter (where kind = 3), '{}') as refusal_counts
+    from per_element group by ${k}`;
 }
 
 const INSERT = sql`insert into lead_stats_periods (unit, provider_id, livemode, period, sub_id, ${VALUE_LIST})`;
@@ -370,4 +369,9 @@ export async function resetPeriods(db: Db): Promise<void> {
     await sql`delete from lead_stats_periods`.execute(trx);
     await sql`update lead_stats_rollup set periods_through = null where id = 1`.execute(trx);
   });
+}
+
+/** Refreshes the planner's statistics of lead_stats_periods (after a catch-up). */
+export async function analyzePeriods(db: Db): Promise<void> {
+  await sql`analyze lead_stats_periods`.execute(db);
 }

@@ -20,10 +20,12 @@ import type { Database } from "../db/schema.ts";
 import { errorForLog, type Logger } from "../logger.ts";
 import { daysToRollUp, lastWholeDay, movedDaysToRollAgain, rollsTodayUp, shiftDay } from "./rollup-plan.ts";
 import { movedDays, rollUpAgain, rollUpDay, rollUpToday, rollupState } from "./stats.repository.ts";
-import { periodsState, resetPeriods, rollPeriodsOf } from "./stats-periods.repository.ts";
+import { analyzePeriods, periodsState, resetPeriods, rollPeriodsOf } from "./stats-periods.repository.ts";
 
 /** At most this many days rolled into lead_stats_periods per run (the first runs catch up a quarter at a time). */
 export const MAX_PERIOD_DAYS_PER_RUN = 92;
+/** A run that rolls this many days or more is catching up: the table is analyzed after it. */
+const CATCH_UP_DAYS = 7;
 
 export interface StatsRollupOptions {
   readonly db: Kysely<Database>;
@@ -63,11 +65,15 @@ export function createStatsRollup(options: StatsRollupOptions) {
     const periods = await periodsState(db);
     let after = periods.periodsThrough;
     let next = after !== null ? shiftDay(after, 1) : periods.firstDay;
-    for (let n = 0; next !== null && next <= rolled && n < MAX_PERIOD_DAYS_PER_RUN; n += 1) {
+    let n = 0;
+    for (; next !== null && next <= rolled && n < MAX_PERIOD_DAYS_PER_RUN; n += 1) {
       if (!(await rollPeriodsOf(db, next, after))) return;
       after = next;
       next = shiftDay(next, 1);
     }
+    // A catch-up (after an upgrade, a restore) adds rows by the hundred thousand: the planner's
+    // estimates of the table follow at once rather than at autovacuum's next visit.
+    if (n >= CATCH_UP_DAYS) await analyzePeriods(db);
     // Today so far, once every whole day is: its leads created before the lag, moves included.
     if (rollsTodayUp(rolled, lastWhole)) await rollUpToday(db, zone, shiftDay(lastWhole, 1), lagSeconds);
   }
