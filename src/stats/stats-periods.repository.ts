@@ -73,7 +73,9 @@ export function merged(source: RawBuilder<unknown>, keys: readonly string[]): Ra
     from per_element group by ${k}`;
 }
 
-const INSERT = sql`insert into lead_stats_periods (unit, provider_id, livemode, period, sub_id, ${VALUE_LIST})`;
+const INSERT = sql`insert into lead_stats_periods (unit, provider_id, livemode, period, sub_id, ${VALUE_LIST}, quote_median, order_median)`;
+/** The two middle ranks' buckets of a merged row's histograms (migration 0022's hours_median_keys). */
+const MEDIANS = sql`hours_median_keys(quote_keys, quote_counts), hours_median_keys(order_keys, order_counts)`;
 
 /** Narrows a roll to some providers of one mode (their moves), with every provider's row (0) of that mode. */
 export interface ProvidersOfMode {
@@ -114,7 +116,7 @@ export async function rollPeriodDay(db: Db, day: string, only?: ProvidersOfMode)
           group by livemode, sub_id, code) r
     cross join lateral (values (r.sub_id), (null::text)) as s(sub_id)`;
   await sql`${INSERT}
-    select 'day', provider_id, livemode, ${day}::date, sub_id, ${VALUE_LIST}
+    select 'day', provider_id, livemode, ${day}::date, sub_id, ${VALUE_LIST}, ${MEDIANS}
     from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
 }
 
@@ -129,7 +131,7 @@ export async function rollPeriod(db: Db, unit: "week" | "month", start: string, 
     from lead_stats_periods
     where unit = 'day' and period >= ${start}::date and period < ${nextPeriod(unit, start)}::date ${where}`;
   await sql`${INSERT}
-    select ${unit}, provider_id, livemode, ${start}::date, sub_id, ${VALUE_LIST}
+    select ${unit}, provider_id, livemode, ${start}::date, sub_id, ${VALUE_LIST}, ${MEDIANS}
     from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
 }
 
@@ -220,30 +222,83 @@ export interface MergedRow {
   readonly ordered: number;
   readonly refused: number;
   readonly last_lead_at: Date | null;
+  /** Empty but where the period's histogram is merged with later days' (readPeriods' `keep`). */
   readonly quote_keys: number[];
   readonly quote_counts: number[];
   readonly order_keys: number[];
   readonly order_counts: number[];
   readonly refusal_codes: string[];
   readonly refusal_counts: number[];
+  /** The buckets of the median's two middle ranks ([lo, hi]); null when nothing moved. */
+  readonly quote_median: number[] | null;
+  readonly order_median: number[] | null;
 }
 
 /**
- * The range's rows per period (of the granularity) and group, merged: whole periods from their
- * own rows, the days at either end from day rows.
+ * The range's rows per period (of the granularity) and group: a whole period's own rows as they
+ * are (their medians kept with them: no histogram leaves the database), the days at either end
+ * merged per period and group. The period `keep` (the one the days after the rollup continue)
+ * comes with its histograms, to be merged with those days'.
  */
-export async function readPeriods(db: Db, r: PeriodRead): Promise<MergedRow[]> {
-  const grp = r.groupBy === "sub_id" ? sql`sub_id` : r.groupBy === "provider" ? sql`provider_id::text` : sql`''::text`;
+export async function readPeriods(db: Db, r: PeriodRead, keep: string | null = null): Promise<MergedRow[]> {
+  const grp =
+    r.groupBy === "sub_id" ? sql`sub_id` : r.groupBy === "provider" ? sql`provider_id::text` : sql`''::text`;
   const where = readWhere(r);
-  const parts = segments(r.granularity, r.from, r.to).map((seg) => {
-    const label = seg.unit === r.granularity ? sql`period` : sql`date_trunc(${r.granularity}, period::timestamp)::date`;
-    return sql`
-      select to_char((${label})::timestamp, 'YYYY-MM-DD') as period, ${grp} as grp, ${VALUE_LIST}
-      from lead_stats_periods
-      where unit = ${seg.unit} and ${where} and period >= ${seg.from}::date and period <= ${seg.to}::date`;
-  });
-  const { rows } = await sql<MergedRow>`${merged(sql.join(parts, sql` union all `), ["period", "grp"])}`.execute(db);
+  const empty = sql`'{}'::smallint[] as quote_keys, '{}'::int[] as quote_counts, '{}'::smallint[] as order_keys, '{}'::int[] as order_counts`;
+  const parts: RawBuilder<unknown>[] = [];
+  const edges: RawBuilder<unknown>[] = [];
+  for (const seg of segments(r.granularity, r.from, r.to)) {
+    if (seg.unit === r.granularity) {
+      parts.push(sql`
+        select to_char(period::timestamp, 'YYYY-MM-DD') as period, ${grp} as grp, accepted, duplicates, quoted, ordered,
+               refused, last_lead_at, ${empty}, refusal_codes, refusal_counts, quote_median, order_median
+        from lead_stats_periods
+        where unit = ${seg.unit} and ${where} and period >= ${seg.from}::date and period <= ${seg.to}::date`);
+    } else {
+      edges.push(sql`
+        select to_char(date_trunc(${r.granularity}, period::timestamp), 'YYYY-MM-DD') as period, ${grp} as grp, ${VALUE_LIST}
+        from lead_stats_periods
+        where unit = 'day' and ${where} and period >= ${seg.from}::date and period <= ${seg.to}::date`);
+    }
+  }
+  if (edges.length > 0) {
+    const kept = (column: string, type: string) =>
+      sql`case when m.period = ${keep} then m.${sql.raw(column)} else '{}'::${sql.raw(type)} end`;
+    parts.push(sql`
+      select m.period, m.grp, m.accepted, m.duplicates, m.quoted, m.ordered, m.refused, m.last_lead_at,
+             ${kept("quote_keys", "smallint[]")} as quote_keys, ${kept("quote_counts", "int[]")} as quote_counts,
+             ${kept("order_keys", "smallint[]")} as order_keys, ${kept("order_counts", "int[]")} as order_counts,
+             m.refusal_codes, m.refusal_counts,
+             hours_median_keys(m.quote_keys, m.quote_counts) as quote_median,
+             hours_median_keys(m.order_keys, m.order_counts) as order_median
+      from (${merged(sql.join(edges, sql` union all `), ["period", "grp"])}) m`);
+  }
+  const { rows } = await sql<MergedRow>`${sql.join(parts, sql` union all `)}`.execute(db);
   return rows;
+}
+
+/**
+ * The range's totals (within what lead_stats_periods holds) for one provider or all (0), with
+ * their histograms: its months, the weeks inside what is left and the days for the rest, merged.
+ */
+export async function readPeriodTotals(
+  db: Db,
+  r: Omit<PeriodRead, "granularity" | "groupBy" | "providerIds">,
+): Promise<MergedRow | undefined> {
+  const where = readWhere({ ...r, granularity: "day" });
+  const parts: RawBuilder<unknown>[] = [];
+  for (const m of segments("month", r.from, r.to)) {
+    for (const p of m.unit === "month" ? [m] : segments("week", m.from, m.to)) {
+      parts.push(sql`
+        select '' as period, '' as grp, ${VALUE_LIST}
+        from lead_stats_periods
+        where unit = ${p.unit} and ${where} and period >= ${p.from}::date and period <= ${p.to}::date`);
+    }
+  }
+  const { rows } = await sql<MergedRow>`
+    select m.*, null::smallint[] as quote_median, null::smallint[] as order_median
+    from (${merged(sql.join(parts, sql` union all `), ["period", "grp"])}) m`.execute(db);
+  return rows[0];
 }
 
 /** A provider's sums over a range, for ranking the providers (group_by=provider). */

@@ -8,12 +8,14 @@
  */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { Histogram } from "./hours-histogram.ts";
+import { bucketHours, Histogram } from "./hours-histogram.ts";
 import {
   type MergedRow,
+  periodStart,
   periodTotalsSource,
   ROLLUP_LOCK,
   readPeriods,
+  readPeriodTotals,
   rollPeriodsAgain,
 } from "./stats-periods.repository.ts";
 
@@ -163,31 +165,37 @@ function liveWindow(s: StatsScope, from: string, coverage: RollupCoverage) {
 async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   const coverage = await rollupCoverage(db);
   const { periodTo, restFrom } = splitRange(s, coverage);
-  const rows: RawRow[] = [];
+  const rest = restFrom <= s.to;
+  // A page of providers needs no totals here: they are every provider's (stats.service.ts).
+  const withTotals = s.providerIds === undefined;
+  const periodRows: RawRow[] = [];
+  let totals: RawRow | undefined;
   if (periodTo !== null) {
-    rows.push(
-      ...(await readPeriods(db, {
-        livemode: s.livemode,
-        granularity: s.granularity,
-        from: s.from,
-        to: periodTo,
-        providerId: s.providerId,
-        groupBy: s.groupBy,
-        providerIds: s.providerIds,
-      })),
+    const read = { livemode: s.livemode, from: s.from, to: periodTo, providerId: s.providerId };
+    // The period the later days continue comes with its histograms, to be merged with theirs.
+    const keep = rest ? periodStart(s.granularity, restFrom) : null;
+    periodRows.push(
+      ...(await readPeriods(
+        db,
+        { ...read, granularity: s.granularity, groupBy: s.groupBy, providerIds: s.providerIds },
+        keep,
+      )),
     );
+    if (withTotals) totals = await readPeriodTotals(db, read);
   }
-  if (restFrom <= s.to) {
-    rows.push(...(await restLeadRows(db, s, restFrom, coverage)));
-    rows.push(...(await restRefusalRows(db, s, restFrom)));
-  }
-  return mergeCells(rows);
+  const restRows = rest
+    ? [...(await restLeadRows(db, s, restFrom, coverage)), ...(await restRefusalRows(db, s, restFrom))]
+    : [];
+  return mergeCells(periodRows, restRows, totals);
 }
 
 /** A row of counts, histograms and refusals of one period and group, from any source. */
-type RawRow = Omit<MergedRow, "refused" | "refusal_codes" | "refusal_counts"> & {
+type RawRow = Omit<MergedRow, "refused" | "refusal_codes" | "refusal_counts" | "quote_median" | "order_median"> & {
   readonly refusal_codes?: string[];
   readonly refusal_counts?: number[];
+  /** A whole period's median buckets, kept with its row (no histogram comes with it). */
+  readonly quote_median?: number[] | null;
+  readonly order_median?: number[] | null;
 };
 
 /**
@@ -287,8 +295,12 @@ async function restRefusalRows(db: Db, s: StatsScope, from: string): Promise<Raw
   }));
 }
 
-/** The rows summed per period and group, and over everything (the totals: period and group null). */
-function mergeCells(rows: readonly RawRow[]): LeadCounts[] {
+/**
+ * The rows summed per period and group, and the totals (period and group null): the totals row of
+ * the period rollup's part with the later days' rows. A period's median is its histogram's, or
+ * the one kept with its only row.
+ */
+function mergeCells(periodRows: readonly RawRow[], restRows: readonly RawRow[], totals: RawRow | undefined): LeadCounts[] {
   const cells = new Map<string, Cell>();
   const cellOf = (period: string | null, group: string | null) => {
     const key = period === null ? "" : `${period}\u0000${group}`;
@@ -305,30 +317,42 @@ function mergeCells(rows: readonly RawRow[]): LeadCounts[] {
         lastLeadAt: null,
         toQuote: new Histogram(),
         toOrder: new Histogram(),
+        quoteMedian: null,
+        orderMedian: null,
       };
       cells.set(key, cell);
     }
     return cell;
   };
-  const total = cellOf(null, null);
-  for (const r of rows) {
-    for (const cell of [cellOf(r.period, r.grp), total]) {
-      cell.accepted += Number(r.accepted);
-      cell.duplicates += Number(r.duplicates);
-      cell.quoted += Number(r.quoted);
-      cell.ordered += Number(r.ordered);
-      const last = r.last_lead_at === null ? null : new Date(r.last_lead_at);
-      if (last !== null && (cell.lastLeadAt === null || last > cell.lastLeadAt)) cell.lastLeadAt = last;
-      cell.toQuote.add(r.quote_keys, r.quote_counts);
-      cell.toOrder.add(r.order_keys, r.order_counts);
-      const codes = r.refusal_codes ?? [];
-      const counts = r.refusal_counts ?? [];
-      for (let i = 0; i < codes.length; i += 1) {
-        const code = codes[i] as string;
-        cell.rejected.set(code, (cell.rejected.get(code) ?? 0) + Number(counts[i]));
-      }
+  const add = (cell: Cell, r: RawRow) => {
+    cell.accepted += Number(r.accepted);
+    cell.duplicates += Number(r.duplicates);
+    cell.quoted += Number(r.quoted);
+    cell.ordered += Number(r.ordered);
+    const last = r.last_lead_at === null ? null : new Date(r.last_lead_at);
+    if (last !== null && (cell.lastLeadAt === null || last > cell.lastLeadAt)) cell.lastLeadAt = last;
+    cell.toQuote.add(r.quote_keys, r.quote_counts);
+    cell.toOrder.add(r.order_keys, r.order_counts);
+    if (r.quote_median) cell.quoteMedian = r.quote_median;
+    if (r.order_median) cell.orderMedian = r.order_median;
+    const codes = r.refusal_codes ?? [];
+    const counts = r.refusal_counts ?? [];
+    for (let i = 0; i < codes.length; i += 1) {
+      const code = codes[i] as string;
+      cell.rejected.set(code, (cell.rejected.get(code) ?? 0) + Number(counts[i]));
     }
+  };
+  const total = cellOf(null, null);
+  for (const r of periodRows) add(cellOf(r.period, r.grp), r);
+  for (const r of restRows) {
+    add(cellOf(r.period, r.grp), r);
+    add(total, r);
   }
+  if (totals !== undefined) add(total, totals);
+  const median = (h: Histogram, kept: number[] | null) =>
+    !h.isEmpty() || kept === null
+      ? h.median()
+      : (bucketHours(Number(kept[0])) + bucketHours(Number(kept[1]))) / 2;
   return [...cells.values()].map((c) => ({
     period: c.period,
     group: c.group,
@@ -337,8 +361,8 @@ function mergeCells(rows: readonly RawRow[]): LeadCounts[] {
     quoted: c.quoted,
     ordered: c.ordered,
     rejected: Object.fromEntries([...c.rejected].sort(([a], [b]) => (a < b ? -1 : 1))),
-    hoursToQuote: c.toQuote.median(),
-    hoursToOrder: c.toOrder.median(),
+    hoursToQuote: median(c.toQuote, c.quoteMedian),
+    hoursToOrder: median(c.toOrder, c.orderMedian),
     lastLeadAt: c.lastLeadAt,
   }));
 }
@@ -354,6 +378,9 @@ interface Cell {
   lastLeadAt: Date | null;
   readonly toQuote: Histogram;
   readonly toOrder: Histogram;
+  /** The median buckets kept with a whole period's row. */
+  quoteMedian: number[] | null;
+  orderMedian: number[] | null;
 }
 
 /** The columns providers are ranked by (group_by=provider's `sort`). */

@@ -13,6 +13,11 @@ import { type Kysely, sql } from "kysely";
 // lead_stats_rollup); stats read the days after it as before. The job fills it, oldest day first,
 // a few months a run (stats/stats.rollup.ts); nothing is backfilled here.
 //
+// A row read as it is (a whole period of one group) needs no histogram: each row keeps the
+// buckets of its median's two middle ranks (`quote_median`, `order_median`: [lo, hi], null when
+// nothing moved), `hours_median_keys()` of its histogram; only rows merged at a read (the days at
+// a range's ends, the totals) bring their histograms.
+//
 // The index of the per-provider ranking (group_by=provider sorted by a column) holds the counts,
 // so the ranking of 2,000 providers is read from the index alone.
 //
@@ -38,8 +43,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       order_keys smallint[] not null,
       order_counts integer[] not null,
       refusal_codes text[] not null,
-      refusal_counts integer[] not null
+      refusal_counts integer[] not null,
+      quote_median smallint[],
+      order_median smallint[]
     )`.execute(db);
+  // The buckets of ranks floor((n−1)/2) and floor(n/2) (0-based) of a histogram's n values, as
+  // percentile_cont(0.5) reads them (src/stats/hours-histogram.ts); null when it is empty.
+  await sql`
+    create function hours_median_keys(keys smallint[], counts integer[]) returns smallint[]
+      language sql immutable parallel safe
+      as $$
+        select case when coalesce(max(total), 0) = 0 then null
+                    else array[min(k) filter (where cum > (total - 1) / 2), min(k) filter (where cum > total / 2)] end
+        from (select k, sum(c) over (order by o) as cum, sum(c) over () as total
+              from unnest(keys, counts) with ordinality as u(k, c, o)) x
+      $$`.execute(db);
   await sql`
     create unique index lead_stats_periods_key on lead_stats_periods (unit, livemode, provider_id, period, sub_id)
       nulls not distinct`.execute(db);
@@ -57,4 +75,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   );
   await sql`alter table lead_stats_rollup drop column periods_through`.execute(db);
   await sql`drop table lead_stats_periods`.execute(db);
+  await sql`drop function hours_median_keys(smallint[], integer[])`.execute(db);
 }
