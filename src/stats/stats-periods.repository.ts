@@ -120,19 +120,30 @@ export async function rollPeriodDay(db: Db, day: string, only?: ProvidersOfMode)
     from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
 }
 
+/**
+ * Providers per statement of a week's or month's roll of every provider, as a share: each
+ * statement merges the day rows of one provider in this many (provider_id modulo), so none
+ * takes long enough to meet the database time-out (a month of 2,000 providers at 5M leads is
+ * 100,000 day rows).
+ */
+const PERIOD_CHUNKS = 16;
+
 /** Rolls the week or month starting on `start` up from its day rows; for every provider, or `only`'s. */
 export async function rollPeriod(db: Db, unit: "week" | "month", start: string, only?: ProvidersOfMode) {
   const where = only
     ? sql`and livemode = ${only.livemode} and (provider_id = any(${[...only.providerIds]}::bigint[]) or provider_id = 0)`
     : sql``;
   await sql`delete from lead_stats_periods where unit = ${unit} and period = ${start}::date ${where}`.execute(db);
-  const source = sql`
-    select provider_id, livemode, sub_id, ${VALUE_LIST}
-    from lead_stats_periods
-    where unit = 'day' and period >= ${start}::date and period < ${nextPeriod(unit, start)}::date ${where}`;
-  await sql`${INSERT}
-    select ${unit}, provider_id, livemode, ${start}::date, sub_id, ${VALUE_LIST}, ${MEDIANS}
-    from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
+  const chunks = only ? [sql``] : [...Array(PERIOD_CHUNKS).keys()].map((i) => sql`and provider_id % ${PERIOD_CHUNKS} = ${i}`);
+  for (const chunk of chunks) {
+    const source = sql`
+      select provider_id, livemode, sub_id, ${VALUE_LIST}
+      from lead_stats_periods
+      where unit = 'day' and period >= ${start}::date and period < ${nextPeriod(unit, start)}::date ${where} ${chunk}`;
+    await sql`${INSERT}
+      select ${unit}, provider_id, livemode, ${start}::date, sub_id, ${VALUE_LIST}, ${MEDIANS}
+      from (${merged(source, ["provider_id", "livemode", "sub_id"])}) m`.execute(db);
+  }
 }
 
 const dt = (day: string) => DateTime.fromISO(day, { zone: "UTC" });
