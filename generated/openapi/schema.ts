@@ -835,7 +835,7 @@ export interface paths {
      *     `livemode=false`, with `group_by=provider` or `group_by=sub_id`. Answers CSV with
      *     `Accept: text/csv`. Requires the admin-only position.
      *
-     *     `group_by=provider` answers a page of providers (`page_size`, default 50, at most 200):
+     *     `group_by=provider` answers a page of providers (`page_size`, default 20, at most 200):
      *     one row per period and provider of the page, with its `provider_name`, the providers
      *     ranked by `sort` (a column's sum over the range, `-` first for descending; ties by
      *     provider id; by default `-submitted`). `totals` are every provider's. The next page is
@@ -5920,7 +5920,7 @@ export interface components {
     StatsGroupBy: "sub_id";
     /** @description `provider` (one row per period and provider, a page of providers) or `sub_id`. */
     AdminStatsGroupBy: "provider" | "sub_id";
-    /** @description With `group_by=provider`, providers per page (50 unless given). */
+    /** @description With `group_by=provider`, providers per page (20 unless given). */
     StatsProviderPageSize: number;
     /**
      * @description With `group_by=provider`, the column providers are ranked by (its sum over the range;
@@ -7162,7 +7162,7 @@ export interface operations {
         provider_id?: components["parameters"]["ProviderIdFilter"];
         /** @description Only live (`true`) or only test (`false`) entries; both when absent (stats: live when absent). */
         livemode?: components["parameters"]["LivemodeFilter"];
-        /** @description With `group_by=provider`, providers per page (50 unless given). */
+        /** @description With `group_by=provider`, providers per page (20 unless given). */
         page_size?: components["parameters"]["StatsProviderPageSize"];
         /**
          * @description With `group_by=provider`, the column providers are ranked by (its sum over the range;

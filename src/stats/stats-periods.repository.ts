@@ -134,7 +134,9 @@ export async function rollPeriod(db: Db, unit: "week" | "month", start: string, 
     ? sql`and livemode = ${only.livemode} and (provider_id = any(${[...only.providerIds]}::bigint[]) or provider_id = 0)`
     : sql``;
   await sql`delete from lead_stats_periods where unit = ${unit} and period = ${start}::date ${where}`.execute(db);
-  const chunks = only ? [sql``] : [...Array(PERIOD_CHUNKS).keys()].map((i) => sql`and provider_id % ${PERIOD_CHUNKS} = ${i}`);
+  const chunks = only
+    ? [sql``]
+    : [...Array(PERIOD_CHUNKS).keys()].map((i) => sql`and provider_id % ${PERIOD_CHUNKS} = ${i}`);
   for (const chunk of chunks) {
     const source = sql`
       select provider_id, livemode, sub_id, ${VALUE_LIST}
@@ -252,8 +254,7 @@ export interface MergedRow {
  * comes with its histograms, to be merged with those days'.
  */
 export async function readPeriods(db: Db, r: PeriodRead, keep: string | null = null): Promise<MergedRow[]> {
-  const grp =
-    r.groupBy === "sub_id" ? sql`sub_id` : r.groupBy === "provider" ? sql`provider_id::text` : sql`''::text`;
+  const grp = r.groupBy === "sub_id" ? sql`sub_id` : r.groupBy === "provider" ? sql`provider_id::text` : sql`''::text`;
   const where = readWhere(r);
   const empty = sql`'{}'::smallint[] as quote_keys, '{}'::int[] as quote_counts, '{}'::smallint[] as order_keys, '{}'::int[] as order_counts`;
   const parts: RawBuilder<unknown>[] = [];
@@ -382,6 +383,9 @@ export async function rollPeriodsOf(db: Db, day: string, after: string | null): 
   });
 }
 
+/** Moved providers rolled again per statement (every provider's row, 0, with each share). */
+const MOVED_PER_STATEMENT = 100;
+
 /**
  * Rolls again, within the caller's transaction, what moves changed in lead_stats_daily: the
  * moved providers' (and every provider's) day rows of each day lead_stats_periods holds, and the
@@ -414,11 +418,21 @@ export async function rollPeriodsAgain(
       periods.set(key, p);
     }
   }
+  // A statement per MOVED_PER_STATEMENT providers, each within the database time-out.
+  const slices = (ids: Set<number>) => {
+    const all = [...ids];
+    const out: number[][] = [];
+    for (let i = 0; i < all.length; i += MOVED_PER_STATEMENT) out.push(all.slice(i, i + MOVED_PER_STATEMENT));
+    return out;
+  };
   for (const d of days.values()) {
-    await rollPeriodDay(db, d.day, { livemode: d.livemode, providerIds: [...d.providers] });
+    for (const providerIds of slices(d.providers))
+      await rollPeriodDay(db, d.day, { livemode: d.livemode, providerIds });
   }
   for (const p of periods.values()) {
-    await rollPeriod(db, p.unit, p.start, { livemode: p.livemode, providerIds: [...p.providers] });
+    for (const providerIds of slices(p.providers)) {
+      await rollPeriod(db, p.unit, p.start, { livemode: p.livemode, providerIds });
+    }
   }
 }
 

@@ -300,7 +300,11 @@ async function restRefusalRows(db: Db, s: StatsScope, from: string): Promise<Raw
  * the period rollup's part with the later days' rows. A period's median is its histogram's, or
  * the one kept with its only row.
  */
-function mergeCells(periodRows: readonly RawRow[], restRows: readonly RawRow[], totals: RawRow | undefined): LeadCounts[] {
+function mergeCells(
+  periodRows: readonly RawRow[],
+  restRows: readonly RawRow[],
+  totals: RawRow | undefined,
+): LeadCounts[] {
   const cells = new Map<string, Cell>();
   const cellOf = (period: string | null, group: string | null) => {
     const key = period === null ? "" : `${period}\u0000${group}`;
@@ -350,9 +354,7 @@ function mergeCells(periodRows: readonly RawRow[], restRows: readonly RawRow[], 
   }
   if (totals !== undefined) add(total, totals);
   const median = (h: Histogram, kept: number[] | null) =>
-    !h.isEmpty() || kept === null
-      ? h.median()
-      : (bucketHours(Number(kept[0])) + bucketHours(Number(kept[1]))) / 2;
+    !h.isEmpty() || kept === null ? h.median() : (bucketHours(Number(kept[0])) + bucketHours(Number(kept[1]))) / 2;
   return [...cells.values()].map((c) => ({
     period: c.period,
     group: c.group,

@@ -47,7 +47,7 @@ export interface AdminStatsQuery extends StatsQuery {
 }
 
 /** Providers per page of group_by=provider, by default and at most. */
-export const PROVIDER_PAGE_SIZE = { default: 50, max: 200 } as const;
+export const PROVIDER_PAGE_SIZE = { default: 20, max: 200 } as const;
 /** The ranking of group_by=provider by default: most submitted first. */
 export const DEFAULT_SORT = "-submitted";
 /** Every value `sort` takes: a column, ascending, or with "-" descending. */
