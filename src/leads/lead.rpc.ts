@@ -167,7 +167,7 @@ export function createPublicLeadRpc(
 ): Pick<ServiceImpl<typeof PublicLeadService>, "createLead" | "getLead" | "listLeads"> {
   return {
     async createLead(req, ctx) {
-      const { lead, warnings } = await leads.create(providerOf(ctx), createLeadInput(req));
+      const { lead, warnings } = await leads.create(providerOf(ctx), createLeadInput(req), { source: "grpc" });
       return { lead: leadMessage(lead), warnings: warnings.map((w) => ({ ...w })) };
     },
     async getLead(req, ctx) {
