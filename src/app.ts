@@ -25,7 +25,7 @@ import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
 import { createEventService } from "./events/event.service.ts";
 import { createOutboxRetention, type OutboxRetention } from "./events/outbox-retention.ts";
-import { formGate, formRoutes } from "./forms/form.rest.ts";
+import { FORM_SCRIPT_PATH, formGate, formRoutes } from "./forms/form.rest.ts";
 import { createFormService } from "./forms/form.service.ts";
 import { createFormChallenges } from "./forms/form-challenge.ts";
 import type { Handler } from "./http-types.ts";
@@ -66,6 +66,7 @@ import { createRequestLogWriter, type RequestLogWriter } from "./request-log/req
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { appRoutes, CONSOLE_DIR, consoleRoutes, PORTAL_DIR } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
+import { formScriptRoutes } from "./rest/form-script.ts";
 import { withShortcut } from "./rest/handoff.ts";
 import { landingRoutes } from "./rest/landing.ts";
 import { createReturnsJob, type ReturnsJob } from "./returns/returns.job.ts";
@@ -417,6 +418,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           : undefined,
       }),
       appRoutes("/portal", PORTAL_DIR, "the provider portal", "portal/ into portal/dist"),
+      formScriptRoutes(FORM_SCRIPT_PATH),
     ],
   });
   const errorDetails = [leadErrorDetails, returnErrorDetails];
