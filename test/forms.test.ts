@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { solveChallenge } from "altcha-lib";
@@ -77,7 +78,7 @@ function formClient(t: TestApp) {
   return { call, solved, config, submit };
 }
 
-describe.each(BACKENDS)("drop-in form ($name)", (backend) => {
+describe.each(BACKENDS)("drop-in form ($name)", { timeout: 120_000 }, (backend) => {
   let t: TestApp;
   let admin: string;
   let f: ReturnType<typeof formClient>;
@@ -329,6 +330,15 @@ describe.each(BACKENDS)("drop-in form ($name)", (backend) => {
     expect(settings.snippets.live).toBe(
       `<script src="${t.url}/forms/v1/quote-form.js" defer></script>\n<lead-quote-form publishable-key="${s.live}"></lead-quote-form>`,
     );
+    // The README's and docs/forms.md's snippet is the portal's, with the address and key filled in.
+    for (const file of ["README.md", "docs/forms.md"]) {
+      const block = /```html\n([\s\S]*?)\n```/.exec(readFileSync(new URL(`../${file}`, import.meta.url), "utf8"))?.[1];
+      expect(block, file).toBeDefined();
+      const written = (block as string)
+        .replaceAll("https://api.example.com", t.url)
+        .replace(/lp_pub_live_[0-9A-Za-z]{32}/, s.live);
+      expect(written, file).toBe(settings.snippets.live);
+    }
     const rotated = await person.portal("POST", "form_settings/publishable_key/", { mode: "live" });
     expect(rotated.status).toBe(201);
     const fresh = ((await rotated.json()) as Json).publishable_key as string;
@@ -372,7 +382,7 @@ describe.each(BACKENDS)("drop-in form ($name)", (backend) => {
   });
 });
 
-describe.each(BACKENDS)("drop-in form per-address limit ($name)", (backend) => {
+describe.each(BACKENDS)("drop-in form per-address limit ($name)", { timeout: 120_000 }, (backend) => {
   it("refuses the eleventh submission from one address in an hour", async () => {
     const t = await startTestApp(backend);
     try {

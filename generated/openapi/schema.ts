@@ -2248,7 +2248,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The city of a ZIP code, for the form */
+    /**
+     * The city of a ZIP code, for the form
+     * @description The city and state of a 5-digit US ZIP code from the service's ZIP directory, which the
+     *     form shows under each ZIP field as the person types.
+     */
     get: operations["getFormZip"];
     put?: never;
     post?: never;
@@ -2374,7 +2378,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The provider's drop-in form settings */
+    /**
+     * The provider's drop-in form settings
+     * @description As `GET /api/v1/lead_providers/{id}/form_settings/`, for the signed-in user's provider (the portal's Form page).
+     */
     get: operations["getPortalFormSettings"];
     /**
      * Replace the provider's drop-in form settings
@@ -9897,6 +9904,7 @@ export interface operations {
           "application/json": components["schemas"]["FormConfig"];
         };
       };
+      400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["FormKeyRefused"];
       403: components["responses"]["FormOriginRefused"];
       429: components["responses"]["FormRateLimited"];
@@ -9926,6 +9934,7 @@ export interface operations {
           "application/json": components["schemas"]["FormChallenge"];
         };
       };
+      400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["FormKeyRefused"];
       403: components["responses"]["FormOriginRefused"];
       429: components["responses"]["FormRateLimited"];
@@ -9957,6 +9966,7 @@ export interface operations {
           "application/json": components["schemas"]["FormZip"];
         };
       };
+      400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["FormKeyRefused"];
       403: components["responses"]["FormOriginRefused"];
       /** @description Not a ZIP code of the US ZIP directory. */
@@ -10120,6 +10130,7 @@ export interface operations {
     requestBody?: never;
     responses: {
       200: components["responses"]["ConsentRecordAnswer"];
+      400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["JwtUnauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["ConsentNotFound"];
@@ -10245,6 +10256,7 @@ export interface operations {
     requestBody?: never;
     responses: {
       200: components["responses"]["ConsentRecordAnswer"];
+      400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
       403: components["responses"]["PortalForbidden"];
       404: components["responses"]["ConsentNotFound"];
