@@ -45,6 +45,7 @@ export const LABELS = {
   date_past: "Choose today or a later date.",
   fix_fields: "Please correct {n} field(s) below.",
   refused: "We could not send your request: {detail}",
+  unavailable: "The quote form is not available: {detail}",
   retry_after: "Too many requests from here; please try again in {s} seconds.",
   challenge_again: "The browser check has to run again; it runs by itself. Please send again in a moment.",
   success: "Thank you! Your quote request {order} was received. We will be in touch soon.",

@@ -174,7 +174,7 @@ class LeadQuoteForm extends HTMLElement {
       if (!res.ok) {
         const p = (await res.json().catch(() => ({}))) as Problem;
         this.#status.textContent = "";
-        this.#alert.textContent = this.#t("refused", { detail: p.detail ?? `HTTP ${res.status}` });
+        this.#alert.textContent = this.#t("unavailable", { detail: p.detail ?? `HTTP ${res.status}` });
         return;
       }
       this.#config = (await res.json()) as FormConfig;
