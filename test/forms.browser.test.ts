@@ -111,14 +111,6 @@ describe.skipIf(!HAVE_CHROMIUM)("the drop-in quote form in a browser", () => {
     }
   }
 
-  /** Types into a field of the form (the shadow root is open: playwright's locators pierce it). */
-  async function type(page: Page, label: string | RegExp, text: string, index = 0): Promise<void> {
-    const field = page.getByLabel(label, { exact: typeof label === "string" }).nth(index);
-    await field.click();
-    await field.press("ControlOrMeta+a");
-    await field.pressSequentially(text);
-  }
-
   async function settings(body: Json): Promise<Json> {
     const res = await t.call("PUT", `/api/v1/lead_providers/${provider.id}/form_settings/`, { auth: admin, body });
     expect(res.status, await res.clone().text()).toBe(200);
@@ -198,41 +190,79 @@ ${snippet}
     await page.getByLabel("Pickup ZIP code").waitFor();
     await check(page, "form-empty");
 
-    await type(page, "Pickup ZIP code", "90210");
+    // Keyboard only, in the order Tab takes: the hidden honeypot is never reached.
+    const visited: (string | null)[] = [];
+    const tab = async (to: string) => {
+      await page.keyboard.press("Tab");
+      const id = await activeId(page);
+      visited.push(id);
+      expect(id, `Tab after ${visited.at(-2)}`).toBe(to);
+    };
+    await page.getByLabel("Pickup ZIP code").focus();
+    await page.keyboard.type("90210");
     await page.getByText("Beverly Hills, CA").waitFor();
-    await type(page, "Delivery ZIP code", "00000");
-    await page.keyboard.press("Tab");
+    await tab("destination_zip");
+    await page.keyboard.type("00000");
     const destination = page.getByLabel("Delivery ZIP code", { exact: true });
     await page.getByText("00000 is not a US ZIP code we know").waitFor();
     await expect.poll(() => destination.getAttribute("aria-invalid")).toBe("true");
-    await type(page, "Delivery ZIP code", "10001");
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.type("10001");
     await page.getByText("New York, NY").waitFor();
     expect(await destination.getAttribute("aria-invalid")).toBeNull();
-
+    await tab("estimated_ship_date");
     const ship = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
-    await page.getByLabel("Ship date").fill(ship);
-    await page.getByLabel("Shipping method").selectOption("ENCLOSED");
-    await type(page, "Year", "2021");
-    await type(page, "Make", "Toyota");
-    await type(page, "Model", "Camry");
-    await page.getByRole("button", { name: "Add a vehicle" }).press("Enter");
+    const [yyyy, mm, dd] = ship.split("-");
+    await page.keyboard.type(`${mm}${dd}${yyyy}`);
+    expect(await page.getByLabel("Ship date").inputValue()).toBe(ship);
+    // Tab walks the date's own parts (and its calendar button) before leaving it.
+    for (let i = 0; i < 4 && (await activeId(page)) === "estimated_ship_date"; i++) await page.keyboard.press("Tab");
+    expect(await activeId(page)).toBe("overseas_type");
+    await tab("ship_via");
+    await page.keyboard.press("ArrowDown"); // Open carrier → Enclosed carrier
+    expect(await page.getByLabel("Shipping method").inputValue()).toBe("ENCLOSED");
+    await tab("v0-year");
+    await page.keyboard.type("2021");
+    await tab("v0-make");
+    await page.keyboard.type("Toyota");
+    await tab("v0-model");
+    await page.keyboard.type("Camry");
+    await tab("v0-type");
+    await tab("v0-run-yes");
+    await tab("add-vehicle");
+    await page.keyboard.press("Enter");
     await expect.poll(() => activeId(page)).toBe("v1-year");
     await page.keyboard.type("2019");
-    await type(page, "Make", "Honda", 1);
-    await type(page, "Model", "Civic", 1);
-    await page.getByRole("group", { name: "Vehicle 2" }).getByLabel("No").check();
-    await type(page, "First name", "Maria");
-    await type(page, "Last name", "Gonzalez");
-    await type(page, "Email", `maria.${Date.now()}@example.com`);
-    await type(page, "Phone", "(800) 555-0199"); // toll-free: the service refuses it
-    const consent = page.getByRole("checkbox", { name: /Acme Auto Transport/ });
-    await consent.focus();
+    await tab("v1-make");
+    await page.keyboard.type("Honda");
+    await tab("v1-model");
+    await page.keyboard.type("Civic");
+    await tab("v1-type");
+    await tab("v1-run-yes");
+    await page.keyboard.press("ArrowRight"); // it does not run
+    expect(await page.getByRole("group", { name: "Vehicle 2" }).getByLabel("No").isChecked()).toBe(true);
+    await tab("v1-remove");
+    await tab("add-vehicle");
+    await tab("first_name");
+    await page.keyboard.type("Maria");
+    await tab("last_name");
+    await page.keyboard.type("Gonzalez");
+    await tab("email");
+    await page.keyboard.type(`maria.${Date.now()}@example.com`);
+    await tab("phone_number");
+    await page.keyboard.type("(800) 555-0199"); // toll-free: the service refuses it
+    await tab("consent");
     await page.keyboard.press("Space");
+    const consent = page.getByRole("checkbox", { name: /Acme Auto Transport/ });
     expect(await consent.isChecked()).toBe(true);
+    // Past the consent box: the widget's own box, then the send button (never the honeypot).
+    for (let i = 0; i < 3 && (await activeId(page)) !== "submit"; i++) await page.keyboard.press("Tab");
+    expect(await activeId(page)).toBe("submit");
+    expect(visited).not.toContain("company_website");
     await check(page, "form-filled");
 
     const refusedAnswer = page.waitForResponse((r) => r.url().includes("/api/v1/forms/leads/"));
-    await page.getByRole("button", { name: "Get my quote" }).press("Enter");
+    await page.keyboard.press("Enter");
     const refused = (await (await refusedAnswer).json()) as Json;
     expect(refused.code).toBe("validation_error");
     const phoneError = refused.errors.find((e: Json) => e.field === "phone_number");
@@ -241,7 +271,7 @@ ${snippet}
     const phone = page.getByLabel("Phone", { exact: true });
     expect(await phone.getAttribute("aria-invalid")).toBe("true");
     expect(await activeId(page)).toBe("phone_number");
-    expect(await page.getByRole("alert").textContent()).toContain("Please correct 1 field");
+    expect(await page.getByRole("alert").textContent()).toContain("Please correct the field marked below.");
     await check(page, "form-refused");
 
     await page.evaluate(() => {
@@ -250,7 +280,8 @@ ${snippet}
         w.submitted = e.detail;
       });
     });
-    await type(page, "Phone", freshPhone());
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.type(freshPhone());
     const sent = page.waitForRequest((r) => r.url().includes("/api/v1/forms/leads/") && r.method() === "POST");
     const answered = page.waitForResponse((r) => r.url().includes("/api/v1/forms/leads/") && r.status() === 201);
     await page.keyboard.press("Enter");
@@ -332,6 +363,7 @@ ${snippet}
     // Sending it empty: every field says what it needs, focus on the first.
     await page.getByRole("button", { name: "Get my quote" }).click();
     await expect.poll(() => activeId(page)).toBe("origin_zip");
+    expect(await page.getByRole("alert").textContent()).toBe("Please correct the 11 fields marked below.");
     await page.getByText("Tick this box to let us contact you about your quote.").waitFor();
     await check(page, "form-phone-errors");
     await settings({ allowed_origins: [allowed], consent_text: null, enabled: true });

@@ -27,6 +27,8 @@ const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const PASSWORD = "juniper lantern meadow 52 dock";
 const SITE = "https://quotes.example";
+/** What a person typed into a field, markup and all: every screen shows it as text. */
+const TYPED = '<img src=x onerror="window.pwned=1"> Gonzalez <b>Design</b>';
 const FORM = "/api/v1/forms";
 
 describe.skipIf(!HAVE_CHROMIUM)("the drop-in form's screens in a browser", () => {
@@ -117,7 +119,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the drop-in form's screens in a browser", () =>
     });
     expect(set.status, await set.clone().text()).toBe(200);
     // One form lead, and one submission a program filled in (the hidden field).
-    const ok = await formLead(testKey);
+    const ok = await formLead(testKey, { company_name: TYPED });
     expect(ok.status, await ok.clone().text()).toBe(201);
     created = (await ok.json()) as Json;
     const bot = await formLead(testKey, { company_website: "https://spam.example" });
@@ -241,7 +243,10 @@ describe.skipIf(!HAVE_CHROMIUM)("the drop-in form's screens in a browser", () =>
     expect(await page.getByTestId("consent-text").textContent()).toBe(record.text);
     await page.getByRole("cell", { name: record.text_sha256 }).waitFor();
     await page.getByRole("cell", { name: `${SITE}/quote?utm_source=fb-spring` }).waitFor();
-    await page.getByRole("table", { name: "Fields as sent" }).getByRole("cell", { name: "fb-spring" }).waitFor();
+    const sentFields = page.getByRole("table", { name: "Fields as sent" });
+    await sentFields.getByRole("cell", { name: "fb-spring" }).waitFor();
+    await sentFields.getByRole("cell", { name: TYPED, exact: true }).waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).toBeUndefined();
     await check(page, "console-consent");
     await page.emulateMedia({ media: "print" });
     expect(await page.getByRole("button", { name: "Print" }).isVisible()).toBe(false);

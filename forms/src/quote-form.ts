@@ -114,6 +114,7 @@ class LeadQuoteForm extends HTMLElement {
   #vehicles: Vehicle[] = [{ year: "", make: "", model: "", type: "CAR", run: true }];
   #consentAt: string | null = null;
   #payload: string | null = null;
+  #widgetState = "unverified";
   #waiters: ((payload: string) => void)[] = [];
   #started = false;
   #busy = false;
@@ -265,7 +266,7 @@ class LeadQuoteForm extends HTMLElement {
     const date = this.#input("estimated_ship_date", { type: "date", min: today(), autocomplete: "off" });
 
     const vehicles = h("div", { class: "vehicles" });
-    const addVehicle = h("button", { type: "button" }, t("add_vehicle"));
+    const addVehicle = h("button", { type: "button", id: "add-vehicle" }, t("add_vehicle"));
     const drawVehicles = () => {
       vehicles.replaceChildren(...this.#vehicles.map((v, i) => this.#vehicleFieldset(v, i, drawVehicles, addVehicle)));
       addVehicle.hidden = this.#vehicles.length >= MAX_VEHICLES;
@@ -292,7 +293,7 @@ class LeadQuoteForm extends HTMLElement {
       h("input", { type: "text", id: "company_website", name: "company_website", tabindex: "-1", autocomplete: "off" }),
     );
 
-    const submit = h("button", { type: "submit" }, t("submit"));
+    const submit = h("button", { type: "submit", id: "submit" }, t("submit"));
     const form = h(
       "form",
       { novalidate: true, "aria-label": t("submit") },
@@ -398,7 +399,7 @@ class LeadQuoteForm extends HTMLElement {
     );
     let remove: HTMLButtonElement | null = null;
     if (this.#vehicles.length > 1) {
-      remove = h("button", { type: "button", class: "remove" }, t("remove_vehicle"));
+      remove = h("button", { type: "button", class: "remove", id: `v${i}-remove` }, t("remove_vehicle"));
       remove.addEventListener("click", () => {
         this.#readVehicles();
         this.#vehicles.splice(i, 1);
@@ -448,6 +449,7 @@ class LeadQuoteForm extends HTMLElement {
     }) as AltchaElement;
     widget.addEventListener("statechange", (e) => {
       const d = (e as CustomEvent<{ state: string; payload?: string }>).detail;
+      this.#widgetState = d.state;
       if (d.state === "verified" && d.payload) {
         this.#payload = d.payload;
         for (const w of this.#waiters.splice(0)) w(d.payload);
@@ -473,7 +475,8 @@ class LeadQuoteForm extends HTMLElement {
     const fromInput = this.#form ? new FormData(this.#form).get("altcha") : null;
     if (typeof fromInput === "string" && fromInput !== "") return Promise.resolve(fromInput);
     if (this.#payload) return Promise.resolve(this.#payload);
-    if (this.#widget?.verify && this.#widget.getAttribute("data-state") !== "verifying") void this.#widget.verify();
+    // Not solving now (expired, failed, or not started): start again.
+    if (this.#widget?.verify && this.#widgetState !== "verifying") void this.#widget.verify();
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
@@ -534,6 +537,10 @@ class LeadQuoteForm extends HTMLElement {
     }
     this.#alert.textContent = [summary, ...unplaced].join(" ");
     (first ?? this.#alert).focus();
+  }
+
+  #fixSummary(n: number): string {
+    return n === 1 ? this.#t("fix_field") : this.#t("fix_fields", { n });
   }
 
   #check(): { field: string; message: string }[] {
@@ -619,7 +626,7 @@ class LeadQuoteForm extends HTMLElement {
     this.#clearErrors();
     const problems = this.#check();
     if (problems.length > 0) {
-      this.#showErrors(problems, this.#t("fix_fields", { n: problems.length }));
+      this.#showErrors(problems, this.#fixSummary(problems.length));
       return;
     }
     if (this.#preview) {
@@ -651,7 +658,7 @@ class LeadQuoteForm extends HTMLElement {
       const p = (await res.json().catch(() => ({}))) as Problem;
       this.#freshChallenge();
       if (p.code === "validation_error" && p.errors?.length) {
-        this.#showErrors(p.errors, this.#t("fix_fields", { n: p.errors.length }));
+        this.#showErrors(p.errors, this.#fixSummary(p.errors.length));
       } else if (p.code === "challenge_invalid") {
         this.#showErrors([], this.#t("challenge_again"));
       } else if (res.status === 429) {
