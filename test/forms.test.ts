@@ -16,8 +16,10 @@ import { solveChallenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lead_service_pb.ts";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
+import { bearer, connectClient } from "./helpers/grpc.ts";
 import { freshLead, movableClock, portalPerson } from "./helpers/money.ts";
 
 const FORM = "/api/v1/forms";
@@ -177,6 +179,13 @@ describe.each(BACKENDS)("drop-in form ($name)", { timeout: 120_000 }, (backend) 
     expect(record.fields.email).toBe(body.email);
     expect(record.fields.altcha).toBeUndefined();
     expect(Date.parse(record.accepted_at)).toBeGreaterThan(Date.now() - 60_000);
+
+    // gRPC tells the same.
+    const rpc = connectClient(PublicLeadService, t.port, "grpc");
+    const viaRpc = await rpc.getLead({ externalId: created.external_id }, bearer(s.secret));
+    expect(viaRpc.lead?.source).toBe("form");
+    expect(viaRpc.lead?.consent?.id).toBe(created.consent_id);
+    expect(viaRpc.lead?.consent?.textSha256).toBe(cfg.consent_text_sha256);
 
     // An API lead has a source too, and no consent record.
     const api = await j(t.call("POST", "/api/v1/public/leads/", { auth: s.secret, body: freshLead() }));

@@ -110,8 +110,11 @@ export function leadMessage(lead: Lead): LeadMessage {
         ipAddress: orUnset(lead.consent.ipAddress),
         userAgent: orUnset(lead.consent.userAgent),
         pageUrl: orUnset(lead.consent.pageUrl),
+        ...(lead.consent.id !== undefined && { id: lead.consent.id }),
+        ...(lead.consent.textSha256 !== undefined && { textSha256: lead.consent.textSha256 }),
       },
     }),
+    ...(lead.source && { source: lead.source }),
     ...(lead.duplicate && { duplicate: duplicateMessage(lead.duplicate) }),
     billable: isBillable(lead),
     ...(lead.price && {
