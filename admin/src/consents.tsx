@@ -7,7 +7,6 @@ import { Alert, Box, Button, Stack, Table, TableBody, TableCell, TableRow, Typog
 import { useQuery } from "@tanstack/react-query";
 import { useAuthenticated } from "react-admin";
 import { Link, useParams } from "react-router-dom";
-import { when } from "../../ui/src/format.ts";
 import { api, data, type Schemas } from "./api.ts";
 
 const NO_PRINT = { "@media print": { display: "none" } };
@@ -79,7 +78,7 @@ export function ConsentRecordPage() {
             rows={[
               ["Accepted", c.accepted ? "Yes: the person ticked the box" : "No"],
               ["Text SHA-256", c.text_sha256],
-              ["Received by the service", when(c.accepted_at)],
+              ["Received by the service (UTC)", c.accepted_at],
               ["Browser's clock when ticked", c.browser_time],
               ["Page", c.page_url],
               ["Origin", c.origin],
