@@ -243,6 +243,7 @@ class LeadQuoteForm extends HTMLElement {
       const place = h("p", { class: "hint", id: `${name}-place`, "aria-live": "polite" });
       input.addEventListener("input", () => {
         place.textContent = "";
+        this.#setError(input, "");
         if (ZIP.test(input.value.trim())) void this.#lookupZip(input, place);
       });
       input.addEventListener("blur", () => {
@@ -443,7 +444,8 @@ class LeadQuoteForm extends HTMLElement {
     const url = `${this.#base}${FORMS_API}/challenge/?publishable_key=${encodeURIComponent(this.#key)}`;
     const widget = h("altcha-widget", {
       name: "altcha",
-      auto: "onload",
+      // Solved once the person starts on the form (a visitor who never does costs nothing).
+      auto: "onfocus",
       challenge: url,
       configuration: JSON.stringify({ hideFooter: true, hideLogo: true, humanInteractionSignature: false }),
     }) as AltchaElement;
