@@ -171,7 +171,7 @@ ${snippet}
     const res = await fetch(`${t.url}/forms/v1/quote-form.js`, { headers: { "accept-encoding": "gzip" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
-    expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=86400, immutable");
     expect(res.headers.get("cross-origin-resource-policy")).toBe("cross-origin");
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     expect(res.headers.get("content-encoding")).toBe("gzip");

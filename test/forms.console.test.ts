@@ -212,6 +212,15 @@ describe.skipIf(!HAVE_CHROMIUM)("the drop-in form's screens in a browser", () =>
     );
     expect(bold).toBe(0);
     await check(page, "portal-form-saved");
+
+    // The form lead's page says where it came in and shows its consent record, markup as text.
+    await page.goto(`${t.url}/portal/leads/${encodeURIComponent(created.external_id)}/show?mode=test`);
+    await page.getByText("Your drop-in form").waitFor();
+    await page.getByTestId("consent-text").waitFor();
+    const record = (await (await person.portal("GET", `consents/${created.consent_id}/`)).json()) as Json;
+    expect(await page.getByTestId("consent-text").textContent()).toBe(record.text);
+    expect(await page.getByText(TYPED, { exact: true }).count()).toBeGreaterThan(0);
+    await check(page, "portal-form-lead");
     await context.close();
 
     const phone = await newContext(PHONE);

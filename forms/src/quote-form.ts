@@ -64,8 +64,16 @@ interface FormConfig {
   consent_text: string;
   consent_text_sha256: string;
   challenge: "altcha" | "turnstile";
+  turnstile_site_key: string | null;
   overseas_types: Record<string, string[]>;
 }
+
+/** Cloudflare's Turnstile API, when the service uses it instead of ALTCHA (TURNSTILE_SECRET). */
+type Turnstile = {
+  render(el: HTMLElement, options: Record<string, unknown>): string;
+  reset(id: string): void;
+};
+const TURNSTILE_SCRIPT = "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit";
 
 interface Problem {
   code?: string;
@@ -114,6 +122,8 @@ class LeadQuoteForm extends HTMLElement {
   #vehicles: Vehicle[] = [{ year: "", make: "", model: "", type: "CAR", run: true }];
   #consentAt: string | null = null;
   #payload: string | null = null;
+  /** The Turnstile widget's id, when the service uses Turnstile. */
+  #turnstileId: string | undefined;
   #widgetState = "unverified";
   #waiters: ((payload: string) => void)[] = [];
   #started = false;
@@ -164,6 +174,7 @@ class LeadQuoteForm extends HTMLElement {
         consent_text: this.getAttribute("consent-text") ?? "",
         consent_text_sha256: "",
         challenge: "altcha",
+        turnstile_site_key: null,
         overseas_types: DEFAULT_OVERSEAS,
       };
       this.#render();
@@ -440,7 +451,41 @@ class LeadQuoteForm extends HTMLElement {
     }));
   }
 
+  /**
+   * Turnstile instead of ALTCHA: Cloudflare's script (loaded once per page) renders its widget
+   * here and hands over a token, sent as `turnstile` (verified by the service). Only when the
+   * service is configured for it; the default is self-hosted.
+   */
+  #turnstileWidget(siteKey: string): HTMLElement {
+    const box = h("div", { class: "turnstile" });
+    const w = window as unknown as { turnstile?: Turnstile };
+    const render = () => {
+      this.#turnstileId = w.turnstile?.render(box, {
+        sitekey: siteKey,
+        callback: (token: string) => {
+          this.#payload = token;
+          for (const r of this.#waiters.splice(0)) r(token);
+        },
+        "expired-callback": () => {
+          this.#payload = null;
+        },
+      });
+    };
+    if (w.turnstile) render();
+    else {
+      let script = document.querySelector<HTMLScriptElement>(`script[src="${TURNSTILE_SCRIPT}"]`);
+      if (!script) {
+        script = h("script", { src: TURNSTILE_SCRIPT, async: "" }) as HTMLScriptElement;
+        document.head.append(script);
+      }
+      script.addEventListener("load", render);
+    }
+    return box;
+  }
+
   #challengeWidget(): HTMLElement {
+    const siteKey = this.#config?.turnstile_site_key;
+    if (this.#config?.challenge === "turnstile" && siteKey) return this.#turnstileWidget(siteKey);
     const url = `${this.#base}${FORMS_API}/challenge/?publishable_key=${encodeURIComponent(this.#key)}`;
     const widget = h("altcha-widget", {
       name: "altcha",
@@ -466,6 +511,11 @@ class LeadQuoteForm extends HTMLElement {
   /** Asks the widget for a fresh solution (each one is accepted once). */
   #freshChallenge(): void {
     this.#payload = null;
+    const ts = (window as unknown as { turnstile?: Turnstile }).turnstile;
+    if (this.#turnstileId !== undefined && ts) {
+      ts.reset(this.#turnstileId);
+      return;
+    }
     const w = this.#widget;
     if (!w?.reset || !w.verify) return;
     w.reset();
@@ -605,9 +655,6 @@ class LeadQuoteForm extends HTMLElement {
         model: v.model.trim(),
         type: v.type,
         vehicle_run: v.run,
-        // A quote request has no price yet.
-        tariff: 0,
-        deposit: 0,
       })),
       ...(subId ? { sub_id: subId.slice(0, 100) } : {}),
       consent: {
@@ -618,7 +665,7 @@ class LeadQuoteForm extends HTMLElement {
         ...(jornaya ? { jornaya_lead_id: jornaya } : {}),
       },
       page_url: location.href.slice(0, 2048),
-      altcha: payload,
+      ...(this.#config?.challenge === "turnstile" ? { turnstile: payload } : { altcha: payload }),
       company_website: value("company_website"),
     };
   }

@@ -497,7 +497,13 @@ export function createFormService(deps: FormServiceDeps) {
         jornayaLeadId: consent.jornaya,
         fields,
       };
-      const input = { ...fields, external_id: ids.externalId, source_url: page.url, consent: null };
+      // A person asks for a price: a vehicle's tariff and deposit are not theirs to give (0 until quoted).
+      const vehicles = Array.isArray(fields.vehicles)
+        ? fields.vehicles.map((v) =>
+            v !== null && typeof v === "object" && !Array.isArray(v) ? { tariff: 0, deposit: 0, ...v } : v,
+          )
+        : fields.vehicles;
+      const input = { ...fields, vehicles, external_id: ids.externalId, source_url: page.url, consent: null };
       try {
         const created = await deps.leads.create(c.principal, input, { source: "form", consent: record });
         return { created, consentId: ids.consentId };

@@ -1,7 +1,8 @@
 /**
  * The drop-in form's script (forms/, built by Vite into forms/dist/quote-form.js by `make
  * install`), served at its versioned path for any site's `<script src>`: `text/javascript`,
- * cached by browsers and CDNs for a year (`immutable`: the path names the version), gzipped for a
+ * cached by browsers and CDNs for a day without revalidation (`immutable`: the path names the
+ * version, which only changes compatibly; a fix reaches every page within the day), gzipped for a
  * client that takes it, and readable cross-origin (`Cross-Origin-Resource-Policy: cross-origin`
  * in place of REST's `same-origin`, and `Access-Control-Allow-Origin: *` for a `crossorigin`
  * script tag or a subresource-integrity check). A 503 naming `make install` when it is not built.
@@ -15,7 +16,7 @@ import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
 
 export const FORM_SCRIPT_FILE = fileURLToPath(new URL("../../forms/dist/quote-form.js", import.meta.url));
 
-export const FORM_SCRIPT_CACHE_CONTROL = "public, max-age=31536000, immutable";
+export const FORM_SCRIPT_CACHE_CONTROL = "public, max-age=86400, immutable";
 
 interface Built {
   readonly mtimeMs: number;
