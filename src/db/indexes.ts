@@ -98,6 +98,18 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
       "the back office's spend per day: every provider's purchases of one book in a span of days, read from the index alone (money.repository.ts purchasesPerDay)",
   },
   {
+    name: "leads_consent_id_idx",
+    table: "leads",
+    definition: "((consent->>'id')) where consent ? 'id'",
+    serves: "a form lead's consent record by its id (cns_…), for the back office and the portal",
+  },
+  {
+    name: "leads_form_created_idx",
+    table: "leads",
+    definition: "(provider_id, livemode, created_at) where source = 'form'",
+    serves: "the portal's Form page: a provider's form leads this week",
+  },
+  {
     name: "request_log_client_created_idx",
     table: "request_log",
     definition: "(client_ip, created_at desc, entry_id desc) where client_ip is not null",
