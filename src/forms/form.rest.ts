@@ -97,6 +97,8 @@ export function formGate(forms: FormService, clientAddress: ClientAddress): Rout
     }
   });
   router.use((req, res, next) => {
+    // A path without its trailing slash is the route guide's (rest/route-guide.ts: 308 to it).
+    if (!req.path.endsWith("/")) return next();
     // The key in the header (or the query): checked before the body is read.
     if (req.get("x-publishable-key") !== undefined || typeof req.query.publishable_key === "string") {
       verify(req, res, (err?: unknown) => (err ? next(err) : readBody(req, res, next)));
