@@ -59,8 +59,16 @@ portal/dist/index.html: node_modules/.installed $(PORTAL_SOURCES)
 	@echo "building the provider portal (vite, about 20 seconds)..."
 	@NODE_ENV=production vite build --config portal/vite.config.ts --logLevel warn
 
+# The drop-in quote form (forms/: a custom element with the altcha widget), one classic script
+# served at /forms/v1/quote-form.js (src/rest/form-script.ts).
+FORM_SOURCES := $(shell find forms -type f -not -path 'forms/dist/*' 2>/dev/null)
+
+forms/dist/quote-form.js: node_modules/.installed $(FORM_SOURCES)
+	@echo "building the drop-in form (vite, a few seconds)..."
+	@NODE_ENV=production vite build --config forms/vite.config.ts --logLevel warn
+
 .PHONY: install
-install: node_modules/.installed admin/dist/index.html portal/dist/index.html ## install Node 24 (if needed) and the pinned dependencies, build the back office and the provider portal
+install: node_modules/.installed admin/dist/index.html portal/dist/index.html forms/dist/quote-form.js ## install Node 24 (if needed) and the pinned dependencies, build the back office, the provider portal and the drop-in form
 	@# Fills Node's compile cache (src/start.mjs): the entry, refused a configuration, loads every module and exits.
 	@PORT=not-a-port node src/start.mjs >/dev/null 2>&1 || true
 
@@ -121,6 +129,7 @@ lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint, the 
 	tsc -p ui
 	tsc -p admin
 	tsc -p portal
+	tsc -p forms
 	tsc -p sdks/typescript
 	buf lint
 	buf format --diff --exit-code
@@ -144,7 +153,7 @@ sdk-pack: node_modules/.installed ## build the TypeScript SDK and pack it (npm p
 .PHONY: test
 test: install check-generate lint php-tools ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
 	@# check-generate rewrote generated/: rebuild the console now, not under a running test
-	$(MAKE) -s admin/dist/index.html portal/dist/index.html
+	$(MAKE) -s admin/dist/index.html portal/dist/index.html forms/dist/quote-form.js
 	@# Lenient here (a laptop may lack Postgres, Redis or chromium): a line names any group that
 	@# did not run, and the tests it skipped. Any other skipped or todo test fails the run, as does
 	@# any skip at all on a machine with every group or with TEST_STRICT=1 (.ci/run, which also

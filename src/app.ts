@@ -25,7 +25,11 @@ import { eventRoutes } from "./events/event.rest.ts";
 import { createEventRpc } from "./events/event.rpc.ts";
 import { createEventService } from "./events/event.service.ts";
 import { createOutboxRetention, type OutboxRetention } from "./events/outbox-retention.ts";
+import { FORM_SCRIPT_PATH, formGate, formRoutes } from "./forms/form.rest.ts";
+import { createFormService } from "./forms/form.service.ts";
+import { createFormChallenges } from "./forms/form-challenge.ts";
 import type { Handler } from "./http-types.ts";
+import { capWindow } from "./intake/business-time.ts";
 import { intakeRoutes } from "./intake/intake.rest.ts";
 import { createIntakeProviderRpc, createIntakePublicRpc } from "./intake/intake.rpc.ts";
 import { createIntakeService } from "./intake/intake.service.ts";
@@ -62,6 +66,7 @@ import { createRequestLogWriter, type RequestLogWriter } from "./request-log/req
 import { createRestApp, SECURITY_HEADERS } from "./rest/app.ts";
 import { appRoutes, CONSOLE_DIR, consoleRoutes, PORTAL_DIR } from "./rest/console.ts";
 import { docsRoutes } from "./rest/docs.ts";
+import { formScriptRoutes } from "./rest/form-script.ts";
 import { withShortcut } from "./rest/handoff.ts";
 import { landingRoutes } from "./rest/landing.ts";
 import { createReturnsJob, type ReturnsJob } from "./returns/returns.job.ts";
@@ -357,6 +362,23 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
   const gate = createGate(auth, admission, (token) => portalUsers.authenticate(token));
   const clientAddress = createClientAddress(config.trustProxy);
+  const forms = createFormService({
+    db,
+    now,
+    zips,
+    challenges: createFormChallenges({
+      db,
+      masterSecret: config.apiKeySecret,
+      now,
+      turnstile: config.forms.turnstile,
+    }),
+    brokerName: config.forms.brokerName,
+    limitPerIpPerHour: config.forms.limitPerIpPerHour,
+    admission,
+    attempts: limiter,
+    leads,
+    weekStart: (at) => capWindow("week", at, config.intake.businessTimezone).start,
+  });
   const rest = createRestApp({
     spec,
     gate,
@@ -373,6 +395,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       statsRoutes(stats),
       moneyRoutes(terms, ledger, config.publicBaseUrl),
       returnRoutes(returns, config.publicBaseUrl),
+      formRoutes(forms, { clientAddress, publicBaseUrl: config.publicBaseUrl }),
       portalRoutes(portal, portalUsers, {
         clientAddress,
         publicBaseUrl: config.publicBaseUrl,
@@ -386,6 +409,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     validateResponses: config.validateResponses,
     readiness: createReadiness(db, limiter),
     extraRoutes: [
+      formGate(forms, clientAddress),
       landingRoutes(spec.document),
       docsRoutes(),
       consoleRoutes(CONSOLE_DIR, {
@@ -394,6 +418,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           : undefined,
       }),
       appRoutes("/portal", PORTAL_DIR, "the provider portal", "portal/ into portal/dist"),
+      formScriptRoutes(FORM_SCRIPT_PATH),
     ],
   });
   const errorDetails = [leadErrorDetails, returnErrorDetails];

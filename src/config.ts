@@ -126,6 +126,17 @@ export interface Config {
      */
     readonly enabled: boolean;
   };
+  /** The drop-in quote form (forms/). */
+  readonly forms: {
+    /** BROKER_NAME: who the consent text names as the one who will call (default "the broker"). */
+    readonly brokerName: string;
+    /** FORM_LIMIT_PER_IP_PER_HOUR (default 10): form submissions per client address and publishable key per clock hour. */
+    readonly limitPerIpPerHour: number;
+    /** TURNSTILE_SECRET (with TURNSTILE_SITE_KEY): Cloudflare Turnstile instead of the ALTCHA proof of work. */
+    readonly turnstile:
+      | { readonly secret: string; readonly siteKey: string | undefined; readonly verifyUrl: string }
+      | undefined;
+  };
   readonly webhooks: {
     /** Deliveries this instance sends at once; 0: this instance sends none. */
     readonly concurrency: number;
@@ -323,6 +334,11 @@ export function loadConfig(env: Env = process.env): Config {
       returnsIntervalMs: int("RETURNS_INTERVAL_SECONDS", 60, 1, 86_400) * 1000,
       enabled: bool("LEDGER_ENABLED", true),
     },
+    forms: {
+      brokerName: str("BROKER_NAME") ?? "the broker",
+      limitPerIpPerHour: int("FORM_LIMIT_PER_IP_PER_HOUR", 10, 1, 100_000),
+      turnstile: turnstile(str("TURNSTILE_SECRET"), str("TURNSTILE_SITE_KEY"), str("TURNSTILE_VERIFY_URL"), problems),
+    },
     webhooks: {
       concurrency: webhookConcurrency,
       perEndpoint: int("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 4, 1, 256),
@@ -463,4 +479,25 @@ function smtpUrl(raw: string | undefined, problems: string[]): string | undefine
     problems.push("SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465");
     return undefined;
   }
+}
+
+const TURNSTILE_VERIFY_URL = "https://challenges.cloudflare.com/turnstile/v0/siteverify";
+
+function turnstile(
+  secret: string | undefined,
+  siteKey: string | undefined,
+  verifyUrl: string | undefined,
+  problems: string[],
+): Config["forms"]["turnstile"] {
+  if (secret === undefined) {
+    if (siteKey !== undefined || verifyUrl !== undefined) {
+      problems.push("TURNSTILE_SITE_KEY and TURNSTILE_VERIFY_URL need TURNSTILE_SECRET");
+    }
+    return undefined;
+  }
+  if (siteKey === undefined)
+    problems.push("TURNSTILE_SECRET needs TURNSTILE_SITE_KEY (the form shows the widget with it)");
+  const url = verifyUrl ?? TURNSTILE_VERIFY_URL;
+  if (!/^https?:\/\/[^\s]+$/.test(url)) problems.push(`TURNSTILE_VERIFY_URL must be an http(s) URL, not ${url}`);
+  return { secret, siteKey, verifyUrl: url };
 }

@@ -19,9 +19,16 @@ import { PublicLeadService } from "../generated/proto/leadprovider/v1/public_lea
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { bearer, connectClient } from "./helpers/grpc.ts";
 
-type Rule = "provider_key" | "admin_jwt" | "any_jwt" | "workflow_jwt" | "portal_session" | "open";
-type Credential = "none" | "provider_key" | "jwt" | "admin_jwt" | "portal_session";
-const CREDENTIALS: readonly Credential[] = ["none", "provider_key", "jwt", "admin_jwt", "portal_session"];
+type Rule = "provider_key" | "admin_jwt" | "any_jwt" | "workflow_jwt" | "portal_session" | "publishable_key" | "open";
+type Credential = "none" | "provider_key" | "jwt" | "admin_jwt" | "portal_session" | "publishable_key";
+const CREDENTIALS: readonly Credential[] = [
+  "none",
+  "provider_key",
+  "jwt",
+  "admin_jwt",
+  "portal_session",
+  "publishable_key",
+];
 
 /** The surface table: which credentials each rule lets through; the others are refused. */
 const ALLOWED: Record<Rule, readonly Credential[]> = {
@@ -32,7 +39,9 @@ const ALLOWED: Record<Rule, readonly Credential[]> = {
   workflow_jwt: ["admin_jwt"],
   // A provider portal user's session cookie, and nothing else.
   portal_session: ["portal_session"],
-  open: ["none", "provider_key", "jwt", "admin_jwt", "portal_session"],
+  // The drop-in form's key, from an allowed origin; it opens nothing else (sent as a bearer there).
+  publishable_key: ["publishable_key"],
+  open: ["none", "provider_key", "jwt", "admin_jwt", "portal_session", "publishable_key"],
 };
 
 /** REST path prefixes → rule (README "Security", docs/architecture.md). */
@@ -47,6 +56,7 @@ const REST_RULES: readonly [prefix: string, rule: Rule][] = [
   ["/api/v1/portal/invite/", "open"],
   ["/api/v1/portal/invite/accept/", "open"],
   ["/api/v1/portal/", "portal_session"],
+  ["/api/v1/forms/", "publishable_key"],
   ["/healthz", "open"],
   ["/readyz", "open"],
 ];
@@ -65,6 +75,7 @@ const SCHEME_RULES: Record<string, readonly Rule[]> = {
   ProviderApiKey: ["provider_key"],
   AdminJwt: ["admin_jwt", "any_jwt"],
   PortalSession: ["portal_session"],
+  PublishableKey: ["publishable_key"],
   none: ["open"],
 };
 
@@ -137,6 +148,17 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
       })
     ).json()) as { invite_url: string };
     const token = invited.invite_url.split("#invite=")[1];
+    // A publishable key whose form allows this service's own origin (a loopback: a test key).
+    const formProvider = await t.provider();
+    const issued = await t.call("POST", `/api/v1/lead_providers/${formProvider.id}/publishable_key/`, {
+      auth: tokens.admin_jwt,
+      body: { mode: "test" },
+    });
+    tokens.publishable_key = ((await issued.json()) as Json).publishable_key as string;
+    await t.call("PUT", `/api/v1/lead_providers/${formProvider.id}/form_settings/`, {
+      auth: tokens.admin_jwt,
+      body: { allowed_origins: [t.url], consent_text: null, enabled: true },
+    });
     await t.call("POST", "/api/v1/portal/invite/accept/", {
       body: { token, password: PORTAL_PASSWORD },
       headers: { origin: t.url },
@@ -181,7 +203,12 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
       const res = await t.call(op.method, op.url, {
         ...(token !== undefined && { auth: token }),
         ...(op.method !== "GET" && { body: {} }),
-        headers: { origin: t.url, ...(cookie && { cookie }) },
+        headers: {
+          origin: t.url,
+          ...(cookie && { cookie }),
+          // Every credential also travels where the form reads its key: only a publishable key opens it.
+          ...(token !== undefined && { "x-publishable-key": token }),
+        },
       });
       const refused = res.status === 401 || res.status === 403;
       const allowed = ALLOWED[rule].includes(credential);

@@ -88,6 +88,7 @@ describe.each(BACKENDS)("Public Lead API over Connect and gRPC ($name)", (backen
     const req = request();
     const { lead } = await client.createLead(req, bearer(key));
     expect(lead?.state).toBe(LeadState.LEAD);
+    expect(lead?.source).toBe("grpc");
     expect(lead?.orderNumber).toMatch(/^LP-[0-9A-HJKMNP-TV-Z]{10}$/);
     expect(lead?.origin).toMatchObject({ zip: "33101", city: "Miami", state: "FL" });
     expect(lead?.destination).toMatchObject({ zip: "00901", city: "San Juan", state: "PR" });
@@ -97,6 +98,7 @@ describe.each(BACKENDS)("Public Lead API over Connect and gRPC ($name)", (backen
       order_number: lead?.orderNumber,
       overseas_type: "FOREIGN",
       ship_via: "ROLLON_ROLLOFF",
+      source: "grpc",
       vehicles: [
         { year: 2019, make: "Honda", model: "Civic", type: "CAR", tariff: 1800, deposit: 200, vehicle_run: true },
       ],
@@ -109,6 +111,7 @@ describe.each(BACKENDS)("Public Lead API over Connect and gRPC ($name)", (backen
     const client = connectClient(PublicLeadService, t.port, "grpc");
     const { lead } = await client.getLead({ externalId: body.external_id as string }, bearer(key));
     expect(Number(lead?.id)).toBe(created.id);
+    expect(lead?.source).toBe("api");
     expect(lead?.shipVia).toBe(ShipVia.OPEN);
     expect(lead?.history.map((h) => h.toState)).toEqual([LeadState.LEAD]);
   });

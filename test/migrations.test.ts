@@ -13,6 +13,8 @@ import { BACKENDS, createTestDatabase } from "./helpers/database.ts";
 const TABLES = [
   "api_keys",
   "audit_log",
+  "form_challenges_used",
+  "form_settings",
   "lead_events",
   "lead_returns",
   "lead_state_history",
@@ -27,6 +29,7 @@ const TABLES = [
   "portal_users",
   "provider_terms",
   "providers",
+  "publishable_keys",
   "request_log",
   "request_log_tallies",
   "request_outcomes_daily",

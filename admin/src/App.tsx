@@ -11,6 +11,7 @@ import { Route } from "react-router-dom";
 import { ConsoleApp } from "../../ui/src/ConsoleApp.tsx";
 import { AuditList } from "./audit.tsx";
 import { authProvider, FORBIDDEN_PATH } from "./authProvider.ts";
+import { ConsentRecordPage } from "./consents.tsx";
 import { Dashboard } from "./dashboard.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { ForbiddenPage } from "./ForbiddenPage.tsx";
@@ -62,6 +63,7 @@ export function App() {
       <Resource name="returns" list={ReturnsPage} icon={UndoIcon} options={{ label: "Returns" }} />
       <CustomRoutes noLayout>
         <Route path={FORBIDDEN_PATH} element={<ForbiddenPage />} />
+        <Route path="/consents/:id" element={<ConsentRecordPage />} />
       </CustomRoutes>
     </ConsoleApp>
   );

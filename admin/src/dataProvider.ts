@@ -72,8 +72,11 @@ export function leadRecord(lead: LeadMessage, providerId: bigint): RaRecord {
     phone_e164: lead.phoneE164,
     sub_id: lead.subId ?? null,
     source_url: lead.sourceUrl ?? null,
+    source: lead.source ?? null,
     consent: lead.consent
       ? {
+          id: lead.consent.id ?? null,
+          text_sha256: lead.consent.textSha256 ?? null,
           trusted_form_cert_url: lead.consent.trustedFormCertUrl ?? null,
           jornaya_lead_id: lead.consent.jornayaLeadId ?? null,
           consent_text: lead.consent.consentText ?? null,

@@ -37,6 +37,9 @@ import { workflow } from "./api.ts";
 import { ListActions } from "./listActions.tsx";
 import { LeadReturnPanel } from "./returns.tsx";
 
+/** Where a lead came in: the Public API over REST, the drop-in form, or gRPC (`null`: before sources were recorded). */
+const SOURCES: Record<string, string> = { api: "Public API (REST)", form: "Drop-in form", grpc: "Public API (gRPC)" };
+
 const STATES = [
   { id: "LEAD", name: "LEAD" },
   { id: "QUOTE", name: "QUOTE" },
@@ -217,15 +220,20 @@ export function LeadShow() {
         />
         <TextField source="sub_id" label="Sub-source" emptyText="—" />
         <TextField source="source_url" emptyText="—" />
+        <FunctionField label="Source" render={(l) => SOURCES[l.source as string] ?? "Not recorded"} />
         <FunctionField
           label="Consent"
           render={(l) =>
-            l.consent
-              ? Object.entries(l.consent as Record<string, string | null>)
-                  .filter(([, v]) => v !== null)
-                  .map(([k, v]) => `${k}: ${v}`)
-                  .join(" · ")
-              : "—"
+            l.consent?.id ? (
+              <Link to={`/consents/${l.consent.id}`}>Consent record {l.consent.id}</Link>
+            ) : l.consent ? (
+              Object.entries(l.consent as Record<string, string | null>)
+                .filter(([, v]) => v !== null)
+                .map(([k, v]) => `${k}: ${v}`)
+                .join(" · ")
+            ) : (
+              "—"
+            )
           }
         />
         <TextField source="company_name" emptyText="—" />

@@ -36,6 +36,7 @@ import { Link } from "react-router-dom";
 import { num, relative } from "../../ui/src/format.ts";
 import { ListActions } from "./listActions.tsx";
 import { DeactivateButton } from "./providers/DeactivateButton.tsx";
+import { FormPanel } from "./providers/FormPanel.tsx";
 import { IntakePanel } from "./providers/IntakePanel.tsx";
 import { KeyPanel } from "./providers/KeyPanel.tsx";
 import { MoneyPanel } from "./providers/MoneyPanel.tsx";
@@ -241,6 +242,7 @@ function Panels() {
       <MoneyPanel />
       <WebhookPanel />
       <PortalUsersPanel />
+      <FormPanel />
     </>
   );
 }

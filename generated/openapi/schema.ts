@@ -2196,6 +2196,268 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/forms/config/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the drop-in form shows
+     * @description The consent text the form shows (and its SHA-256, which a submission sends back), the
+     *     broker's name, the bot check in use and the ship-via choices. Called by the form script
+     *     from a page of one of the provider's allowed origins with the publishable key; answers
+     *     carry `Access-Control-Allow-Origin` for that origin only (see "Drop-in form").
+     */
+    get: operations["getFormConfig"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/forms/challenge/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A proof-of-work challenge for the form
+     * @description A signed ALTCHA challenge (altcha-lib v2), valid for 5 minutes, which the form's widget
+     *     solves in the browser; the submission sends the solution in `altcha`. Each solution is
+     *     accepted once, by any instance.
+     */
+    get: operations["getFormChallenge"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/forms/zip/{zip}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The city of a ZIP code, for the form
+     * @description The city and state of a 5-digit US ZIP code from the service's ZIP directory, which the
+     *     form shows under each ZIP field as the person types.
+     */
+    get: operations["getFormZip"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/forms/leads/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Submit a lead from the drop-in form
+     * @description A person's quote request from the form on one of the provider's allowed origins: the
+     *     Public API's lead body without `external_id` (the service gives one, `form_…`), plus the
+     *     consent the person gave (`consent.accepted`, and `consent.text_sha256` of the text the form
+     *     showed), the page (`page_url`), the solved challenge (`altcha`) and the honeypot
+     *     (`company_website`, empty). Refused before intake, storing nothing and counting against no
+     *     cap: no or a forged, expired or used challenge (400 `challenge_invalid`), the honeypot
+     *     filled (400 `honeypot_filled`), no consent (400 `consent_required`), a wrong or missing
+     *     key (401), a secret key (401 `secret_key_refused`), another origin or none (403), more
+     *     than `FORM_LIMIT_PER_IP_PER_HOUR` submissions from one address in a clock hour (429), a
+     *     body over 32 KiB (413). Then the same intake, caps and duplicate check as the Public API
+     *     (a refusal's `detail` is worded for the person on the page). The lead is stored with
+     *     `source: form` and its consent record (`cns_…`).
+     */
+    post: operations["createFormLead"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/publishable_key/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Issue or rotate the provider's publishable key of a mode
+     * @description Issues the drop-in form's publishable key of the mode (`lp_pub_live_…`, `lp_pub_test_…`),
+     *     replacing the previous one, which stops at once. Publishable keys are not secrets: they
+     *     only let a page of the provider's allowed origins use the form. Audited. Requires the
+     *     admin-only position.
+     */
+    post: operations["issuePublishableKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/form_settings/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * The provider's drop-in form settings
+     * @description Allowed origins, consent text, on or off, the publishable keys and the snippets to paste. Requires the admin-only position.
+     */
+    get: operations["getFormSettings"];
+    /**
+     * Replace the provider's drop-in form settings
+     * @description Replaces the allowed origins (each `https://host[:port]`; `http://localhost…` and loopback
+     *     addresses only for test keys; at most 20), the consent text (null: the default, naming
+     *     `BROKER_NAME`) and whether the form is on. Audited. Requires the admin-only position.
+     */
+    put: operations["updateFormSettings"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/admin/consents/{consent_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A consent record's id (`cns_…`). */
+        consent_id: components["parameters"]["ConsentId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * A form lead's consent record
+     * @description The whole record the drop-in form made when the person sent the lead. Requires the admin-only position.
+     */
+    get: operations["getConsentRecord"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/form_settings/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The provider's drop-in form settings
+     * @description As `GET /api/v1/lead_providers/{id}/form_settings/`, for the signed-in user's provider (the portal's Form page).
+     */
+    get: operations["getPortalFormSettings"];
+    /**
+     * Replace the provider's drop-in form settings
+     * @description As `PUT /api/v1/lead_providers/{id}/form_settings/`, for the signed-in user's provider; audited as `portal:<email>`.
+     */
+    put: operations["updatePortalFormSettings"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/form_settings/publishable_key/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Issue or rotate the provider's publishable key of a mode
+     * @description As `POST /api/v1/lead_providers/{id}/publishable_key/`, for the signed-in user's provider.
+     */
+    post: operations["issuePortalPublishableKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/form_stats/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * This week's form leads and refusals by reason
+     * @description Form leads stored since the business week began (Monday, `BUSINESS_TIMEZONE`), and the form's refused submissions by code (from the request log).
+     */
+    get: operations["getPortalFormStats"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/consents/{consent_id}/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A consent record's id (`cns_…`). */
+        consent_id: components["parameters"]["ConsentId"];
+      };
+      cookie?: never;
+    };
+    /**
+     * A form lead's consent record
+     * @description The record of one of the provider's own form leads (another provider's is not found alike).
+     */
+    get: operations["getPortalConsentRecord"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   "lead.created": {
@@ -2528,6 +2790,152 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
+    FormConfig: {
+      /** @description False for a test key (leads go to the sandbox). */
+      livemode: boolean;
+      broker_name: string;
+      /** @description The text the form shows beside the consent box (the provider's, or the default naming the broker). */
+      consent_text: string;
+      /** @description SHA-256 of `consent_text` (UTF-8, hex); a submission sends it back in `consent.text_sha256`. */
+      consent_text_sha256: string;
+      form_version: string;
+      /** @enum {string} */
+      challenge: "altcha" | "turnstile";
+      turnstile_site_key: string | null;
+      /** @description The ship-via choices of each overseas type. */
+      overseas_types: {
+        [key: string]: string[];
+      };
+    };
+    /** @description An ALTCHA v2 challenge as altcha-lib's `createChallenge` makes it, for the altcha widget. */
+    FormChallenge: {
+      parameters: {
+        [key: string]: unknown;
+      };
+      signature: string;
+    };
+    FormZip: {
+      zip: string;
+      city: string;
+      state: string;
+    };
+    /**
+     * @description The Public API's lead body (`LeadCreateBase`: names, email, phone, ZIPs, ship date,
+     *     `overseas_type`, `ship_via`, vehicles, `sub_id`, …) without `external_id`, and the form's
+     *     own members below. Each bad member is named as the Public API names it.
+     */
+    FormLeadCreate: {
+      consent: components["schemas"]["FormConsent"];
+      /** @description The page the form is on (stored as the lead's `source_url` and in the consent record). */
+      page_url?: string | null;
+      /** @description The altcha widget's payload (the solved challenge of `GET /api/v1/forms/challenge/`). */
+      altcha?: string | null;
+      /** @description The Turnstile token, instead of `altcha`, when the service uses Turnstile. */
+      turnstile?: string | null;
+      /** @description The honeypot, hidden from people; anything in it refuses the submission. */
+      company_website?: string | null;
+      /** @description The publishable key, when it is not in `X-Publishable-Key`. */
+      publishable_key?: string;
+    } & {
+      [key: string]: unknown;
+    };
+    FormConsent: {
+      /** @description The person ticked the consent box (false or missing refuses the submission). */
+      accepted: boolean;
+      /** @description `consent_text_sha256` of `GET /api/v1/forms/config/`: the text the form showed. */
+      text_sha256: string;
+      /** @description The browser's clock when the box was ticked (RFC 3339), kept as sent. */
+      accepted_at?: string | null;
+      /** @description The page's TrustedForm certificate URL, if the page has one. */
+      trusted_form_cert_url?: string | null;
+      /** @description The page's Jornaya LeadiD token, if the page has one. */
+      jornaya_lead_id?: string | null;
+    } & {
+      [key: string]: unknown;
+    };
+    FormLeadCreated: {
+      order_number: string;
+      external_id: string;
+      state: string;
+      livemode: boolean;
+      consent_id: string;
+    };
+    PublishableKeyRequest: {
+      /** @enum {string} */
+      mode: "live" | "test";
+    };
+    PublishableKey: {
+      publishable_key: string;
+      /** @enum {string} */
+      mode: "live" | "test";
+      /** Format: date-time */
+      created_at: string;
+    };
+    FormSettingsUpdate: {
+      allowed_origins: string[];
+      /** @description Null for the default text (naming `BROKER_NAME`). */
+      consent_text: string | null;
+      enabled: boolean;
+    };
+    FormSettings: {
+      allowed_origins: string[];
+      consent_text: string;
+      consent_text_is_default: boolean;
+      enabled: boolean;
+      /** Format: date-time */
+      updated_at: string | null;
+      publishable_keys: {
+        live: components["schemas"]["PublishableKey"] | null;
+        test: components["schemas"]["PublishableKey"] | null;
+      };
+      script_url: string;
+      form_version: string;
+      /** @description What to paste into a page, per mode (null until that mode's key is issued). */
+      snippets: {
+        live: string | null;
+        test: string | null;
+      };
+    };
+    FormStats: {
+      livemode: boolean;
+      /** Format: date-time */
+      week_start: string;
+      form_leads: number;
+      refusals: {
+        code: string;
+        count: number;
+      }[];
+    };
+    /** @description What the drop-in form recorded when the person sent the lead. */
+    ConsentRecord: {
+      id: string;
+      lead_id: number;
+      order_number: string;
+      external_id: string;
+      livemode: boolean;
+      /** @description The consent text exactly as the form showed it. */
+      text: string;
+      text_sha256: string;
+      accepted: boolean;
+      /**
+       * Format: date-time
+       * @description The service's time at submission.
+       */
+      accepted_at: string;
+      /** @description The browser's clock when the box was ticked, as sent. */
+      browser_time: string | null;
+      page_url: string | null;
+      origin: string;
+      ip_address: string | null;
+      user_agent: string | null;
+      form_version: string;
+      trusted_form_cert_url: string | null;
+      jornaya_lead_id: string | null;
+      /** @description The lead's fields as the form submitted them. */
+      fields: {
+        [key: string]: unknown;
+      };
+    };
     /** @description The price of a billable lead, fixed when it was accepted (whole cents). */
     LeadPrice: {
       /**
@@ -3965,8 +4373,18 @@ export interface components {
        * @example https://quotes.example.com/auto-transport
        */
       source_url: string | null;
-      /** @description The consent evidence, as sent; null when none was. */
-      consent: components["schemas"]["Consent"] | null;
+      /**
+       * @description Where the lead came in: `api` (the Public API over REST), `form` (the drop-in quote
+       *     form, see "Drop-in form"), `grpc` (gRPC, Connect or gRPC-Web); null for a lead stored
+       *     before sources were kept.
+       * @example api
+       */
+      source: ("api" | "form" | "grpc") | null;
+      /**
+       * @description The consent evidence: as sent, or for a form lead the record the form made (its `id`
+       *     opens the whole record); null when none was sent.
+       */
+      consent: components["schemas"]["LeadConsent"] | null;
       /**
        * @description Set when the lead duplicates a lead created earlier in the look-back window (see
        *     `intake_rules`); null otherwise. A duplicate is stored only under `duplicate_policy`
@@ -4142,6 +4560,16 @@ export interface components {
         | "contest_window_closed"
         | "return_decided"
         | "return_not_contested"
+        | "challenge_invalid"
+        | "honeypot_filled"
+        | "publishable_key_required"
+        | "publishable_key_invalid"
+        | "secret_key_refused"
+        | "origin_required"
+        | "origin_not_allowed"
+        | "form_disabled"
+        | "zip_not_found"
+        | "consent_not_found"
         | "rate_limited"
         | "not_found"
         | "method_not_allowed"
@@ -4713,6 +5141,36 @@ export interface components {
       ip_address?: string | null;
       user_agent?: string | null;
       /** @description The page where the shipper consented, an absolute http(s) URL. */
+      page_url?: string | null;
+    };
+    /**
+     * @description A lead's consent evidence: the members of `Consent` as sent, or, for a lead from the
+     *     drop-in form, the consent record the form made (`id` set: `cns_…`; the whole record,
+     *     with the fields as submitted, is `GET /api/v1/portal/consents/{id}/` and
+     *     `GET /api/v1/admin/consents/{id}/`).
+     */
+    LeadConsent: {
+      /**
+       * @description The form's consent record (`cns_…`); null for consent sent through the API.
+       * @example cns_4Qd8ZkP2mT7vX1bN9cR3sL
+       */
+      id?: string | null;
+      /** @example https://cert.trustedform.com/2f6a1b3c4d5e6f708192a3b4c5d6e7f8091a2b3c */
+      trusted_form_cert_url?: string | null;
+      /** @example 8c1f1e8e-4c5b-4d2a-9a0b-3c4d5e6f7a8b */
+      jornaya_lead_id?: string | null;
+      /** @description The consent language the shipper agreed to (for a form lead, exactly as the form showed it). */
+      consent_text?: string | null;
+      /** @description SHA-256 (lower-case hex) of `consent_text` in UTF-8, for a form lead; null otherwise. */
+      text_sha256?: string | null;
+      /**
+       * Format: date-time
+       * @description When the shipper consented (for a form lead, the service's time at submission).
+       */
+      consented_at?: string | null;
+      /** @example 203.0.113.7 */
+      ip_address?: string | null;
+      user_agent?: string | null;
       page_url?: string | null;
     };
     /**
@@ -5350,6 +5808,92 @@ export interface components {
     };
   };
   responses: {
+    /**
+     * @description No publishable key (`publishable_key_required`), a key that is not valid
+     *     (`publishable_key_invalid`: unknown, replaced, or of an inactive provider), or a secret
+     *     API key (`secret_key_refused`: never put one on a page). Answered without CORS headers:
+     *     the page sees a network error.
+     */
+    FormKeyRefused: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /**
+     * @description The request carries no `Origin` (`origin_required`), or one the provider has not allowed
+     *     for this key's mode (`origin_not_allowed`; `http://localhost…` only with a test key), or
+     *     the form is switched off (`form_disabled`). Answered without CORS headers.
+     */
+    FormOriginRefused: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /**
+     * @description Too many requests: submissions from this address with this key in the clock hour
+     *     (`FORM_LIMIT_PER_IP_PER_HOUR`), reads of the form from this address in the minute, the
+     *     provider's own limits, failed keys from this address, or the intake rules' cap, schedule
+     *     or pause (`cap_reached`, `intake_closed`, `intake_paused`, worded for the person on the
+     *     page). Wait `Retry-After` seconds.
+     */
+    FormRateLimited: {
+      headers: {
+        "Retry-After": components["headers"]["Retry-After"];
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The form settings, keys and snippets. */
+    FormSettingsAnswer: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": components["schemas"]["FormSettings"];
+      };
+    };
+    /** @description A member is invalid; `errors` names each (`allowed_origins[0]`, `consent_text`, `enabled`, `mode`). */
+    FormSettingsInvalid: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The consent record. */
+    ConsentRecordAnswer: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/json": components["schemas"]["ConsentRecord"];
+      };
+    };
+    /** @description No consent record with this id (of this provider, in the portal). */
+    ConsentNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description No route answers this path (the problem names the closest one). */
     RouteNotFound: {
       headers: {
@@ -5835,6 +6379,10 @@ export interface components {
     };
   };
   parameters: {
+    /** @description The publishable key, when it cannot travel in `X-Publishable-Key` (a preflight names it only here). */
+    PublishableKeyQuery: string;
+    /** @description A consent record's id (`cns_…`). */
+    ConsentId: string;
     /** @description `live` (default) or `test`: which of the provider's books. */
     BookMode: "live" | "test";
     /** @description The month, `YYYY-MM`, in the broker's time zone; not in the future. */
@@ -9329,6 +9877,389 @@ export interface operations {
       400: components["responses"]["QueryValidationFailed"];
       401: components["responses"]["PortalUnauthorized"];
       403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getFormConfig: {
+    parameters: {
+      query?: {
+        /** @description The publishable key, when it cannot travel in `X-Publishable-Key` (a preflight names it only here). */
+        publishable_key?: components["parameters"]["PublishableKeyQuery"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The form's configuration. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FormConfig"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["FormKeyRefused"];
+      403: components["responses"]["FormOriginRefused"];
+      429: components["responses"]["FormRateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getFormChallenge: {
+    parameters: {
+      query?: {
+        /** @description The publishable key, when it cannot travel in `X-Publishable-Key` (a preflight names it only here). */
+        publishable_key?: components["parameters"]["PublishableKeyQuery"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A challenge. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FormChallenge"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["FormKeyRefused"];
+      403: components["responses"]["FormOriginRefused"];
+      429: components["responses"]["FormRateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getFormZip: {
+    parameters: {
+      query?: {
+        /** @description The publishable key, when it cannot travel in `X-Publishable-Key` (a preflight names it only here). */
+        publishable_key?: components["parameters"]["PublishableKeyQuery"];
+      };
+      header?: never;
+      path: {
+        zip: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The place. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FormZip"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["FormKeyRefused"];
+      403: components["responses"]["FormOriginRefused"];
+      /** @description Not a ZIP code of the US ZIP directory. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      429: components["responses"]["FormRateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  createFormLead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["FormLeadCreate"];
+      };
+    };
+    responses: {
+      /** @description The lead is stored. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FormLeadCreated"];
+        };
+      };
+      /**
+       * @description A field is invalid (each named in `errors`), the challenge is invalid, the honeypot is
+       *     filled, consent was not given, or the intake rules refuse the lead (`duplicate_lead`
+       *     under the reject policy, `outside_criteria`), in words for the person on the page.
+       */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["FormKeyRefused"];
+      403: components["responses"]["FormOriginRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["FormRateLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  issuePublishableKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PublishableKeyRequest"];
+      };
+    };
+    responses: {
+      /** @description The new key. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PublishableKey"];
+        };
+      };
+      400: components["responses"]["FormSettingsInvalid"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getFormSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components["responses"]["FormSettingsAnswer"];
+      400: components["responses"]["FormSettingsInvalid"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  updateFormSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["FormSettingsUpdate"];
+      };
+    };
+    responses: {
+      200: components["responses"]["FormSettingsAnswer"];
+      400: components["responses"]["FormSettingsInvalid"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ProviderNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getConsentRecord: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A consent record's id (`cns_…`). */
+        consent_id: components["parameters"]["ConsentId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components["responses"]["ConsentRecordAnswer"];
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["ConsentNotFound"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalFormSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components["responses"]["FormSettingsAnswer"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  updatePortalFormSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["FormSettingsUpdate"];
+      };
+    };
+    responses: {
+      200: components["responses"]["FormSettingsAnswer"];
+      400: components["responses"]["FormSettingsInvalid"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  issuePortalPublishableKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PublishableKeyRequest"];
+      };
+    };
+    responses: {
+      /** @description The new key. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PublishableKey"];
+        };
+      };
+      400: components["responses"]["FormSettingsInvalid"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalFormStats: {
+    parameters: {
+      query?: {
+        /** @description `live` (default) or `test`: the leads, events, requests or stats of that mode, as its key would see them. */
+        mode?: components["parameters"]["PortalMode"];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description This week's counts. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FormStats"];
+        };
+      };
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  getPortalConsentRecord: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A consent record's id (`cns_…`). */
+        consent_id: components["parameters"]["ConsentId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components["responses"]["ConsentRecordAnswer"];
+      400: components["responses"]["QueryValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalForbidden"];
+      404: components["responses"]["ConsentNotFound"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];

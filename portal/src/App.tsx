@@ -7,6 +7,7 @@ import { authProvider } from "./authProvider.ts";
 import { DocsPage } from "./Docs.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { EarningsPage } from "./Earnings.tsx";
+import { FormPage } from "./Form.tsx";
 import { Home } from "./Home.tsx";
 import { InvitePage } from "./Invite.tsx";
 import { Layout } from "./Layout.tsx";
@@ -38,6 +39,7 @@ export function App() {
         <Route path="/returns" element={<ReturnsPage />} />
         <Route path="/webhooks" element={<WebhooksPage />} />
         <Route path="/sandbox" element={<SandboxPage />} />
+        <Route path="/form" element={<FormPage />} />
         <Route path="/docs" element={<DocsPage />} />
         <Route path="/account" element={<AccountPage />} />
       </CustomRoutes>

@@ -2,6 +2,7 @@
 import BarChartIcon from "@mui/icons-material/BarChart";
 import DashboardIcon from "@mui/icons-material/Dashboard";
 import DescriptionIcon from "@mui/icons-material/Description";
+import DynamicFormIcon from "@mui/icons-material/DynamicForm";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ManageAccountsIcon from "@mui/icons-material/ManageAccounts";
 import PaymentsIcon from "@mui/icons-material/Payments";
@@ -43,6 +44,7 @@ function PortalMenu() {
       <Menu.Item to="/returns" primaryText="Returns" leftIcon={<UndoIcon />} />
       <Menu.Item to="/webhooks" primaryText="Webhooks" leftIcon={<WebhookIcon />} />
       <Menu.Item to="/sandbox" primaryText="Sandbox" leftIcon={<ScienceIcon />} />
+      <Menu.Item to="/form" primaryText="Form" leftIcon={<DynamicFormIcon />} />
       <Menu.Item to="/docs" primaryText="Integration docs" leftIcon={<DescriptionIcon />} />
       <Menu.Item to="/account" primaryText="Account" leftIcon={<ManageAccountsIcon />} />
     </Menu>

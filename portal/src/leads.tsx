@@ -1,5 +1,6 @@
 /** The provider's leads, live or test, and one lead with its history. */
 import { type Theme, useMediaQuery } from "@mui/material";
+import { useQuery } from "@tanstack/react-query";
 import {
   Datagrid,
   DateField,
@@ -12,10 +13,12 @@ import {
   useRecordContext,
 } from "react-admin";
 import { useSearchParams } from "react-router-dom";
+import { ConsentRecordView } from "../../ui/src/components/ConsentRecord.tsx";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
 import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { api, data } from "./api.ts";
 
 export const MODE_CHOICES = [
   { id: "live", name: "Live" },
@@ -80,6 +83,27 @@ function TestNotice() {
   return lead && !lead.livemode ? <TestBanner what="lead" /> : null;
 }
 
+const SOURCES: Record<string, string> = {
+  api: "The API (REST)",
+  form: "Your drop-in form",
+  grpc: "The API (gRPC)",
+};
+
+/** A form lead's consent record (what the person saw and ticked); for other leads, what was sent. */
+function Consent({ lead }: { lead: { consent?: { id?: string | null; consent_text?: string | null } | null } }) {
+  const id = lead.consent?.id ?? null;
+  const record = useQuery({
+    queryKey: ["consent", id],
+    enabled: id !== null,
+    queryFn: () =>
+      data(api.GET("/api/v1/portal/consents/{consent_id}/", { params: { path: { consent_id: id ?? "" } } })),
+  });
+  if (id === null) return lead.consent?.consent_text ? `Sent with the lead: ${lead.consent.consent_text}` : "None sent";
+  if (record.error) return `Consent record ${id} could not be read: ${record.error.message}`;
+  if (!record.data) return `Consent record ${id}…`;
+  return <ConsentRecordView record={record.data} />;
+}
+
 export function LeadShow() {
   const [params] = useSearchParams();
   return (
@@ -114,8 +138,10 @@ export function LeadShow() {
             l.billable ? "Yes" : !l.livemode ? "No (a test lead)" : l.duplicate ? "No (a duplicate)" : "No"
           }
         />
+        <FunctionField label="Came in through" render={(l) => SOURCES[l.source as string] ?? "Not recorded"} />
         <DateField source="created_at" showTime />
         <FunctionField label="History" render={() => <History />} />
+        <FunctionField label="Consent" render={(l) => <Consent lead={l} />} />
       </SimpleShowLayout>
     </Show>
   );

@@ -97,6 +97,18 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves:
       "the back office's spend per day: every provider's purchases of one book in a span of days, read from the index alone (money.repository.ts purchasesPerDay)",
   },
+  {
+    name: "leads_consent_id_idx",
+    table: "leads",
+    definition: "((consent->>'id')) where consent ? 'id'",
+    serves: "a form lead's consent record by its id (cns_…), for the back office and the portal",
+  },
+  {
+    name: "leads_form_created_idx",
+    table: "leads",
+    definition: "(provider_id, livemode, created_at) where source = 'form'",
+    serves: "the portal's Form page: a provider's form leads this week",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

@@ -25,6 +25,7 @@ import * as m0017 from "./migrations/0017-request-log-outcome-check.ts";
 import * as m0018 from "./migrations/0018-request-log-bounds.ts";
 import * as m0019 from "./migrations/0019-money.ts";
 import * as m0020 from "./migrations/0020-returns.ts";
+import * as m0021 from "./migrations/0021-forms.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0018-request-log-bounds": m0018,
   "0019-money": m0019,
   "0020-returns": m0020,
+  "0021-forms": m0021,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

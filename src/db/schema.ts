@@ -87,6 +87,34 @@ export interface LeadsTable {
   price_currency: ColumnType<string | null, string | null | undefined, never>;
   price_rule: ColumnType<string | null, string | null | undefined, never>;
   price_terms_version: ColumnType<number | null, number | null | undefined, never>;
+  /** Migration 0021: where the lead came in (api, form, grpc); null: stored before it was kept. */
+  source: ColumnType<string | null, string | null | undefined, never>;
+}
+
+/** Migration 0021: a provider's drop-in form (forms/). */
+export interface FormSettingsTable {
+  provider_id: number;
+  /** JSON array of origins (`https://host[:port]`). */
+  allowed_origins: ColumnType<string[], string, string>;
+  consent_text: string | null;
+  enabled: boolean;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+  updated_by: string;
+}
+
+/** Migration 0021: the publishable key of a provider and mode (not a secret). */
+export interface PublishableKeysTable {
+  provider_id: number;
+  livemode: boolean;
+  key: string;
+  created_at: ColumnType<Date, Date | undefined, Date>;
+  created_by: string;
+}
+
+/** Migration 0021: proof-of-work solutions already accepted, until their challenge expires. */
+export interface FormChallengesUsedTable {
+  id: string;
+  expires_at: Date;
 }
 
 export interface VehiclesTable {
@@ -271,4 +299,7 @@ export interface Database {
   request_log_tallies: RequestLogTalliesTable;
   portal_users: PortalUsersTable;
   portal_sessions: PortalSessionsTable;
+  form_settings: FormSettingsTable;
+  publishable_keys: PublishableKeysTable;
+  form_challenges_used: FormChallengesUsedTable;
 }

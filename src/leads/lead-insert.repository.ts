@@ -49,6 +49,7 @@ export interface InsertLeadParams extends Record<string, unknown> {
   readonly sourceUrl: string | null;
   /** JSON of the consent, or null. */
   readonly consent: string | null;
+  readonly source: string | null;
   /** intake_guard's arguments. */
   readonly guardPhone: string | null;
   readonly guardEmail: string | null;
@@ -116,6 +117,7 @@ export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
     "subId",
     "sourceUrl",
     "consent",
+    "source",
     "actor",
     "eventId",
     "lead",
@@ -144,14 +146,14 @@ export const INSERT_LEAD = prepare<InsertLeadParams, InsertRow>(
         phone_e164, email_match, company_name, note_from_shipper, estimated_ship_date, overseas_type, ship_via,
         origin_zip, origin_city, origin_state_id, origin_state_code,
         destination_zip, destination_city, destination_state_id, destination_state_code,
-        sub_id, source_url, consent, duplicate, price_cents, price_currency, price_rule, price_terms_version)
+        sub_id, source_url, consent, source, duplicate, price_cents, price_currency, price_rule, price_terms_version)
       select
         ${p.providerId}::bigint, ${p.livemode}::boolean, ${p.externalId}, 'LEAD', 'LEAD', ${p.firstName}, ${p.lastName},
         ${p.email}, ${p.phoneNumber}, ${p.phoneE164}::text, ${p.emailMatch}::text, ${p.companyName}, ${p.noteFromShipper},
         ${p.estimatedShipDate}::date, ${p.overseasType}, ${p.shipVia}, ${p.originZip}, ${p.originCity},
         ${p.originStateId}::integer, ${p.originStateCode},
         ${p.destinationZip}, ${p.destinationCity}, ${p.destinationStateId}::integer, ${p.destinationStateCode},
-        ${p.subId}::text, ${p.sourceUrl}::text, ${p.consent}::jsonb, g.duplicate,
+        ${p.subId}::text, ${p.sourceUrl}::text, ${p.consent}::jsonb, ${p.source}::text, g.duplicate,
         case when g.duplicate is null then ${p.priceCents}::bigint end,
         case when g.duplicate is null then ${p.priceCurrency}::text end,
         case when g.duplicate is null then ${p.priceRule}::text end,
@@ -249,6 +251,7 @@ export function insertLeadParams(
     subId: lead.subId,
     sourceUrl: lead.sourceUrl,
     consent: lead.consent === null ? null : JSON.stringify(lead.consent),
+    source: lead.source ?? null,
     actor,
     eventId,
     lead: JSON.stringify(lead),

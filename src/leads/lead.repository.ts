@@ -15,6 +15,7 @@ import type {
   Lead,
   LeadOwner,
   LeadReturnStatus,
+  LeadSource,
   LeadState,
   OverseasType,
   ShipVia,
@@ -109,6 +110,7 @@ const LEAD_COLUMNS = [
   "leads.price_currency",
   "leads.price_rule",
   "leads.price_terms_version",
+  "leads.source",
 ] as const;
 
 /** Every lead column with its vehicles and history (the lists and the search read leads with it too). */
@@ -252,6 +254,7 @@ export function toLead(row: LeadRow): Lead {
     subId: row.sub_id,
     sourceUrl: row.source_url,
     consent: row.consent as Consent | null,
+    source: row.source as LeadSource | null,
     duplicate: duplicateFromRow(row.duplicate as DuplicateRow | null),
     price:
       row.price_cents === null

@@ -18,11 +18,13 @@ const placeJson = (p: Place): components["schemas"]["Location"] => ({
   state_id: p.stateId,
 });
 
-export function consentJson(c: Consent): components["schemas"]["Consent"] {
+export function consentJson(c: Consent): components["schemas"]["LeadConsent"] {
   return {
+    id: c.id ?? null,
     trusted_form_cert_url: c.trustedFormCertUrl,
     jornaya_lead_id: c.jornayaLeadId,
     consent_text: c.consentText,
+    text_sha256: c.textSha256 ?? null,
     consented_at: c.consentedAt,
     ip_address: c.ipAddress,
     user_agent: c.userAgent,
@@ -91,6 +93,7 @@ export function leadJson(lead: Lead): components["schemas"]["Lead"] {
     })),
     sub_id: lead.subId,
     source_url: lead.sourceUrl,
+    source: lead.source ?? null,
     consent: lead.consent && consentJson(lead.consent),
     duplicate: lead.duplicate && duplicateJson(lead.duplicate),
     billable: isBillable(lead),
@@ -140,7 +143,7 @@ export function leadRoutes(leads: LeadService, publicBaseUrl?: string): RestFeat
   router.post(
     LEADS_PATH,
     operation("createLead", async (req, res) => {
-      const created = await leads.create(providerOf(res), req.body);
+      const created = await leads.create(providerOf(res), req.body, { source: "api" });
       noteLead(req, created.lead);
       res.status(201).location(leadLocation(created.lead.externalId)).json(createdLeadJson(created));
     }),

@@ -110,8 +110,11 @@ export function leadMessage(lead: Lead): LeadMessage {
         ipAddress: orUnset(lead.consent.ipAddress),
         userAgent: orUnset(lead.consent.userAgent),
         pageUrl: orUnset(lead.consent.pageUrl),
+        ...(lead.consent.id !== undefined && { id: lead.consent.id }),
+        ...(lead.consent.textSha256 !== undefined && { textSha256: lead.consent.textSha256 }),
       },
     }),
+    ...(lead.source && { source: lead.source }),
     ...(lead.duplicate && { duplicate: duplicateMessage(lead.duplicate) }),
     billable: isBillable(lead),
     ...(lead.price && {
@@ -167,7 +170,7 @@ export function createPublicLeadRpc(
 ): Pick<ServiceImpl<typeof PublicLeadService>, "createLead" | "getLead" | "listLeads"> {
   return {
     async createLead(req, ctx) {
-      const { lead, warnings } = await leads.create(providerOf(ctx), createLeadInput(req));
+      const { lead, warnings } = await leads.create(providerOf(ctx), createLeadInput(req), { source: "grpc" });
       return { lead: leadMessage(lead), warnings: warnings.map((w) => ({ ...w })) };
     },
     async getLead(req, ctx) {

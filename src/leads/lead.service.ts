@@ -11,9 +11,11 @@ import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import type { ZipDirectory } from "../zip/zip-directory.ts";
 import { findLead, findLeadIdentity } from "./lead.repository.ts";
 import {
+  type Consent,
   LEAD_STATES,
   type Lead,
   type LeadOwner,
+  type LeadSource,
   type LeadState,
   type NewLead,
   providerDuplicate,
@@ -30,6 +32,12 @@ export interface CreatedLead {
   readonly warnings: readonly Warning[];
   /** Warnings left out of `warnings` (it lists at most MAX_WARNINGS). */
   readonly warningsTruncated: number;
+}
+
+/** How a lead came in: its source, and the consent record that replaces the body's `consent` (the form's). */
+export interface CreateOptions {
+  readonly source: LeadSource;
+  readonly consent?: Consent;
 }
 
 export interface LeadServiceDeps {
@@ -86,8 +94,10 @@ export function createLeadService(deps: LeadServiceDeps) {
     guardFor: (rules, at) => deps.intake.guardFor(rules, at),
   });
 
-  async function admitAndInsert(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
-    const { lead, warnings, warningsTruncated, guard } = await runIntake(pipeline, owner, input, now());
+  async function admitAndInsert(owner: LeadOwner, input: unknown, how: CreateOptions): Promise<CreatedLead> {
+    const admitted = await runIntake(pipeline, owner, input, now());
+    const { warnings, warningsTruncated, guard } = admitted;
+    const lead: NewLead = { ...admitted.lead, source: how.source, consent: how.consent ?? admitted.lead.consent };
     // The pipeline's last stage, intake_guard(), runs in the insert statement.
     const actor = `provider:${owner.providerId}`;
     const eventId = newEventId();
@@ -129,9 +139,9 @@ export function createLeadService(deps: LeadServiceDeps) {
      * nothing. Besides the pipeline's refusals, throws `duplicate` naming the provider's existing
      * lead of the same mode with the same external_id.
      */
-    async create(owner: LeadOwner, input: unknown): Promise<CreatedLead> {
+    async create(owner: LeadOwner, input: unknown, how: CreateOptions = { source: "api" }): Promise<CreatedLead> {
       try {
-        return await admitAndInsert(owner, input);
+        return await admitAndInsert(owner, input, how);
       } catch (err) {
         throw await resendOf(owner, input, err);
       }

@@ -61,17 +61,38 @@ export interface Vehicle {
   readonly vin: string | null;
 }
 
-/** TCPA consent evidence a provider sends with a lead; every member optional. */
+/**
+ * TCPA consent evidence: what a provider sends with a lead (every member optional), or the record
+ * the drop-in form made (forms/form-consent.ts: the members below `pageUrl` as well).
+ */
 export interface Consent {
   readonly trustedFormCertUrl: string | null;
   readonly jornayaLeadId: string | null;
   readonly consentText: string | null;
-  /** RFC 3339, as sent. */
+  /** RFC 3339, as sent; for a form lead, the service's time at submission. */
   readonly consentedAt: string | null;
   readonly ipAddress: string | null;
   readonly userAgent: string | null;
   readonly pageUrl: string | null;
+  /** The form's consent record only: its id (cns_…). */
+  readonly id?: string;
+  /** The form's consent record only: SHA-256 (hex) of consentText, as the form showed it. */
+  readonly textSha256?: string;
+  /** The form's consent record only: the box was ticked (a form lead is never stored without it). */
+  readonly accepted?: boolean;
+  /** The form's consent record only: the browser's clock when the box was ticked, as sent. */
+  readonly browserTime?: string | null;
+  /** The form's consent record only: the page's Origin. */
+  readonly origin?: string;
+  /** The form's consent record only: the version of the form script. */
+  readonly formVersion?: string;
+  /** The form's consent record only: the lead's fields as submitted. */
+  readonly fields?: Readonly<Record<string, unknown>>;
 }
+
+/** Where a lead came in: the Public API over REST, the drop-in form, or gRPC (Connect, gRPC-Web). */
+export const LEAD_SOURCES = ["api", "form", "grpc"] as const;
+export type LeadSource = (typeof LEAD_SOURCES)[number];
 
 /** What a duplicate lead matched: errors.ts's DuplicateMatch, which a duplicate_lead refusal carries. */
 export type Duplicate = DuplicateMatch;
@@ -100,6 +121,8 @@ export interface NewLead {
   readonly subId: string | null;
   readonly sourceUrl: string | null;
   readonly consent: Consent | null;
+  /** Where it came in; null for a lead stored before sources were kept (set by the service, not the caller). */
+  readonly source?: LeadSource | null;
 }
 
 export interface StateChange {

@@ -96,29 +96,36 @@ interface AdmitCounts {
   readonly admitted: boolean;
 }
 
+/** The windows of attempt counters: a provider's windows, and the clock hour (the form's per-address limit). */
+const COUNTER_WINDOWS = { ...WINDOWS, hour: 3_600_000 } as const;
+/** An attempt counter's window. */
+export type AttemptWindow = "minute" | "hour";
+type CounterWindow = keyof typeof COUNTER_WINDOWS;
+
 /** Where the counters live. Memory answers synchronously; Redis with a promise. */
 interface CounterStore {
   admit(key: string, t: number, limits: Limits): AdmitCounts | Promise<AdmitCounts>;
-  /** Takes one from each of the minute counters `ids` (all or none): 0, or the 1-based index of the one at its limit. */
-  take(ids: readonly string[], limits: readonly number[], t: number): number | Promise<number>;
-  /** Gives one back to each of the minute counters `ids` of the minute of `t`. */
-  giveBack(ids: readonly string[], t: number): unknown;
+  /** Takes one from each of the window's counters `ids` (all or none): 0, or the 1-based index of the one at its limit. */
+  take(ids: readonly string[], limits: readonly number[], t: number, window: AttemptWindow): number | Promise<number>;
+  /** Gives one back to each of the window's counters `ids` of the window of `t`. */
+  giveBack(ids: readonly string[], t: number, window: AttemptWindow): unknown;
   read(window: WindowName, id: string, t: number): number | Promise<number>;
 }
 
-const indexOf = (window: WindowName, t: number) => Math.floor(t / WINDOWS[window]);
+const indexOf = (window: CounterWindow, t: number) => Math.floor(t / COUNTER_WINDOWS[window]);
 
 /** Counters in this process: per window, key → {window index, count}; an old index reads as 0. */
 function memoryStore(): CounterStore {
-  const maps: Record<WindowName, Map<string, { index: number; count: number }>> = {
+  const maps: Record<CounterWindow, Map<string, { index: number; count: number }>> = {
     minute: new Map(),
+    hour: new Map(),
     day: new Map(),
   };
-  const count = (window: WindowName, id: string, index: number) => {
+  const count = (window: CounterWindow, id: string, index: number) => {
     const entry = maps[window].get(id);
     return entry !== undefined && entry.index === index ? entry.count : 0;
   };
-  const set = (window: WindowName, id: string, index: number, value: number) => {
+  const set = (window: CounterWindow, id: string, index: number, value: number) => {
     const map = maps[window];
     const entry = map.get(id);
     if (entry !== undefined) {
@@ -142,19 +149,19 @@ function memoryStore(): CounterStore {
       set("day", key, di, day);
       return { minute, day, admitted: true };
     },
-    take(ids, limits, t) {
-      const i = indexOf("minute", t);
+    take(ids, limits, t, window) {
+      const i = indexOf(window, t);
       // Checked and taken with nothing in between: no other request runs until this returns.
-      const full = ids.findIndex((id, k) => count("minute", id, i) >= (limits[k] ?? 0));
+      const full = ids.findIndex((id, k) => count(window, id, i) >= (limits[k] ?? 0));
       if (full >= 0) return full + 1;
-      for (const id of ids) set("minute", id, i, count("minute", id, i) + 1);
+      for (const id of ids) set(window, id, i, count(window, id, i) + 1);
       return 0;
     },
-    giveBack(ids, t) {
-      const i = indexOf("minute", t);
+    giveBack(ids, t, window) {
+      const i = indexOf(window, t);
       for (const id of ids) {
-        const n = count("minute", id, i);
-        if (n > 0) set("minute", id, i, n - 1);
+        const n = count(window, id, i);
+        if (n > 0) set(window, id, i, n - 1);
       }
     },
     read: (window, id, t) => count(window, id, indexOf(window, t)),
@@ -174,9 +181,10 @@ function redisStore(client: Redis, namespace: string, timeoutMs: number): Counte
   client.defineCommand("lpTake", { lua: TAKE_SCRIPT });
   client.defineCommand("lpGiveBack", { lua: GIVE_BACK_SCRIPT });
   const redis = client as Redis & ScriptedRedis;
-  const name = (window: WindowName, id: string, t: number) => `${namespace}:rate:${window}:${id}:${indexOf(window, t)}`;
+  const name = (window: CounterWindow, id: string, t: number) =>
+    `${namespace}:rate:${window}:${id}:${indexOf(window, t)}`;
   // Kept a little longer than the window, so a clock a little behind still finds its counter.
-  const ttl = (window: WindowName) => WINDOWS[window] + 60 * 60_000;
+  const ttl = (window: CounterWindow) => COUNTER_WINDOWS[window] + 60 * 60_000;
   const timed = <T>(p: Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     return Promise.race([
@@ -200,9 +208,9 @@ function redisStore(client: Redis, namespace: string, timeoutMs: number): Counte
       );
       return { minute, day, admitted: admitted === 1 };
     },
-    take: (ids, limits, t) =>
-      timed(redis.lpTake(ids.length, ...ids.map((id) => name("minute", id, t)), ...limits, ttl("minute"))),
-    giveBack: (ids, t) => timed(redis.lpGiveBack(ids.length, ...ids.map((id) => name("minute", id, t)))),
+    take: (ids, limits, t, window) =>
+      timed(redis.lpTake(ids.length, ...ids.map((id) => name(window, id, t)), ...limits, ttl(window))),
+    giveBack: (ids, t, window) => timed(redis.lpGiveBack(ids.length, ...ids.map((id) => name(window, id, t)))),
     read: async (window, id, t) => Number((await timed(redis.get(name(window, id, t)))) ?? 0),
   };
 }
@@ -245,8 +253,8 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     }
   }
 
-  function secondsLeft(window: WindowName, t: number): number {
-    const size = WINDOWS[window];
+  function secondsLeft(window: CounterWindow, t: number): number {
+    const size = COUNTER_WINDOWS[window];
     return Math.max(1, Math.ceil(((Math.floor(t / size) + 1) * size - t) / 1000));
   }
 
@@ -311,13 +319,13 @@ export async function createRateLimiter(options: RateLimiterOptions) {
     },
 
     /**
-     * Takes one attempt from each counter's current minute, all or none in one atomic step (in
+     * Takes one attempt from each counter's current minute (or clock hour), all or none in one atomic step (in
      * process, or one Redis script), or refuses without taking anything when any counter has
      * reached its limit: so of any number of simultaneous attempts, at most the limit are
      * admitted, on one instance or many. Taken before the work it guards (a password check),
      * never read first and counted after. An admitted attempt may be given back (a success).
      */
-    async takeAttempt(counters: readonly AttemptCounter[]): Promise<Attempt> {
+    async takeAttempt(counters: readonly AttemptCounter[], window: AttemptWindow = "minute"): Promise<Attempt> {
       const t = now().getTime();
       const ids = counters.map((c) => `fail:${c.key}`);
       const admitted: Attempt = {
@@ -325,7 +333,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
         giveBack: async () => {
           if (!healthy()) return;
           try {
-            await store.giveBack(ids, t);
+            await store.giveBack(ids, t, window);
           } catch (err) {
             failOpen(err);
           }
@@ -341,6 +349,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
           ids,
           counters.map((c) => c.limit),
           t,
+          window,
         );
       } catch (err) {
         failOpen(err);
@@ -348,7 +357,7 @@ export async function createRateLimiter(options: RateLimiterOptions) {
       }
       failingSince = undefined;
       if (full === 0) return admitted;
-      return { admitted: false, key: counters[full - 1]?.key ?? "", retryAfterSeconds: secondsLeft("minute", t) };
+      return { admitted: false, key: counters[full - 1]?.key ?? "", retryAfterSeconds: secondsLeft(window, t) };
     },
 
     /** For /readyz and metrics. */

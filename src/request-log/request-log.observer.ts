@@ -24,6 +24,8 @@ export interface RequestLogSink {
 }
 
 const PUBLIC_REST = "/api/v1/public";
+/** The drop-in form's submissions (forms/): the provider's requests too, answered to a page. */
+const FORM_SUBMISSIONS = "/api/v1/forms/leads";
 const PUBLIC_RPC = "/leadprovider.v1.publicleadservice/";
 /** Reading the log and the stats is not itself logged: polling them would fill the log with itself. */
 const UNRECORDED =
@@ -32,6 +34,7 @@ const UNRECORDED =
 /** Express routes REST paths case-insensitively (/Api/V1/Public/Leads/ creates a lead), so this does too. */
 function isPublic(path: string): boolean {
   const p = path.toLowerCase();
+  if (p === FORM_SUBMISSIONS || p === `${FORM_SUBMISSIONS}/`) return true;
   return (p === PUBLIC_REST || p.startsWith(`${PUBLIC_REST}/`) || p.startsWith(PUBLIC_RPC)) && !UNRECORDED.test(path);
 }
 

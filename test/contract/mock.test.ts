@@ -54,6 +54,8 @@ const OPERATIONS = Object.entries(spec.paths as Record<string, Json>).flatMap(([
         secured: security.length > 0,
         // The provider portal's session is a cookie, not a bearer credential.
         byCookie: security.some((s) => "PortalSession" in s),
+        // The drop-in form's publishable key travels in its own header.
+        byPublishableKey: security.some((s) => "PublishableKey" in s),
         status: Number(success),
         example: media === undefined ? undefined : firstExample(media),
       };
@@ -279,6 +281,7 @@ describe("make mock (Prism mock of openapi.yaml)", () => {
     });
   const withKey = { authorization: "Bearer lp_live_AnyKeyWorksWithTheMock" };
   const withCookie = { cookie: "__Host-portal=AnySessionWorksWithTheMock" };
+  const withPublishableKey = { "x-publishable-key": "lp_pub_live_AnyKeyWorksWithTheMock0000000000" };
 
   // The service (for the verdict comparison) starts while Prism does.
   let t: TestApp;
@@ -303,7 +306,7 @@ describe("make mock (Prism mock of openapi.yaml)", () => {
 
   describe("serves the documented examples", () => {
     it.each(OPERATIONS)("$id ($method $url) answers $status with its first example", async (op) => {
-      const headers = op.byCookie ? withCookie : op.secured ? withKey : {};
+      const headers = op.byCookie ? withCookie : op.byPublishableKey ? withPublishableKey : op.secured ? withKey : {};
       const res = await send(op.method, op.url, { body: op.body, headers });
       expect(res.status, `${await res.clone().text()}\n${res.headers.get("sl-violations") ?? ""}`).toBe(op.status);
       if (op.example === undefined) expect(await res.text()).toBe("");

@@ -38,7 +38,8 @@ final class Schemas
         'Zip' => 'a ZIP code string (12345 or 12345-6789)',
         'Location' => 'Lead `origin`, `destination`',
         'StateChange' => 'Lead `history[]`',
-        'Consent' => 'LeadCreate and Lead `consent`',
+        'Consent' => 'LeadCreate `consent`',
+        'LeadConsent' => 'Lead `consent` (for a form lead, with its consent record\'s id)',
         'Duplicate' => 'Lead `duplicate`; DuplicateLeadException::duplicate()',
         'Warning' => 'LeadCreated `warnings[]`',
         // Errors

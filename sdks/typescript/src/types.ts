@@ -26,6 +26,7 @@ export type Zip = S["Zip"];
 export type Location = S["Location"];
 export type StateChange = S["StateChange"];
 export type Consent = S["Consent"];
+export type LeadConsent = S["LeadConsent"];
 export type Duplicate = S["Duplicate"];
 export type Warning = S["Warning"];
 

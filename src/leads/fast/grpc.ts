@@ -121,7 +121,9 @@ export function createGrpcFastPath(deps: GrpcFastPathDeps): GrpcShortcut {
         if (note) note.rpcCode = "ok";
         return { outcome: { frame: getLeadResponseBytes(lead, true) }, quota };
       }
-      const { lead, warnings } = await leads.create(caller.provider, createLeadInput(createRequest as never));
+      const { lead, warnings } = await leads.create(caller.provider, createLeadInput(createRequest as never), {
+        source: "grpc",
+      });
       noteLead(req, lead);
       if (note) {
         note.rpcCode = "ok";

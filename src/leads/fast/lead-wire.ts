@@ -274,6 +274,8 @@ function lead(field: number, l: Lead): void {
     optionalText(5, c.ipAddress);
     optionalText(6, c.userAgent);
     optionalText(7, c.pageUrl);
+    optionalText(8, c.id ?? null);
+    optionalText(9, c.textSha256 ?? null);
     join(consent);
   }
   if (l.duplicate) duplicate(l.duplicate);
@@ -299,6 +301,7 @@ function lead(field: number, l: Lead): void {
     optionalText(8, r.decisionNote);
     join(ret);
   }
+  optionalText(31, l.source ?? null);
   join(at);
 }
 

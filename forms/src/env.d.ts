@@ -1,0 +1,5 @@
+/** Vite's `?inline` CSS imports: the stylesheet's text. */
+declare module "*?inline" {
+  const css: string;
+  export default css;
+}
