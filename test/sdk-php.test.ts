@@ -9,7 +9,7 @@
  * must pass with every test run: none skipped, incomplete or risky, as many as tests/ holds. Then:
  * each lost answer left exactly one lead; every provider-key operation of the SDK's table
  * (Operations::ALL) went through the proxy; the SDK README's quick start and the main README's
- * example run with plain `php`, no Composer. Needs php (with curl) and phpunit; without them this file is skipped with a note, and
+ * example run with plain `php`, no Composer, and its offline example against the Prism mock. Needs php (with curl) and phpunit; without them this file is skipped with a note, and
  * `make test`'s summary names the group (.ci/run installs them, and its strict run refuses a skip).
  */
 import { execFile, spawn, spawnSync } from "node:child_process";
@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 import { freshLead, freshPhone, ISSUE_TERMS, movableClock } from "./helpers/money.ts";
+import { type Prism, SPEC_FILE, startPrism } from "./helpers/prism.ts";
 import { type Receiver, startReceiver } from "./helpers/receiver.ts";
 import { type ResetProxy, startResetProxy } from "./helpers/reset-proxy.ts";
 import { operationsNotCalled, PROVIDERS, ruledProvider, storedWith, testKeyOf } from "./helpers/sdk.ts";
@@ -71,6 +72,7 @@ function phpAfter(file: string, heading: string): string {
 
 describe.skipIf(!HAVE_PHP).each(BACKENDS.slice(-1))("the PHP SDK against the service ($name)", (backend) => {
   let t: TestApp;
+  let mock: Prism;
   let receiver: Receiver;
   let proxy: ResetProxy;
   let control: http.Server;
@@ -82,11 +84,10 @@ describe.skipIf(!HAVE_PHP).each(BACKENDS.slice(-1))("the PHP SDK against the ser
   const reset = new Set<string>();
 
   beforeAll(async () => {
-    t = await startTestApp(
-      backend,
-      { RATE_LIMIT_PER_MINUTE: "100000", RATE_LIMIT_PER_DAY: "10000000" },
-      { now: clock.now },
-    );
+    [t, mock] = await Promise.all([
+      startTestApp(backend, { RATE_LIMIT_PER_MINUTE: "100000", RATE_LIMIT_PER_DAY: "10000000" }, { now: clock.now }),
+      startPrism(["mock", SPEC_FILE]),
+    ]);
     const admin = await t.token();
     receiver = await startReceiver();
     out = mkdtempSync(join(tmpdir(), "lp-sdk-php-"));
@@ -175,6 +176,7 @@ describe.skipIf(!HAVE_PHP).each(BACKENDS.slice(-1))("the PHP SDK against the ser
     });
   }, 30_000 + START_MS);
   afterAll(async () => {
+    await mock?.stop();
     await proxy?.close();
     await receiver?.close();
     await new Promise((resolve) => (control ? control.close(resolve) : resolve(undefined)));
@@ -250,6 +252,19 @@ describe.skipIf(!HAVE_PHP).each(BACKENDS.slice(-1))("the PHP SDK against the ser
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("runs its offline example against the Prism mock (make mock)", async () => {
+    const { stdout, stderr } = await run("php", [join(SDK, "examples", "mock.php")], {
+      env: { ...process.env, LEAD_PROVIDER_BASE_URL: mock.url },
+    });
+    expect(stderr).toBe("");
+    // The contract's first examples: the created lead, the one-lead page, the validation error.
+    expect(stdout.trim().split("\n")).toEqual([
+      "created LP-7K3M9Q2X4D LEAD",
+      "listed crm-48213",
+      expect.stringMatching(/^refused validation_error [\w.[\],]+$/),
+    ]);
   });
 
   it("runs the main README's PHP example beside the curl tour", async () => {

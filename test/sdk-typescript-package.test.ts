@@ -4,7 +4,8 @@
  * (openapi-fetch and standardwebhooks from the npm registry), the README's quick start run there
  * by plain `node` against the service started on port 0, and a TypeScript file type-checked
  * against the installed package's declarations. The main README's example and the portal's SDK
- * snippet run there too, and the API reference at /docs links both SDKs' READMEs.
+ * snippet run there too, its offline example against the Prism mock, and the API reference at
+ * /docs links both SDKs' READMEs.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,6 +17,7 @@ import { sdkSnippetFor } from "../portal/src/sandbox-examples.ts";
 import { VERSION } from "../sdks/typescript/src/index.ts";
 import { type Json, startTestApp, type TestApp } from "./helpers/app.ts";
 import { freshLead } from "./helpers/money.ts";
+import { type Prism, SPEC_FILE, startPrism } from "./helpers/prism.ts";
 import { testKeyOf } from "./helpers/sdk.ts";
 import { START_MS } from "./helpers/timing.ts";
 
@@ -34,6 +36,7 @@ function jsAfter(markdown: string, heading: string): string {
 
 describe("the packed TypeScript SDK, installed into an empty project", () => {
   let t: TestApp;
+  let mock: Prism;
   let dir: string;
   let tarball: string;
 
@@ -41,11 +44,13 @@ describe("the packed TypeScript SDK, installed into an empty project", () => {
     async () => {
       dir = mkdtempSync(join(tmpdir(), "lp-sdk-ts-"));
       const npm = { env: { ...process.env, npm_config_update_notifier: "false", npm_config_fund: "false" } };
-      const [app, packed] = await Promise.all([
+      const [app, prism, packed] = await Promise.all([
         startTestApp({ name: "pglite" }),
+        startPrism(["mock", SPEC_FILE]),
         run("npm", ["pack", "--pack-destination", dir, "--loglevel=error"], { cwd: SDK, ...npm }),
       ]);
       t = app;
+      mock = prism;
       tarball = join(dir, packed.stdout.trim().split("\n").at(-1) as string);
       const project = join(dir, "project");
       await run("mkdir", [project]);
@@ -54,6 +59,7 @@ describe("the packed TypeScript SDK, installed into an empty project", () => {
     30_000 + START_MS + 120_000,
   );
   afterAll(async () => {
+    await mock?.stop();
     await t?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -92,6 +98,20 @@ describe("the packed TypeScript SDK, installed into an empty project", () => {
       (err: { stderr: string }) => err.stderr,
     );
     expect(refused).toMatch(/AuthenticationError: 401 invalid_api_key/);
+  });
+
+  it("runs its offline example against the Prism mock (make mock)", async () => {
+    writeFileSync(join(dir, "project", "mock.mjs"), readFileSync(join(SDK, "examples", "mock.mjs"), "utf8"));
+    const { stdout } = await run("node", ["mock.mjs"], {
+      cwd: join(dir, "project"),
+      env: { ...process.env, LEAD_PROVIDER_BASE_URL: mock.url },
+    });
+    // The contract's first examples: the created lead, the one-lead page, the validation error.
+    expect(stdout.trim().split("\n")).toEqual([
+      "created LP-7K3M9Q2X4D LEAD",
+      "listed crm-48213",
+      expect.stringMatching(/^refused validation_error [\w.[\],]+$/),
+    ]);
   });
 
   it("runs the main README's TypeScript example beside the curl tour", async () => {
