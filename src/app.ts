@@ -392,7 +392,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       backofficeRoutes(createBackoffice({ db, admission }), config.publicBaseUrl),
       stateRoutes(states),
       requestLogRoutes(requestLog, config.publicBaseUrl),
-      statsRoutes(stats),
+      statsRoutes(stats, config.publicBaseUrl),
       moneyRoutes(terms, ledger, config.publicBaseUrl),
       returnRoutes(returns, config.publicBaseUrl),
       formRoutes(forms, { clientAddress, publicBaseUrl: config.publicBaseUrl }),

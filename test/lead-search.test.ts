@@ -4,7 +4,7 @@
  * leads in the list's order, page after page. A whole email or phone is one customer's leads.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { searchLeads, wholeContact } from "../src/leads/lead-search.repository.ts";
+import { searchLeads, wholeContact, wholeName } from "../src/leads/lead-search.repository.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
 import { BACKENDS } from "./helpers/database.ts";
 
@@ -141,6 +141,39 @@ describe.each(BACKENDS)("lead search pages ($name)", (backend) => {
     // An email cut short that still reads as an address: nobody has it exactly, so a substring.
     expect(await ids(`ann.${tag}@gmail.co`)).toEqual([ann]);
     expect(await ids(`${tag}@gmail.com`)).toEqual([ann]);
+  });
+
+  it("finds a whole order number, external id or first and last name exactly, not those that merely contain it", async () => {
+    const p = await t.provider();
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const create = async (body: Json) => {
+      const r = await t.call("POST", "/api/v1/public/leads/", { auth: p.key, body: leadBody(body) });
+      expect(r.status, await r.clone().text()).toBe(201);
+      return (await r.json()) as Json;
+    };
+    // A surname of letters only (a name has no digit).
+    const surname = `Q${tag.replace(/\d/g, (d) => "abcdefghij"[Number(d)] as string)}`;
+    const exact = await create({ external_id: `crm-${tag}-7`, first_name: "Wren", last_name: surname });
+    const longer = await create({ external_id: `crm-${tag}-77`, first_name: "Wren", last_name: `${surname}son` });
+    const db = t.app.database.db;
+    const ids = async (q: string) => (await searchLeads(db, { q, providerId: p.id }, 5)).map((l) => l.id);
+    // The order number in any case, the external id as typed: that lead only.
+    expect(await ids(exact.order_number.toLowerCase())).toEqual([exact.id]);
+    expect(await ids(`crm-${tag}-7`)).toEqual([exact.id]);
+    // A whole name: that customer; a name nobody has whole is a substring like any other.
+    expect(await ids(`wren ${surname.toLowerCase()}`)).toEqual([exact.id]);
+    expect(await ids(`WREN  ${surname.toUpperCase()}SON`)).toEqual([longer.id]);
+    expect(await ids(`ren ${surname}`)).toEqual([longer.id, exact.id]);
+    // Part of an external id is a substring: both.
+    expect(await ids(`crm-${tag}`)).toEqual([longer.id, exact.id]);
+  });
+
+  it("reads a first and last name only from words without digits or @", () => {
+    expect(wholeName("james smith")).toEqual({ first: "james", last: "smith" });
+    expect(wholeName("mary ann  de la cruz")).toEqual({ first: "mary", last: "ann de la cruz" });
+    expect(wholeName("smith")).toBeNull();
+    expect(wholeName("james smith1")).toBeNull();
+    expect(wholeName("james@smith")).toBeNull();
   });
 
   it("reads only North American numbers as whole phones", () => {

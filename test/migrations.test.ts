@@ -19,6 +19,7 @@ const TABLES = [
   "lead_returns",
   "lead_state_history",
   "lead_stats_daily",
+  "lead_stats_periods",
   "lead_stats_rollup",
   "leads",
   "ledger_accounts",

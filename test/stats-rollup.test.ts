@@ -309,3 +309,174 @@ describe.each(BACKENDS)(
     });
   },
 );
+
+describe.each(BACKENDS)("stats from the period rollup, over any range ($name)", (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(backend, { BUSINESS_TIMEZONE: ZONE });
+    // The test runs the rollup itself (the app's loop holding the lock would make it a no-op).
+    await t.app.statsRollup.stop();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it("answers exactly as from the daily rollup and the leads, at every granularity, and pages providers", async () => {
+    const admin = await t.token();
+    const db = t.app.database.db;
+    await clearOfDayEnd();
+    const today = businessToday(new Date(), ZONE);
+    const day = (back: number) => DateTime.fromISO(today).minus({ days: back }).toISODate() as string;
+    // Three providers of unequal size, leads over 400 days with and without sub-sources, quoted
+    // and ordered after various hours; refusals by code in the request log's daily counts.
+    const providers = [await t.provider(), await t.provider(), await t.provider()];
+    const sizes = [14, 8, 3];
+    for (const [n, p] of providers.entries()) {
+      for (let i = 0; i < (sizes[n] as number); i += 1) {
+        const r = await t.call("POST", "/api/v1/public/leads/", {
+          auth: p.key,
+          body: leadBody({
+            email: `periods.${Date.now()}.${n}.${i}@example.com`,
+            ...(i % 3 !== 0 && { sub_id: `site-${i % 2}` }),
+          }),
+        });
+        expect(r.status).toBe(201);
+        const id = (await j(r)).id;
+        const back = (i * 37 + n * 11) % 400; // spread over 400 days, today included
+        const created = sql`((${day(back)}::date + time '09:00')::timestamp at time zone ${ZONE})`;
+        await sql`
+          update leads set created_at = ${created},
+            quoted_at = case when ${i % 2 === 0} and ${back > 0} then ${created} + make_interval(hours => ${1 + i}) end,
+            ordered_at = case when ${i % 4 === 0} and ${back > 0} then ${created} + make_interval(hours => ${30 + i * 2}) end
+          where id = ${id}`.execute(db);
+      }
+      for (const [k, back] of [3, 45, 200, 390].entries()) {
+        await sql`
+          insert into request_outcomes_daily (provider_id, livemode, day, sub_id, code, requests)
+          values (${p.id}, true, ${day(back)}::date, ${k % 2 === 0 ? "" : "site-1"}, ${k % 2 === 0 ? "invalid_zip" : "invalid_phone_number"}, ${n + k + 1})
+          on conflict (provider_id, livemode, day, sub_id, code) do update set requests = excluded.requests`.execute(
+          db,
+        );
+      }
+    }
+    const [big] = providers as [{ id: number; key: string }];
+    const yearAgo = day(364);
+    const queries = [
+      `/api/v1/admin/stats/?from=${yearAgo}&to=${today}&granularity=month`,
+      `/api/v1/admin/stats/?from=${day(182)}&to=${today}&granularity=week`,
+      `/api/v1/admin/stats/?from=${yearAgo}&to=${today}`,
+      `/api/v1/admin/stats/?from=${day(399)}&to=${today}&granularity=month&group_by=sub_id`,
+      `/api/v1/admin/stats/?from=${yearAgo}&to=${today}&granularity=week&group_by=provider`,
+      `/api/v1/admin/stats/?from=${yearAgo}&to=${today}&group_by=provider&page_size=200&sort=-accepted`,
+      `/api/v1/admin/stats/?from=${day(40)}&to=${day(2)}&granularity=week&provider_id=${big.id}&group_by=sub_id`,
+    ];
+    const publicQueries = [
+      `/api/v1/public/stats/?from=${yearAgo}&to=${today}&granularity=month`,
+      `/api/v1/public/stats/?from=${day(399)}&to=${today}&group_by=sub_id`,
+    ];
+    const answers = async () => {
+      const out: Json[] = [];
+      for (const q of queries) out.push(await j(t.call("GET", q, { auth: admin })));
+      for (const q of publicQueries) out.push(await j(t.call("GET", q, { auth: big.key })));
+      return out;
+    };
+    const rollup = createStatsRollup({ db, zone: ZONE, logger: createLogger("silent"), lagSeconds: 0 });
+    const marks = async () =>
+      (
+        await sql<{ rolled: string | null; periods: string | null }>`
+          select rolled_through::text as rolled, periods_through::text as periods from lead_stats_rollup`.execute(db)
+      ).rows[0];
+    // The job's runs until it has caught up (31 days a run, 92 into the periods).
+    const catchUp = async () => {
+      for (let i = 0; i < 40; i += 1) {
+        const before = JSON.stringify(await marks());
+        await rollup.runOnce();
+        if (JSON.stringify(await marks()) === before) break;
+      }
+      // PGlite runs in this process: a long catch-up holds the event loop past the server's
+      // keep-alive, whose socket closes must be seen before the next request reuses one.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    };
+    const fromLeads = async () => {
+      // As on a database no rollup has reached: every number from the leads and the daily counts.
+      await sql`update lead_stats_rollup set rolled_through = null, history_id = 0`.execute(db);
+      await sql`delete from lead_stats_daily`.execute(db);
+      const a = await answers();
+      await catchUp(); // starts over: the period rollup is emptied and rolled again
+      return a;
+    };
+
+    const expected = await fromLeads();
+    // The period rollup holds every whole day, week and month through yesterday.
+    expect(await marks()).toEqual({ rolled: day(1), periods: day(1) });
+    const { rows: units } = await sql<{ unit: string }>`
+      select distinct unit from lead_stats_periods order by unit`.execute(db);
+    expect(units.map((u) => u.unit)).toEqual(["day", "month", "week"]);
+    const got = await answers();
+    for (const [i, a] of got.entries()) expect(a, [...queries, ...publicQueries][i]).toEqual(expected[i]);
+    // Something to compare: refusals, medians, every provider.
+    const month = expected[0] as Json;
+    expect(month.totals.accepted).toBe(
+      sizes.reduce((n, s) => n + s, 0) - (await countOlderThan(db, providers, yearAgo)),
+    );
+    expect(month.totals.rejected.invalid_zip).toBeGreaterThan(0);
+    expect(month.totals.median_hours_to_quote).not.toBeNull();
+
+    // A past lead moves: its day, week and month are rolled again, and answer as the leads do.
+    const { rows: moved } = await sql<{ id: string }>`
+      select id from leads where provider_id = ${big.id} and quoted_at is null and created_at < now() - interval '20 days'
+      order by id limit 1`.execute(db);
+    const movedId = moved[0]?.id as string;
+    await sql`update leads set quoted_at = created_at + interval '5 hours', state = 'QUOTE' where id = ${movedId}`.execute(
+      db,
+    );
+    await sql`
+      insert into lead_state_history (lead_id, from_state, to_state, lead_status, changed_at, actor)
+      values (${movedId}, 'LEAD', 'QUOTE', 'QUOTE', now() - interval '1 second', 'test')`.execute(db);
+    await rollup.runOnce();
+    const afterMove = await answers();
+    expect((afterMove[0] as Json).totals.quoted).toBe(month.totals.quoted + 1);
+    const recomputed = await fromLeads();
+    for (const [i, a] of afterMove.entries()) expect(a, [...queries, ...publicQueries][i]).toEqual(recomputed[i]);
+
+    // group_by=provider pages: ranked by the column asked for, every provider once, totals of all.
+    const base = `/api/v1/admin/stats/?from=${yearAgo}&to=${today}&granularity=month&group_by=provider&sort=-accepted&page_size=2`;
+    const first = await j(t.call("GET", base, { auth: admin }));
+    const firstIds = [...new Set(first.periods.map((r: Json) => r.group))];
+    expect(firstIds).toEqual([String(providers[0]?.id), String(providers[1]?.id)]);
+    expect(first.totals).toEqual((recomputed[0] as Json).totals);
+    expect(first.next_page_token).toEqual(expect.any(String));
+    const secondRes = await t.call("GET", first.next, { auth: admin });
+    const second = (await secondRes.json()) as Json;
+    expect([...new Set(second.periods.map((r: Json) => r.group))]).toEqual([String(providers[2]?.id)]);
+    expect(second.next_page_token).toBeNull();
+    const csv = await t.call("GET", base, { auth: admin, headers: { accept: "text/csv" } });
+    expect(csv.headers.get("link")).toContain("page_token=");
+    const ascending = await j(t.call("GET", base.replace("-accepted", "accepted"), { auth: admin }));
+    expect(ascending.periods[0].group).toBe(String(providers[2]?.id));
+
+    // Bad input names the field.
+    const field = async (path: string) => {
+      const r = await t.call("GET", path, { auth: admin });
+      expect(r.status, path).toBe(400);
+      return ((await r.json()) as Json).errors.map((e: Json) => e.field);
+    };
+    expect(await field(`${base}&page_token=${first.next_page_token.replace(/^\d+/, "7")}x`)).toContain("page_token");
+    expect(await field(base.replace("page_size=2", "page_size=0"))).toContain("page_size");
+    expect(await field(base.replace("sort=-accepted", "sort=-name"))).toContain("sort");
+    // A token of another query (another sort) is not this one's.
+    expect(await field(`${base.replace("-accepted", "-ordered")}&page_token=${first.next_page_token}`)).toContain(
+      "page_token",
+    );
+    expect(await field(`/api/v1/admin/stats/?group_by=sub_id&page_size=5`)).toContain("page_size");
+  }, 300_000);
+});
+
+/** The providers' leads created before `day` (business time). */
+async function countOlderThan(db: TestApp["app"]["database"]["db"], providers: { id: number }[], day: string) {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from leads
+    where provider_id = any(${providers.map((p) => p.id)}::bigint[])
+      and created_at < (${day}::date::timestamp at time zone ${ZONE})`.execute(db);
+  return rows[0]?.n ?? 0;
+}

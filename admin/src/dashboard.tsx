@@ -2,11 +2,12 @@
  * The console's home: the last 30 business days of one mode (all providers, or one with
  * ?provider_id=): leads per day stacked by outcome, (all providers) the money spent on leads per
  * day, the LEAD→QUOTE→ORDER funnel, the top reject codes, and (all providers) a table per provider
- * with links. Charts are MUI X Charts; the numbers
+ * with links, a page of providers at a time ranked by the column chosen. Charts are MUI X Charts; the numbers
  * come from GET /api/v1/admin/stats/, as the CSV export does.
  */
 import {
   Box,
+  Button,
   Card,
   CardContent,
   Link as MuiLink,
@@ -18,6 +19,7 @@ import {
   TableContainer,
   TableHead,
   TableRow,
+  TableSortLabel,
   Tabs,
   Typography,
 } from "@mui/material";
@@ -28,6 +30,7 @@ import { Title, useAuthState, useDataProvider } from "react-admin";
 import { Link, useSearchParams } from "react-router-dom";
 import { PerDayChart } from "../../ui/src/components/money.tsx";
 import type { Schemas } from "./api.ts";
+import type { StatsQuery } from "./dataProvider.ts";
 
 type Stats = Schemas["Stats"];
 type Outcomes = Schemas["StatsOutcomes"];
@@ -46,7 +49,14 @@ const rejectedOf = (o: Outcomes) => Object.values(o.rejected).reduce((n, v) => n
  * Through react-admin's data provider (a 401 signs out), and only once signed in: before that
  * the sign-in page shows and nothing is asked.
  */
-function useStats(query: { provider_id?: number; livemode: boolean; group_by?: "provider" }) {
+function useStats(query: {
+  provider_id?: number;
+  livemode: boolean;
+  group_by?: "provider";
+  sort?: ProviderSort;
+  page_size?: number;
+  page_token?: string;
+}) {
   const dataProvider = useDataProvider();
   const { authenticated } = useAuthState();
   return useQuery({
@@ -165,6 +175,10 @@ function RejectCodes({ totals }: { totals: Outcomes }) {
   );
 }
 
+/** The columns the provider table ranks by, as the API's `sort` names them ("-" first: descending). */
+type ProviderSort = NonNullable<StatsQuery["sort"]>;
+const PROVIDERS_PER_PAGE = 25;
+
 interface ProviderRow {
   id: number;
   name: string;
@@ -189,13 +203,46 @@ function providerRows(stats: Stats): ProviderRow[] {
     }
     rows.set(id, row);
   }
-  return [...rows.values()].sort((a, b) => b.totals.submitted - a.totals.submitted);
+  // In the page's order: the API ranks the providers by the column asked for.
+  return [...rows.values()];
 }
 
 const rate = (n: number, of: number) => (of === 0 ? "—" : pct(n / of));
 
-function ProviderTable({ stats }: { stats: Stats }) {
+/** A column header that ranks the providers by its column: most first, then least on a second click. */
+function SortHeader(props: {
+  column: string;
+  label: string;
+  sort: ProviderSort;
+  onSort: (sort: ProviderSort) => void;
+  align?: "right";
+}) {
+  const active = props.sort === props.column || props.sort === `-${props.column}`;
+  const descending = props.sort.startsWith("-");
+  return (
+    <TableCell align={props.align} sortDirection={active ? (descending ? "desc" : "asc") : false}>
+      <TableSortLabel
+        active={active}
+        direction={active && !descending ? "asc" : "desc"}
+        onClick={() => props.onSort((active && descending ? props.column : `-${props.column}`) as ProviderSort)}
+      >
+        {props.label}
+      </TableSortLabel>
+    </TableCell>
+  );
+}
+
+function ProviderTable(props: {
+  stats: Stats;
+  sort: ProviderSort;
+  onSort: (sort: ProviderSort) => void;
+  hasPrevious: boolean;
+  onPrevious: () => void;
+  onNext: (token: string) => void;
+}) {
+  const { stats, sort, onSort } = props;
   const rows = providerRows(stats);
+  const next = stats.next_page_token ?? null;
   return (
     <Section title="Providers">
       <TableContainer sx={{ overflowX: "auto" }}>
@@ -203,11 +250,11 @@ function ProviderTable({ stats }: { stats: Stats }) {
           <TableHead>
             <TableRow>
               <TableCell>Provider</TableCell>
-              <TableCell align="right">Submitted</TableCell>
-              <TableCell align="right">Accepted</TableCell>
-              <TableCell align="right">Duplicates</TableCell>
-              <TableCell align="right">Ordered</TableCell>
-              <TableCell>Last lead</TableCell>
+              <SortHeader column="submitted" label="Submitted" align="right" sort={sort} onSort={onSort} />
+              <SortHeader column="accepted" label="Accepted" align="right" sort={sort} onSort={onSort} />
+              <SortHeader column="duplicates" label="Duplicates" align="right" sort={sort} onSort={onSort} />
+              <SortHeader column="ordered" label="Ordered" align="right" sort={sort} onSort={onSort} />
+              <SortHeader column="last_lead_at" label="Last lead" sort={sort} onSort={onSort} />
               <TableCell>Links</TableCell>
             </TableRow>
           </TableHead>
@@ -248,6 +295,14 @@ function ProviderTable({ stats }: { stats: Stats }) {
           </TableBody>
         </Table>
       </TableContainer>
+      <Stack direction="row" spacing={1} sx={{ mt: 1 }} justifyContent="flex-end">
+        <Button size="small" disabled={!props.hasPrevious} onClick={props.onPrevious}>
+          Previous providers
+        </Button>
+        <Button size="small" disabled={next === null} onClick={() => next !== null && props.onNext(next)}>
+          Next providers
+        </Button>
+      </Stack>
     </Section>
   );
 }
@@ -259,7 +314,17 @@ export function Dashboard() {
   const [livemode, setLivemode] = useState(true);
   const scope = { livemode, ...(providerId !== undefined && { provider_id: providerId }) };
   const daily = useStats(scope);
-  const byProvider = useStats({ ...scope, group_by: "provider" });
+  const [sort, setSort] = useState<ProviderSort>("-submitted");
+  // The tokens of the pages before this one (the first page has none).
+  const [pages, setPages] = useState<string[]>([]);
+  const token = pages.at(-1);
+  const byProvider = useStats({
+    ...scope,
+    group_by: "provider",
+    sort,
+    page_size: PROVIDERS_PER_PAGE,
+    ...(token !== undefined && { page_token: token }),
+  });
   const stats = daily.data;
   const provider = providerId === undefined ? undefined : byProvider.data?.periods[0]?.provider_name;
   return (
@@ -274,7 +339,14 @@ export function Dashboard() {
             All providers
           </MuiLink>
         )}
-        <Tabs value={livemode ? "live" : "test"} onChange={(_e, v) => setLivemode(v === "live")} aria-label="Mode">
+        <Tabs
+          value={livemode ? "live" : "test"}
+          onChange={(_e, v) => {
+            setLivemode(v === "live");
+            setPages([]);
+          }}
+          aria-label="Mode"
+        >
           <Tab value="live" label="Live" />
           <Tab value="test" label="Test" />
         </Tabs>
@@ -302,7 +374,17 @@ export function Dashboard() {
           <RejectCodes totals={stats.totals} />
           {providerId === undefined && byProvider.data && (
             <Box sx={{ gridColumn: { md: "1 / -1" } }}>
-              <ProviderTable stats={byProvider.data} />
+              <ProviderTable
+                stats={byProvider.data}
+                sort={sort}
+                onSort={(next) => {
+                  setSort(next);
+                  setPages([]);
+                }}
+                hasPrevious={pages.length > 0}
+                onPrevious={() => setPages(pages.slice(0, -1))}
+                onNext={(next) => setPages([...pages, next])}
+              />
             </Box>
           )}
         </Box>

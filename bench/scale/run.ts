@@ -5,11 +5,12 @@
  * (bench/results/scale-<size>.json), each path is compared with it, and the EXPLAIN ANALYZE of
  * the statements of every path whose p95 grew (over 1.5× and over 5 ms more) is printed.
  *
- *   node bench/scale/run.ts [small|plans|large] [--reuse]
+ *   node bench/scale/run.ts [small|plans|large] [--reuse] [--seed-only]
  *
  * small ≈ 50k leads, plans ≈ 1M (what test/scale-plans.test.ts seeds), large ≈ 5M (about 15 to
  * 20 minutes to seed on a 2-core machine). The database is `lp_scale_<size>` on SCALE_DATABASE_URL
- * (default postgres://postgres@127.0.0.1:5432/test); `--reuse` keeps an existing one. Writes
+ * (default postgres://postgres@127.0.0.1:5432/test); `--reuse` keeps an existing one; `--seed-only` seeds
+ * (and builds the indexes) without measuring, for a later `--reuse`. Writes
  * bench/results/scale-<size>.md and .json. Not part of `make test`.
  */
 import { createSecretKey } from "node:crypto";
@@ -24,7 +25,7 @@ import { buildBigTableIndexes } from "../../src/db/indexes.ts";
 import { migrateToLatest } from "../../src/db/migrator.ts";
 import { createOutboxRetention } from "../../src/events/outbox-retention.ts";
 import { createLogger } from "../../src/logger.ts";
-import { rolledThrough } from "../../src/stats/stats.repository.ts";
+import { periodsThrough, rolledThrough } from "../../src/stats/stats.repository.ts";
 import { makeLead, restBody } from "../lib/leads.ts";
 import { Latencies } from "../lib/stats.ts";
 import { BACKLOG_DAYS, SIZES, seed, WINDOWS } from "./seed.ts";
@@ -33,6 +34,7 @@ const sizeName = (process.argv[2] ?? "small") as keyof typeof SIZES;
 const size = SIZES[sizeName];
 if (!size) throw new Error(`size must be one of ${Object.keys(SIZES).join(", ")}`);
 const reuse = process.argv.includes("--reuse");
+const seedOnly = process.argv.includes("--seed-only");
 const adminUrl = process.env.SCALE_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const dbName = `lp_scale_${sizeName}`;
 const url = new URL(adminUrl);
@@ -94,10 +96,13 @@ interface Row {
   readonly p50: number;
   readonly p95: number;
   readonly statuses: string;
+  /** The largest answer's body, in bytes. */
+  readonly bytes?: number;
 }
 
 async function main(): Promise<void> {
   await prepareDatabase();
+  if (seedOnly) return;
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
@@ -156,6 +161,26 @@ async function main(): Promise<void> {
   // A whole email address (one customer, looked up exactly), and a phone's last seven digits (a substring).
   const email = encodeURIComponent(found?.email.toUpperCase() ?? "");
   const phonePart = encodeURIComponent(found?.phone_number.slice(-8) ?? "");
+  // Ranges of business days ending today, for the stats paths: a year, 26 weeks.
+  const businessDay = (d: Date) => new Intl.DateTimeFormat("en-CA", { timeZone: "America/New_York" }).format(d);
+  const today = businessDay(new Date());
+  const daysBack = (n: number) => businessDay(new Date(Date.now() - n * 86_400_000));
+  const lastYear = `from=${daysBack(364)}&to=${today}`;
+  const lastHalf = `from=${daysBack(181)}&to=${today}`;
+  // A request log entry of the big provider: its address, external id and request id.
+  const entry = (
+    await pool.query<{ client_ip: string; external_id: string; request_id: string }>(
+      "select client_ip, external_id, request_id from request_log where provider_id = $1 order by created_at desc limit 1 offset 100",
+      [big],
+    )
+  ).rows[0];
+  const order = (
+    await pool.query<{ order_number: string }>(
+      "select order_number from leads where provider_id = $1 and livemode order by id desc limit 1 offset 900",
+      [big],
+    )
+  ).rows[0]?.order_number;
+  const csv = { accept: "text/csv" };
   const hourAgo = new Date(Date.now() - 3600_000).toISOString();
   const yearAgo = new Date(Date.now() - 365 * 86_400_000);
   const weekAfter = new Date(yearAgo.getTime() + 7 * 86_400_000);
@@ -202,16 +227,23 @@ async function main(): Promise<void> {
   const rollStarted = performance.now();
   let rollRuns = 0;
   let slowestRoll = 0;
+  const watermarks = async () => `${await rolledThrough(app.database.db)} ${await periodsThrough(app.database.db)}`;
+  // The service's own loop stopped meanwhile: its run holding the lock would make one of these a
+  // no-op, which would read as caught up. The seed's state history is not a backlog of moves (the
+  // leads were written as they ended up): the rollup starts past it, as a running service is.
+  await app.statsRollup.stop();
+  await pool.query("update lead_stats_rollup set history_id = (select coalesce(max(id), 0) from lead_state_history)");
   for (;;) {
-    const before = await rolledThrough(app.database.db);
+    const before = await watermarks();
     const t0 = performance.now();
     await app.statsRollup.runOnce();
     slowestRoll = Math.max(slowestRoll, performance.now() - t0);
     rollRuns += 1;
-    if ((await rolledThrough(app.database.db)) === before) break;
+    if ((await watermarks()) === before) break;
   }
+  app.statsRollup.start();
   const jobs: string[] = [
-    `stats rollup caught up in ${rollRuns} runs of up to 31 days, ${((performance.now() - rollStarted) / 1000).toFixed(1)} s; slowest run ${slowestRoll.toFixed(0)} ms`,
+    `stats rollup caught up in ${rollRuns} runs of up to 31 days (92 into the periods), ${((performance.now() - rollStarted) / 1000).toFixed(1)} s; slowest run ${slowestRoll.toFixed(0)} ms`,
   ];
   log(jobs[0] as string);
 
@@ -290,6 +322,26 @@ async function main(): Promise<void> {
       () => call("GET", "/api/v1/public/requests/?outcome=rejected", keys.big),
     ],
     ["GET /public/stats/ (30 days)", () => call("GET", "/api/v1/public/stats/", keys.big)],
+    [
+      "GET /public/stats/ by month, 12 months",
+      () => call("GET", `/api/v1/public/stats/?granularity=month&${lastYear}`, keys.big),
+    ],
+    [
+      "GET /public/stats/ by day, a year, CSV",
+      () => call("GET", `/api/v1/public/stats/?${lastYear}`, keys.big, undefined, csv),
+    ],
+    [
+      "GET /public/stats/ by week, 26 weeks",
+      () => call("GET", `/api/v1/public/stats/?granularity=week&${lastHalf}`, keys.big),
+    ],
+    [
+      "GET /public/stats/?group_by=sub_id by month, 12 months",
+      () => call("GET", `/api/v1/public/stats/?granularity=month&group_by=sub_id&${lastYear}`, keys.big),
+    ],
+    [
+      "GET /public/requests/?code=validation_error",
+      () => call("GET", "/api/v1/public/requests/?code=validation_error", keys.big),
+    ],
     ["GET /public/intake_rules/", () => call("GET", "/api/v1/public/intake_rules/", keys.big)],
     ["GET /portal/me/", () => call("GET", "/api/v1/portal/me/", undefined, undefined, cookie)],
     ["GET /portal/leads/", () => call("GET", "/api/v1/portal/leads/", undefined, undefined, cookie)],
@@ -300,6 +352,10 @@ async function main(): Promise<void> {
     ["GET /portal/events/", () => call("GET", "/api/v1/portal/events/", undefined, undefined, cookie)],
     ["GET /portal/requests/", () => call("GET", "/api/v1/portal/requests/", undefined, undefined, cookie)],
     ["GET /portal/stats/", () => call("GET", "/api/v1/portal/stats/", undefined, undefined, cookie)],
+    [
+      "GET /portal/stats/?group_by=sub_id, CSV",
+      () => call("GET", "/api/v1/portal/stats/?group_by=sub_id", undefined, undefined, { ...cookie, ...csv }),
+    ],
     [
       "GET /portal/webhook/deliveries/",
       () => call("GET", "/api/v1/portal/webhook/deliveries/", undefined, undefined, cookie),
@@ -316,6 +372,10 @@ async function main(): Promise<void> {
     ["GET /admin/leads/?q= (a whole email)", providerGet(`/api/v1/admin/leads/?q=${email}`)],
     ["GET /admin/leads/?q= (phone)", providerGet(`/api/v1/admin/leads/?q=${phone}`)],
     ["GET /admin/leads/?q= (part of a phone)", providerGet(`/api/v1/admin/leads/?q=${phonePart}`)],
+    ["GET /admin/leads/?q= (an order number)", providerGet(`/api/v1/admin/leads/?q=${order}`)],
+    ["GET /admin/leads/?q= (an external id)", providerGet(`/api/v1/admin/leads/?q=${someLead}`)],
+    ["GET /admin/leads/?q= (a first and last name)", providerGet("/api/v1/admin/leads/?q=james%20smith")],
+    ["GET /admin/leads/?q= (a common part of an email)", providerGet("/api/v1/admin/leads/?q=mes.smit")],
     ["GET /admin/leads/?provider_id= (big)", providerGet(`/api/v1/admin/leads/?provider_id=${big}`)],
     ["GET /admin/leads/?state=ORDER", providerGet("/api/v1/admin/leads/?state=ORDER")],
     ["GET /admin/leads/?duplicate=true", providerGet("/api/v1/admin/leads/?duplicate=true")],
@@ -334,8 +394,36 @@ async function main(): Promise<void> {
       providerGet(`/api/v1/admin/requests/?provider_id=${big}&outcome=rejected`),
     ],
     ["GET /admin/requests/?status=422", providerGet("/api/v1/admin/requests/?status=422")],
+    ["GET /admin/requests/?status=201", providerGet("/api/v1/admin/requests/?status=201")],
     ["GET /admin/requests/?code=", providerGet("/api/v1/admin/requests/?code=invalid_phone_number")],
+    ["GET /admin/requests/?code= (none such)", providerGet("/api/v1/admin/requests/?code=validation_error")],
+    ["GET /admin/requests/?client_ip=", providerGet(`/api/v1/admin/requests/?client_ip=${entry?.client_ip}`)],
+    [
+      "GET /admin/requests/?client_ip= (no such address)",
+      providerGet("/api/v1/admin/requests/?client_ip=198.51.100.77"),
+    ],
+    ["GET /admin/requests/?external_id=", providerGet(`/api/v1/admin/requests/?external_id=${entry?.external_id}`)],
+    ["GET /admin/requests/?request_id=", providerGet(`/api/v1/admin/requests/?request_id=${entry?.request_id}`)],
+    ["GET /admin/requests/?livemode=false", providerGet("/api/v1/admin/requests/?livemode=false")],
+    ["GET /admin/requests/?livemode=true", providerGet("/api/v1/admin/requests/?livemode=true")],
     ["GET /admin/stats/", providerGet("/api/v1/admin/stats/")],
+    ["GET /admin/stats/ by month, 12 months", providerGet(`/api/v1/admin/stats/?granularity=month&${lastYear}`)],
+    ["GET /admin/stats/ by week, 26 weeks", providerGet(`/api/v1/admin/stats/?granularity=week&${lastHalf}`)],
+    ["GET /admin/stats/ by day, a year", providerGet(`/api/v1/admin/stats/?${lastYear}`)],
+    ["GET /admin/stats/?group_by=provider (30 days, a page)", providerGet("/api/v1/admin/stats/?group_by=provider")],
+    [
+      "GET /admin/stats/?group_by=provider, CSV",
+      () => call("GET", "/api/v1/admin/stats/?group_by=provider", admin, undefined, csv),
+    ],
+    [
+      "GET /admin/stats/?group_by=provider by month, 12 months",
+      providerGet(`/api/v1/admin/stats/?group_by=provider&granularity=month&sort=-accepted&${lastYear}`),
+    ],
+    ["GET /admin/stats/?group_by=sub_id (30 days)", providerGet("/api/v1/admin/stats/?group_by=sub_id")],
+    [
+      "GET /admin/stats/?provider_id= (big) by week, 26 weeks",
+      providerGet(`/api/v1/admin/stats/?provider_id=${big}&granularity=week&${lastHalf}`),
+    ],
     ["GET /public/balance/ (big)", () => call("GET", "/api/v1/public/balance/", keys.big)],
     ["GET /public/balance_transactions/ (big)", () => call("GET", "/api/v1/public/balance_transactions/", keys.big)],
     [
@@ -398,17 +486,18 @@ async function main(): Promise<void> {
   for (const [path, request] of paths) {
     const latencies = new Latencies();
     const statuses = new Map<number, number>();
+    let largest = 0;
     for (let i = 0; i < ROUNDS; i++) {
       const t = performance.now();
       const res = await request();
-      await res.arrayBuffer();
+      largest = Math.max(largest, (await res.arrayBuffer()).byteLength);
       latencies.add(performance.now() - t);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     }
     const [p50, p95] = latencies.percentiles([50, 95]) as [number, number];
     const seen = [...statuses].map(([s, n]) => `${n}×${s}`).join(" ");
-    rows.push({ path, p50, p95, statuses: seen });
-    log(`${path}: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${seen})`);
+    rows.push({ path, p50, p95, statuses: seen, bytes: largest });
+    log(`${path}: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${seen}, ${largest} bytes)`);
   }
 
   // The jobs: the big provider's purge of its test data, then each job's runs from the metrics.
@@ -511,22 +600,30 @@ async function main(): Promise<void> {
   );
 
   const fmt = (v: number | undefined) => (v === undefined ? "—" : v.toFixed(1));
+  const kib = (bytes: number | undefined) => (bytes === undefined ? "—" : (bytes / 1024).toFixed(1));
   const table =
     theirs.length > 0
       ? [
-          "| path | p50 ms | p95 ms | statuses | 50k p95 ms | 5M p95 ms | 5M ÷ 50k | ≤ 50 ms, and ≤ 1.5× or + 5 ms |",
-          "|---|--:|--:|---|--:|--:|--:|---|",
+          "| path | p50 ms | p95 ms | statuses | KiB | 50k p95 ms | 5M p95 ms | 5M ÷ 50k | ≤ 50 ms, and ≤ 1.5× or + 5 ms; ≤ 1 MB |",
+          "|---|--:|--:|---|--:|--:|--:|--:|---|",
           ...rows.map((r) => {
             const [a, b] = [baseOf(r.path), bigOf(r.path)];
             const ok =
-              a && b && b.p95 <= 50 && (b.p95 <= 1.5 * a.p95 || b.p95 <= a.p95 + 5) && !/×5\d\d/.test(r.statuses);
-            return `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} | ${fmt(a?.p95)} | ${fmt(b?.p95)} | ${a && b ? (b.p95 / a.p95).toFixed(2) : "—"} | ${a && b ? (ok ? "yes" : "**no**") : "—"} |`;
+              a &&
+              b &&
+              b.p95 <= 50 &&
+              (b.p95 <= 1.5 * a.p95 || b.p95 <= a.p95 + 5) &&
+              !/×5\d\d/.test(r.statuses) &&
+              (r.bytes ?? 0) <= 1_000_000;
+            return `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} | ${kib(r.bytes)} | ${fmt(a?.p95)} | ${fmt(b?.p95)} | ${a && b ? (b.p95 / a.p95).toFixed(2) : "—"} | ${a && b ? (ok ? "yes" : "**no**") : "—"} |`;
           }),
         ]
       : [
-          "| path | p50 ms | p95 ms | statuses |",
-          "|---|--:|--:|---|",
-          ...rows.map((r) => `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} |`),
+          "| path | p50 ms | p95 ms | statuses | KiB |",
+          "|---|--:|--:|---|--:|",
+          ...rows.map(
+            (r) => `| ${r.path} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.statuses} | ${kib(r.bytes)} |`,
+          ),
         ];
   const md = [
     `# Scale run: ${sizeName} (${summary}), ${new Date().toISOString()}`,

@@ -182,7 +182,7 @@ export async function seed(
          email, phone_number, estimated_ship_date, overseas_type, ship_via, origin_zip, origin_city,
          origin_state_id, origin_state_code, destination_zip, destination_city, destination_state_id,
          destination_state_code, created_at, updated_at, state_changed_at, livemode, phone_e164, email_match,
-         quoted_at, ordered_at)
+         quoted_at, ordered_at, sub_id)
        select ((t.ms - $4::bigint) << 12) | (g % 4096),
          $2::bigint + case when g % 10 < 7 then g % 20 else 20 + g % ($3::int - 20) end,
          'ext-' || g, 'LP-' || lpad(g::text, 10, '0'),
@@ -193,7 +193,9 @@ export async function seed(
          to_timestamp(t.ms / 1000.0), not (g % 33 = 0 and t.ms > $5::bigint - $7::bigint * 86400000),
          '+1' || n.area || n.exchange || n.line, n.email,
          case when s.state <> 'LEAD' then to_timestamp(least(t.ms + m.quote_ms, $5::bigint) / 1000.0) end,
-         case when s.state = 'ORDER' then to_timestamp(least(t.ms + m.quote_ms + m.order_ms, $5::bigint) / 1000.0) end
+         case when s.state = 'ORDER' then to_timestamp(least(t.ms + m.quote_ms + m.order_ms, $5::bigint) / 1000.0) end,
+         -- Four leads in five name one of 40 sub-sources (an affiliate's), the rest none.
+         case when g % 5 <> 0 then 'src-' || (g / 5) % 40 end
        from generate_series(1, $1::int) g
        cross join lateral (select $5::bigint - ($1::bigint - g) * ($6::bigint / $1::bigint) as ms) t
        cross join lateral (select f.first, l.last, (201 + g % 787)::text as area,
@@ -287,6 +289,19 @@ export async function seed(
        from leads l cross join generate_series(0, 4) k
        where l.created_at > now() - $1::int * interval '1 day'`,
       [WINDOWS.requestLogDays],
+    );
+    // The request log's daily outcome counts, as its writer keeps them past the log's retention:
+    // each day's accepted leads per provider, mode and sub-source, and one refused request in ten
+    // (a bad phone number) and one in thirty (a validation error) besides, over the whole history.
+    await run(
+      "request outcomes per day (accepted, and refusals by code)",
+      `insert into request_outcomes_daily (provider_id, livemode, day, sub_id, code, requests)
+       select provider_id, livemode, day, sub_id, c.code, c.requests
+       from (select provider_id, livemode, (created_at at time zone 'America/New_York')::date as day,
+                    coalesce(sub_id, '') as sub_id, count(*)::int as n
+             from leads group by 1, 2, 3, 4) d
+       cross join lateral (values ('', d.n), ('invalid_phone_number', d.n / 10), ('validation_error', d.n / 30)) c(code, requests)
+       where c.requests > 0`,
     );
     if (size.ledger) await seedLedger(run);
     // Vacuumed as autovacuum keeps a production table (index-only counts), at the harness's sizes;

@@ -109,6 +109,41 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     definition: "(provider_id, livemode, created_at) where source = 'form'",
     serves: "the portal's Form page: a provider's form leads this week",
   },
+  {
+    name: "request_log_client_created_idx",
+    table: "request_log",
+    definition: "(client_ip, created_at desc, entry_id desc) where client_ip is not null",
+    serves:
+      "the back office's request log of one client address, newest first, whoever sent it (migration 0022 dropped the index of requests without a provider only)",
+  },
+  {
+    name: "request_log_mode_created_idx",
+    table: "request_log",
+    definition: "(livemode, created_at desc, entry_id desc)",
+    serves:
+      "the back office's request log of one mode, newest first (test requests are a few among many live: a walk of the whole log found them)",
+  },
+  {
+    name: "request_log_accepted_status_idx",
+    table: "request_log",
+    definition: "(status, created_at desc, entry_id desc) where status < 400",
+    serves:
+      "the back office's request log of one status below 400, newest first (request_log_status_idx holds those of 400 or more)",
+  },
+  {
+    name: "request_log_provider_code_idx",
+    table: "request_log",
+    definition: "(provider_id, livemode, code, created_at desc, entry_id desc) where code is not null",
+    serves:
+      "Public API, portal and back office: a provider's requests refused with one code, newest first (its refusals were walked for a rare code)",
+  },
+  {
+    name: "leads_name_idx",
+    table: "leads",
+    definition: "(lower(last_name), lower(first_name), id desc)",
+    serves:
+      "the back office's search for a whole first and last name: that customer's leads, newest first, stopping at the page (leads/lead-search.repository.ts)",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

@@ -26,6 +26,7 @@ import * as m0018 from "./migrations/0018-request-log-bounds.ts";
 import * as m0019 from "./migrations/0019-money.ts";
 import * as m0020 from "./migrations/0020-returns.ts";
 import * as m0021 from "./migrations/0021-forms.ts";
+import * as m0022 from "./migrations/0022-stats-periods.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0019-money": m0019,
   "0020-returns": m0020,
   "0021-forms": m0021,
+  "0022-stats-periods": m0022,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -36,6 +36,17 @@ export function wholeContact(term: string): { readonly email: string } | { reado
   return null;
 }
 
+/**
+ * A term that reads as a first and a last name (two words or more of letters, no digit or @):
+ * the first word and the rest, as leads_name_idx holds them lower-cased.
+ */
+export function wholeName(term: string): { readonly first: string; readonly last: string } | null {
+  if (/[\d@]/.test(term)) return null;
+  const m = /^(\S+)\s+(\S.*)$/.exec(term.trim());
+  if (m === null) return null;
+  return { first: m[1] as string, last: (m[2] as string).replace(/\s+/g, " ") };
+}
+
 export interface LeadSearch {
   readonly providerId?: number | undefined;
   readonly state?: LeadState | undefined;
@@ -149,6 +160,27 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
       query.where((eb) => eb.or([eb("leads.external_id", "=", q), eb("leads.order_number", "=", q.toUpperCase())])),
       limit,
     );
+  }
+  // A whole order number or external id as typed (no space, a digit in it: not a name): that
+  // lead, from the unique order number or the external_id index, before any substring search;
+  // only when the filters hold none of them (on any page) is it a substring after all.
+  const typed = s.q.trim();
+  if (/\d/.test(typed) && !/\s/.test(typed)) {
+    const exactId = (q: typeof query) =>
+      q.where((eb) => eb.or([eb("leads.external_id", "=", typed), eb("leads.order_number", "=", typed.toUpperCase())]));
+    const any = await customPlan(exactId(scoped).clearSelect().select("leads.id").limit(1)).executeTakeFirst();
+    if (any !== undefined) return page(exactId(query), limit);
+  }
+  // A whole first and last name ("james smith", no digit or @): that customer's leads, newest
+  // first from leads_name_idx, which stops at the page; a substring only when there are none.
+  const name = wholeName(term);
+  if (name !== null) {
+    const exactName = (q: typeof query) =>
+      q
+        .where(sql<string>`lower(leads.last_name)`, "=", name.last)
+        .where(sql<string>`lower(leads.first_name)`, "=", name.first);
+    const any = await customPlan(exactName(scoped).clearSelect().select("leads.id").limit(1)).executeTakeFirst();
+    if (any !== undefined) return page(exactName(query), limit);
   }
   const contact = wholeContact(term);
   if (contact !== null) {

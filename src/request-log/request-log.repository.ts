@@ -387,9 +387,11 @@ export async function listEntries(db: Db, filter: AdminEntryFilter, limit: numbe
     if (filter.requestId !== undefined) q = q.where("request_id", "=", filter.requestId);
     if (filter.clientIp !== undefined) q = q.where("client_ip", "=", filter.clientIp);
     // A provider and a mode: the provider's own index, or its refusals' (as listProviderEntries).
+    // Otherwise planned for its values: a status below 400 and one of 400 or more have each
+    // their partial index, which a generic plan could not choose between.
     return filter.providerId !== undefined && livemode !== undefined
       ? refusals(q, filter, limit)
-      : applyFilter(q, filter).limit(limit);
+      : customPlan(applyFilter(q, filter).limit(limit));
   };
   if (filter.providerId !== undefined && filter.livemode === undefined) {
     const [live, test] = await Promise.all([one(true).execute(), one(false).execute()]);

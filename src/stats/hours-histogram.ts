@@ -34,6 +34,11 @@ export class Histogram {
     }
   }
 
+  /** True when no value was added. */
+  isEmpty(): boolean {
+    return this.#n === 0;
+  }
+
   /**
    * The median in hours, as percentile_cont(0.5) reads sorted values: the mean of ranks
    * floor((n−1)/2) and floor(n/2) (0-based), each the hours its bucket stands for; null when empty.

@@ -8,7 +8,16 @@
  */
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { Histogram } from "./hours-histogram.ts";
+import { bucketHours, Histogram } from "./hours-histogram.ts";
+import {
+  type MergedRow,
+  periodStart,
+  periodTotalsSource,
+  ROLLUP_LOCK,
+  readPeriods,
+  readPeriodTotals,
+  rollPeriodsAgain,
+} from "./stats-periods.repository.ts";
 
 type Db = Kysely<Database>;
 
@@ -23,10 +32,12 @@ export interface StatsScope {
   readonly to: string;
   readonly granularity: Granularity;
   readonly groupBy?: GroupBy | undefined;
+  /** With group_by=provider: only these providers (a page of them). */
+  readonly providerIds?: readonly number[] | undefined;
   readonly zone: string;
 }
 
-/** One period and group's lead counts; `period` and `group` are null in the totals row. */
+/** One period and group's counts; `period` and `group` are null in the totals row. */
 export interface LeadCounts {
   readonly period: string | null;
   readonly group: string | null;
@@ -34,16 +45,11 @@ export interface LeadCounts {
   readonly duplicates: number;
   readonly quoted: number;
   readonly ordered: number;
+  /** Refused create requests by code. */
+  readonly rejected: Readonly<Record<string, number>>;
   readonly hoursToQuote: number | null;
   readonly hoursToOrder: number | null;
   readonly lastLeadAt: Date | null;
-}
-
-export interface RefusalCount {
-  readonly period: string | null;
-  readonly group: string | null;
-  readonly code: string;
-  readonly requests: number;
 }
 
 const UNITS: Readonly<Record<Granularity, string>> = { day: "day", week: "week", month: "month" };
@@ -57,17 +63,24 @@ function nextDay(day: string): string {
 }
 
 /**
- * What the rollup holds: whole business days through `rolledThrough`, and the next day (today,
- * as a rule) for the leads created before `partial.through`; null where it holds nothing.
+ * What the rollups hold: whole business days through `rolledThrough` (lead_stats_daily) and
+ * `periodsThrough` (lead_stats_periods, never later), and the next day (today, as a rule) for the
+ * leads created before `partial.through`; null where they hold nothing.
  */
 export interface RollupCoverage {
   readonly rolledThrough: string | null;
+  readonly periodsThrough: string | null;
   readonly partial: { readonly day: string; readonly through: Date } | null;
 }
 
 export async function rollupCoverage(db: Db): Promise<RollupCoverage> {
-  const { rows } = await sql<{ rolled: string | null; today: string | null; through: Date | null }>`
-    select rolled_through::text as rolled, today::text as today, today_through as through
+  const { rows } = await sql<{
+    rolled: string | null;
+    periods: string | null;
+    today: string | null;
+    through: Date | null;
+  }>`
+    select rolled_through::text as rolled, periods_through::text as periods, today::text as today, today_through as through
     from lead_stats_rollup where id = 1`.execute(db);
   const r = rows[0];
   const rolled = r?.rolled ?? null;
@@ -76,7 +89,12 @@ export async function rollupCoverage(db: Db): Promise<RollupCoverage> {
     rolled !== null && r?.today === nextDay(rolled) && r.through !== null
       ? { day: r.today, through: new Date(r.through) }
       : null;
-  return { rolledThrough: rolled, partial };
+  const periods = r?.periods ?? null;
+  return {
+    rolledThrough: rolled,
+    periodsThrough: periods !== null && rolled !== null && periods <= rolled ? periods : null,
+    partial,
+  };
 }
 
 /** The last business day the rollup holds (null before its first run). */
@@ -86,50 +104,110 @@ export async function rolledThrough(db: Db): Promise<string | null> {
   return rows[0]?.day ?? null;
 }
 
-function groupColumn(groupBy: GroupBy | undefined) {
-  if (groupBy === "sub_id") return sql<string>`coalesce(sub_id, '')`;
-  if (groupBy === "provider") return sql<string>`provider_id::text`;
-  return sql<string>`''`;
+/** The last business day lead_stats_periods holds (null before the job's first run). */
+export async function periodsThrough(db: Db): Promise<string | null> {
+  return (await rollupCoverage(db)).periodsThrough;
 }
 
 /** A quoted lead's hours from creation to QUOTE, and an ordered one's from QUOTE to ORDER. */
 const QUOTE_HOURS = sql`extract(epoch from quoted_at - created_at)::float8 / 3600`;
 const ORDER_HOURS = sql`extract(epoch from ordered_at - quoted_at)::float8 / 3600`;
 
-/**
- * The lead counts and medians of the scope, per period and group and in total. The rollup's
- * coverage and the rows are read in one snapshot (repeatable read), so a roll-up committing
- * between the two reads cannot count a lead twice or not at all.
- */
-export function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
-  return db
-    .transaction()
-    .setIsolationLevel("repeatable read")
-    .setAccessMode("read only")
-    .execute((trx) => leadCountsIn(trx, s));
+/** Reads in one read-only repeatable-read snapshot (the watermarks and the rows they cover). */
+function inSnapshot<T>(db: Db, read: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().setIsolationLevel("repeatable read").setAccessMode("read only").execute(read);
 }
 
-async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
-  const unit = UNITS[s.granularity];
-  const { rolledThrough: rolled, partial } = await rollupCoverage(db);
-  // Past days come from the rollup up to the day it has reached, today's leads up to its partial
-  // watermark too; the rest from the leads.
-  const hasRolled = rolled !== null && rolled >= s.from;
-  const today = partial !== null && partial.day >= s.from && partial.day <= s.to ? partial : null;
-  const liveFrom = rolled !== null && rolled >= s.from ? nextDay(rolled) : s.from;
-  const end = sql`((${s.to}::date + 1)::timestamp at time zone ${s.zone})`;
-  const liveStart =
-    today !== null
-      ? sql`greatest(${today.through}::timestamptz, ${today.day}::date::timestamp at time zone ${s.zone})`
-      : sql`(${liveFrom}::date::timestamp at time zone ${s.zone})`;
-  // Provider 0 holds every provider's leads of a day together (the rollup's all-providers level).
-  const providerRolled =
+/**
+ * The counts, refusals and medians of the scope, per period and group and in total. The
+ * rollups' coverage and the rows are read in one snapshot (repeatable read), so a roll-up
+ * committing between the reads cannot count a lead twice or not at all. Whole days the period
+ * rollup holds come from it, one merged row per period and group; the days after it from
+ * lead_stats_daily, the request log's daily counts and, after the rollup's watermark, the leads.
+ */
+export function leadCounts(db: Db, s: StatsScope): Promise<LeadCounts[]> {
+  return inSnapshot(db, (trx) => leadCountsIn(trx, s));
+}
+
+/** The part of the range lead_stats_periods holds ([from, periodTo]) and where the rest starts. */
+function splitRange(s: { from: string; to: string }, coverage: RollupCoverage) {
+  const pt = coverage.periodsThrough;
+  const periodTo = pt !== null && pt >= s.from ? (pt < s.to ? pt : s.to) : null;
+  return { periodTo, restFrom: periodTo === null ? s.from : nextDay(periodTo) };
+}
+
+/** The filters of the scope's provider(s) on lead_stats_daily / the leads / request_outcomes_daily. */
+function providerFilters(s: StatsScope) {
+  const page = s.providerIds !== undefined ? sql`and provider_id = any(${[...s.providerIds]}::bigint[])` : sql``;
+  const rolled =
     s.providerId !== undefined
       ? sql`and provider_id = ${s.providerId}`
       : s.groupBy === "provider"
-        ? sql`and provider_id <> ${ALL_PROVIDERS}`
+        ? sql`and provider_id <> ${ALL_PROVIDERS} ${page}`
         : sql`and provider_id = ${ALL_PROVIDERS}`;
-  const providerLive = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
+  const live = s.providerId !== undefined ? sql`and provider_id = ${s.providerId}` : page;
+  return { rolled, live };
+}
+
+/** Where the leads after the rollups start, and the end of the range, as instants. */
+function liveWindow(s: StatsScope, from: string, coverage: RollupCoverage) {
+  const { rolledThrough: rolled, partial } = coverage;
+  const today = partial !== null && partial.day >= from && partial.day <= s.to ? partial : null;
+  const liveFrom = rolled !== null && rolled >= from ? nextDay(rolled) : from;
+  const end = sql`((${s.to}::date + 1)::timestamp at time zone ${s.zone})`;
+  const start =
+    today !== null
+      ? sql`greatest(${today.through}::timestamptz, ${today.day}::date::timestamp at time zone ${s.zone})`
+      : sql`(${liveFrom}::date::timestamp at time zone ${s.zone})`;
+  return { today, start, end };
+}
+
+async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
+  const coverage = await rollupCoverage(db);
+  const { periodTo, restFrom } = splitRange(s, coverage);
+  const rest = restFrom <= s.to;
+  // A page of providers needs no totals here: they are every provider's (stats.service.ts).
+  const withTotals = s.providerIds === undefined;
+  const periodRows: RawRow[] = [];
+  let totals: RawRow | undefined;
+  if (periodTo !== null) {
+    const read = { livemode: s.livemode, from: s.from, to: periodTo, providerId: s.providerId };
+    // The period the later days continue comes with its histograms, to be merged with theirs.
+    const keep = rest ? periodStart(s.granularity, restFrom) : null;
+    periodRows.push(
+      ...(await readPeriods(
+        db,
+        { ...read, granularity: s.granularity, groupBy: s.groupBy, providerIds: s.providerIds },
+        keep,
+      )),
+    );
+    if (withTotals) totals = await readPeriodTotals(db, read);
+  }
+  const restRows = rest
+    ? [...(await restLeadRows(db, s, restFrom, coverage)), ...(await restRefusalRows(db, s, restFrom))]
+    : [];
+  return mergeCells(periodRows, restRows, totals);
+}
+
+/** A row of counts, histograms and refusals of one period and group, from any source. */
+type RawRow = Omit<MergedRow, "refused" | "refusal_codes" | "refusal_counts" | "quote_median" | "order_median"> & {
+  readonly refusal_codes?: string[];
+  readonly refusal_counts?: number[];
+  /** A whole period's median buckets, kept with its row (no histogram comes with it). */
+  readonly quote_median?: number[] | null;
+  readonly order_median?: number[] | null;
+};
+
+/**
+ * The days from `from` on, as stats read them before the period rollup: lead_stats_daily up to
+ * the day it has reached, today's leads up to its partial watermark too, the rest from the leads.
+ */
+async function restLeadRows(db: Db, s: StatsScope, from: string, coverage: RollupCoverage): Promise<RawRow[]> {
+  const unit = UNITS[s.granularity];
+  const rolled = coverage.rolledThrough;
+  const hasRolled = rolled !== null && rolled >= from;
+  const { today, start: liveStart, end } = liveWindow(s, from, coverage);
+  const providers = providerFilters(s);
   const groupRolled =
     s.groupBy === "sub_id" ? sql`sub_id` : s.groupBy === "provider" ? sql`provider_id::text` : sql`''`;
   const groupLive =
@@ -146,32 +224,20 @@ async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
       select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, ${groupRolled} as grp, accepted, duplicates,
              quoted, ordered, last_lead_at, quote_keys, quote_counts, order_keys, order_counts
       from lead_stats_daily
-      where livemode = ${s.livemode} ${providerRolled} and day >= ${s.from}::date and (${sql.join(rolledDays, sql` or `)})
+      where livemode = ${s.livemode} ${providers.rolled} and day >= ${from}::date and (${sql.join(rolledDays, sql` or `)})
       union all`
       : sql``;
   const liveHistogram = (bucket: ReturnType<typeof sql>) => sql`
       select period, grp, array_agg(k order by k) as keys, array_agg(c order by k) as counts
       from (select period, grp, ${bucket} as k, count(*)::int as c from live where ${bucket} is not null group by 1, 2, 3) b
       group by 1, 2`;
-  const { rows } = await sql<{
-    period: string;
-    grp: string;
-    accepted: string | number;
-    duplicates: string | number;
-    quoted: string | number;
-    ordered: string | number;
-    last_lead_at: Date | null;
-    quote_keys: number[];
-    quote_counts: number[];
-    order_keys: number[];
-    order_counts: number[];
-  }>`
+  const { rows } = await sql<RawRow>`
     with live as (
       select to_char(date_trunc(${unit}, created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period, ${groupLive} as grp,
              created_at, duplicate, quoted_at, ordered_at,
              hours_bucket(${QUOTE_HOURS}) as qk, hours_bucket(${ORDER_HOURS}) as ok
       from leads
-      where livemode = ${s.livemode} ${providerLive} and created_at >= ${liveStart} and created_at < ${end}
+      where livemode = ${s.livemode} ${providers.live} and created_at >= ${liveStart} and created_at < ${end}
     ),
     live_counts as (
       select period, grp, count(*)::int as accepted, (count(*) filter (where duplicate is not null))::int as duplicates,
@@ -187,8 +253,58 @@ async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     from live_counts c left join live_quote q using (period, grp) left join live_order o using (period, grp)`.execute(
     db,
   );
+  return rows;
+}
 
-  // Summed per period and group, and over everything (the totals: period and group null).
+/** The refusals of the days from `from` on, per period, group and code, from the request log's daily counts. */
+async function restRefusalRows(db: Db, s: StatsScope, from: string): Promise<RawRow[]> {
+  const unit = UNITS[s.granularity];
+  const group =
+    s.groupBy === "sub_id" ? sql<string>`sub_id` : s.groupBy === "provider" ? sql<string>`provider_id::text` : sql`''`;
+  const provider =
+    s.providerId !== undefined
+      ? sql`and provider_id = ${s.providerId}`
+      : s.providerIds !== undefined
+        ? sql`and provider_id = any(${[...s.providerIds]}::bigint[])`
+        : sql``;
+  const { rows } = await sql<{ period: string; grp: string; code: string; requests: string | number }>`
+    with per_day as (
+      -- Summed per day first: the period is formatted once per day and group, not once per row.
+      select day, ${group} as grp, code, sum(requests) as requests
+      from request_outcomes_daily
+      where livemode = ${s.livemode} ${provider} and day >= ${from}::date and day <= ${s.to}::date and code <> ''
+      group by 1, 2, 3
+    )
+    select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, grp, code, sum(requests) as requests
+    from per_day
+    group by 1, 2, 3`.execute(db);
+  return rows.map((r) => ({
+    period: r.period,
+    grp: r.grp,
+    accepted: 0,
+    duplicates: 0,
+    quoted: 0,
+    ordered: 0,
+    last_lead_at: null,
+    quote_keys: [],
+    quote_counts: [],
+    order_keys: [],
+    order_counts: [],
+    refusal_codes: [r.code],
+    refusal_counts: [Number(r.requests)],
+  }));
+}
+
+/**
+ * The rows summed per period and group, and the totals (period and group null): the totals row of
+ * the period rollup's part with the later days' rows. A period's median is its histogram's, or
+ * the one kept with its only row.
+ */
+function mergeCells(
+  periodRows: readonly RawRow[],
+  restRows: readonly RawRow[],
+  totals: RawRow | undefined,
+): LeadCounts[] {
   const cells = new Map<string, Cell>();
   const cellOf = (period: string | null, group: string | null) => {
     const key = period === null ? "" : `${period}\u0000${group}`;
@@ -201,27 +317,44 @@ async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
         duplicates: 0,
         quoted: 0,
         ordered: 0,
+        rejected: new Map(),
         lastLeadAt: null,
         toQuote: new Histogram(),
         toOrder: new Histogram(),
+        quoteMedian: null,
+        orderMedian: null,
       };
       cells.set(key, cell);
     }
     return cell;
   };
-  const total = cellOf(null, null);
-  for (const r of rows) {
-    for (const cell of [cellOf(r.period, r.grp), total]) {
-      cell.accepted += Number(r.accepted);
-      cell.duplicates += Number(r.duplicates);
-      cell.quoted += Number(r.quoted);
-      cell.ordered += Number(r.ordered);
-      const last = r.last_lead_at === null ? null : new Date(r.last_lead_at);
-      if (last !== null && (cell.lastLeadAt === null || last > cell.lastLeadAt)) cell.lastLeadAt = last;
-      cell.toQuote.add(r.quote_keys, r.quote_counts);
-      cell.toOrder.add(r.order_keys, r.order_counts);
+  const add = (cell: Cell, r: RawRow) => {
+    cell.accepted += Number(r.accepted);
+    cell.duplicates += Number(r.duplicates);
+    cell.quoted += Number(r.quoted);
+    cell.ordered += Number(r.ordered);
+    const last = r.last_lead_at === null ? null : new Date(r.last_lead_at);
+    if (last !== null && (cell.lastLeadAt === null || last > cell.lastLeadAt)) cell.lastLeadAt = last;
+    cell.toQuote.add(r.quote_keys, r.quote_counts);
+    cell.toOrder.add(r.order_keys, r.order_counts);
+    if (r.quote_median) cell.quoteMedian = r.quote_median;
+    if (r.order_median) cell.orderMedian = r.order_median;
+    const codes = r.refusal_codes ?? [];
+    const counts = r.refusal_counts ?? [];
+    for (let i = 0; i < codes.length; i += 1) {
+      const code = codes[i] as string;
+      cell.rejected.set(code, (cell.rejected.get(code) ?? 0) + Number(counts[i]));
     }
+  };
+  const total = cellOf(null, null);
+  for (const r of periodRows) add(cellOf(r.period, r.grp), r);
+  for (const r of restRows) {
+    add(cellOf(r.period, r.grp), r);
+    add(total, r);
   }
+  if (totals !== undefined) add(total, totals);
+  const median = (h: Histogram, kept: number[] | null) =>
+    !h.isEmpty() || kept === null ? h.median() : (bucketHours(Number(kept[0])) + bucketHours(Number(kept[1]))) / 2;
   return [...cells.values()].map((c) => ({
     period: c.period,
     group: c.group,
@@ -229,8 +362,9 @@ async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
     duplicates: c.duplicates,
     quoted: c.quoted,
     ordered: c.ordered,
-    hoursToQuote: c.toQuote.median(),
-    hoursToOrder: c.toOrder.median(),
+    rejected: Object.fromEntries([...c.rejected].sort(([a], [b]) => (a < b ? -1 : 1))),
+    hoursToQuote: median(c.toQuote, c.quoteMedian),
+    hoursToOrder: median(c.toOrder, c.orderMedian),
     lastLeadAt: c.lastLeadAt,
   }));
 }
@@ -242,32 +376,88 @@ interface Cell {
   duplicates: number;
   quoted: number;
   ordered: number;
+  readonly rejected: Map<string, number>;
   lastLeadAt: Date | null;
   readonly toQuote: Histogram;
   readonly toOrder: Histogram;
+  /** The median buckets kept with a whole period's row. */
+  quoteMedian: number[] | null;
+  orderMedian: number[] | null;
 }
 
-export async function refusalCounts(db: Db, s: StatsScope): Promise<RefusalCount[]> {
-  const unit = UNITS[s.granularity];
-  const group = groupColumn(s.groupBy);
-  const provider = s.providerId === undefined ? sql`` : sql`and provider_id = ${s.providerId}`;
-  const { rows } = await sql<{ period: string | null; grp: string | null; code: string; requests: string | number }>`
-    with per_day as (
-      -- Summed per day first: the period is formatted once per day and group, not once per row.
-      select day, ${group} as grp, code, sum(requests) as requests
-      from request_outcomes_daily
-      where livemode = ${s.livemode} ${provider} and day >= ${s.from}::date and day <= ${s.to}::date and code <> ''
-      group by 1, 2, 3
-    )
-    select to_char(date_trunc(${unit}, day), 'YYYY-MM-DD') as period, grp, code, sum(requests) as requests
-    from per_day
-    group by grouping sets ((1, 2, 3), (3))`.execute(db);
-  return rows.map((r) => ({
-    period: r.period,
-    group: r.period === null ? null : r.grp,
-    code: r.code,
-    requests: Number(r.requests),
-  }));
+/** The columns providers are ranked by (group_by=provider's `sort`). */
+export const RANK_COLUMNS = [
+  "provider_id",
+  "submitted",
+  "accepted",
+  "rejected",
+  "duplicates",
+  "quoted",
+  "ordered",
+  "last_lead_at",
+] as const;
+export type RankColumn = (typeof RANK_COLUMNS)[number];
+
+/**
+ * One page of the providers with anything in the scope's range, ranked by a column's sum over it
+ * (ties by provider id): the whole periods' and days' rows of lead_stats_periods (its ranking
+ * index alone), the days after it from lead_stats_daily and the request log's daily counts, the
+ * leads after the rollup's watermark.
+ */
+export function rankProviders(
+  db: Db,
+  s: StatsScope,
+  sort: { readonly column: RankColumn; readonly descending: boolean },
+  offset: number,
+  limit: number,
+): Promise<number[]> {
+  return inSnapshot(db, async (trx) => {
+    const coverage = await rollupCoverage(trx);
+    const { periodTo, restFrom } = splitRange(s, coverage);
+    const parts: ReturnType<typeof sql>[] = [];
+    const one = s.providerId !== undefined ? sql`and provider_id = ${s.providerId}` : sql``;
+    if (periodTo !== null) parts.push(periodTotalsSource(s.livemode, s.from, periodTo, one));
+    if (restFrom <= s.to) {
+      const rolled = coverage.rolledThrough;
+      const { today, start, end } = liveWindow(s, restFrom, coverage);
+      const days = [
+        ...(rolled !== null && rolled >= restFrom ? [sql`day <= least(${s.to}::date, ${rolled}::date)`] : []),
+        ...(today !== null ? [sql`day = ${today.day}::date`] : []),
+      ];
+      if (days.length > 0) {
+        parts.push(sql`
+          select provider_id, accepted, duplicates, quoted, ordered, 0 as refused, last_lead_at
+          from lead_stats_daily
+          where livemode = ${s.livemode} and provider_id <> ${ALL_PROVIDERS} ${one} and day >= ${restFrom}::date
+            and (${sql.join(days, sql` or `)})`);
+      }
+      parts.push(sql`
+        select provider_id, 1 as accepted, (duplicate is not null)::int as duplicates, (quoted_at is not null)::int as quoted,
+               (ordered_at is not null)::int as ordered, 0 as refused, created_at as last_lead_at
+        from leads where livemode = ${s.livemode} ${one} and created_at >= ${start} and created_at < ${end}`);
+      parts.push(sql`
+        select provider_id, 0, 0, 0, 0, requests, null
+        from request_outcomes_daily
+        where livemode = ${s.livemode} ${one} and day >= ${restFrom}::date and day <= ${s.to}::date and code <> ''`);
+    }
+    const value: Record<RankColumn, ReturnType<typeof sql>> = {
+      provider_id: sql`provider_id`,
+      submitted: sql`sum(accepted) + sum(refused)`,
+      accepted: sql`sum(accepted)`,
+      rejected: sql`sum(refused)`,
+      duplicates: sql`sum(duplicates)`,
+      quoted: sql`sum(quoted)`,
+      ordered: sql`sum(ordered)`,
+      last_lead_at: sql`max(last_lead_at)`,
+    };
+    const direction = sql.raw(sort.descending ? "desc nulls last" : "asc nulls first");
+    const { rows } = await sql<{ provider_id: string | number }>`
+      select provider_id from (${sql.join(parts, sql` union all `)}) x
+      group by provider_id
+      order by ${value[sort.column]} ${direction}, provider_id ${sql.raw(sort.descending && sort.column === "provider_id" ? "desc" : "asc")}
+      limit ${limit} offset ${offset}`.execute(trx);
+    return rows.map((r) => Number(r.provider_id));
+  });
 }
 
 /** One period and group's returned leads; `period` and `group` are null in the totals row. */
@@ -289,7 +479,12 @@ export async function returnCounts(db: Db, s: StatsScope): Promise<ReturnCount[]
       : s.groupBy === "provider"
         ? sql`l.provider_id::text`
         : sql`''`;
-  const provider = s.providerId === undefined ? sql`` : sql`and r.provider_id = ${s.providerId}`;
+  const provider =
+    s.providerId !== undefined
+      ? sql`and r.provider_id = ${s.providerId}`
+      : s.providerIds !== undefined
+        ? sql`and r.provider_id = any(${[...s.providerIds]}::bigint[])`
+        : sql``;
   const { rows } = await sql<{ period: string | null; grp: string | null; returned: string | number }>`
     select to_char(date_trunc(${unit}, l.created_at at time zone ${s.zone}), 'YYYY-MM-DD') as period, ${group} as grp,
            count(*) as returned
@@ -447,6 +642,7 @@ export async function rollUpAgain(
       const where = sql`and livemode = ${k.livemode}`;
       await sql`insert into lead_stats_daily ${COLUMNS} ${rollupSelect(zone, k.day, where, true)}`.execute(trx);
     }
+    await rollPeriodsAgain(trx, keys);
     await sql`update lead_stats_rollup set history_id = ${lastId}, updated_at = now() where id = 1`.execute(trx);
     return true;
   });
@@ -469,6 +665,3 @@ export async function rollupState(
     firstDay: r?.first_day ?? null,
   };
 }
-
-/** The advisory lock key of the rollup job (one instance at a time). */
-const ROLLUP_LOCK = 0x57a75;

@@ -2,6 +2,7 @@
 import { type Request, type Response, Router } from "express";
 import type { components } from "../../generated/openapi/schema.ts";
 import type { RestFeature } from "../rest/feature.ts";
+import { pageLink } from "../rest/links.ts";
 import { operation, providerOf } from "../rest/typed.ts";
 import type { Outcomes, Stats, StatsQuery, StatsService } from "./stats.service.ts";
 
@@ -28,7 +29,7 @@ function outcomesJson(o: Outcomes): OutcomesJson {
   };
 }
 
-export function statsJson(s: Stats): components["schemas"]["Stats"] {
+export function statsJson(s: Stats, next?: string | null): components["schemas"]["Stats"] {
   return {
     from: s.from,
     to: s.to,
@@ -43,6 +44,10 @@ export function statsJson(s: Stats): components["schemas"]["Stats"] {
       ...outcomesJson(r),
     })),
     totals: outcomesJson(s.totals),
+    ...(s.groupBy === "provider" && {
+      next_page_token: s.nextPageToken === "" ? null : s.nextPageToken,
+      next: next ?? null,
+    }),
   };
 }
 
@@ -106,7 +111,16 @@ export function statsCsv(s: Stats): string {
   return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");
 }
 
-export function sendStats(req: Pick<Request, "accepts">, res: Response, s: Stats, name: string): void {
+export function sendStats(
+  req: Pick<Request, "accepts" | "originalUrl">,
+  res: Response,
+  s: Stats,
+  name: string,
+  publicBaseUrl?: string,
+): void {
+  // A page of providers: the next one's link, in the answer and (for CSV too) as a Link header.
+  const next = s.nextPageToken === "" ? null : pageLink(req, { page_token: s.nextPageToken }, publicBaseUrl);
+  if (next !== null) res.links({ next });
   // `text/csv; charset=utf-8` asks for CSV too (a range with parameters matches only an offer with them).
   const type = req.accepts(["application/json", "text/csv", "text/csv; charset=utf-8"]);
   if (typeof type === "string" && type.startsWith("text/csv")) {
@@ -116,7 +130,7 @@ export function sendStats(req: Pick<Request, "accepts">, res: Response, s: Stats
       .send(statsCsv(s));
     return;
   }
-  res.json(statsJson(s));
+  res.json(statsJson(s, next));
 }
 
 /** The range, granularity and grouping of a stats read, as the query string gives them. */
@@ -124,7 +138,7 @@ export function statsQueryOf(q: { from?: string; to?: string; granularity?: stri
   return { from: q.from, to: q.to, granularity: q.granularity, groupBy: q.group_by };
 }
 
-export function statsRoutes(stats: StatsService): RestFeature {
+export function statsRoutes(stats: StatsService, publicBaseUrl?: string): RestFeature {
   const router = Router();
   router.get(
     STATS_PATH,
@@ -141,8 +155,11 @@ export function statsRoutes(stats: StatsService): RestFeature {
         ...statsQueryOf(q),
         providerId: q.provider_id,
         livemode: q.livemode,
+        pageSize: q.page_size,
+        sort: q.sort,
+        pageToken: q.page_token,
       });
-      sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
+      sendStats(req, res, s, s.livemode ? "stats" : "stats-test", publicBaseUrl);
     }),
   );
   return { router };

@@ -4,6 +4,7 @@
  * their own of their key's mode; administrators any provider's, or all, grouped by provider.
  */
 
+import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
 import { DateTime } from "luxon";
 import type { Database } from "../db/schema.ts";
@@ -17,9 +18,10 @@ import {
   type LeadCounts,
   leadCounts,
   providerNames,
-  type RefusalCount,
+  RANK_COLUMNS,
+  type RankColumn,
   type ReturnCount,
-  refusalCounts,
+  rankProviders,
   returnCounts,
   type StatsScope,
 } from "./stats.repository.ts";
@@ -38,7 +40,18 @@ export interface StatsQuery {
 export interface AdminStatsQuery extends StatsQuery {
   readonly providerId?: RawId | undefined;
   readonly livemode?: boolean | undefined;
+  /** group_by=provider: providers per page, the column they are ranked by ("-" first: descending), the page. */
+  readonly pageSize?: number | undefined;
+  readonly sort?: string | undefined;
+  readonly pageToken?: string | undefined;
 }
+
+/** Providers per page of group_by=provider, by default and at most. */
+export const PROVIDER_PAGE_SIZE = { default: 20, max: 200 } as const;
+/** The ranking of group_by=provider by default: most submitted first. */
+export const DEFAULT_SORT = "-submitted";
+/** Every value `sort` takes: a column, ascending, or with "-" descending. */
+export const SORTS = RANK_COLUMNS.flatMap((c) => [c, `-${c}`]);
 
 /** What happened to the leads of one period and group (or of the whole range: the totals). */
 export interface Outcomes {
@@ -80,19 +93,16 @@ export interface Stats {
   readonly timezone: string;
   readonly rows: readonly StatsRow[];
   readonly totals: Outcomes;
+  /** group_by=provider: the next page's token ("" on the last page). */
+  readonly nextPageToken: string;
 }
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
-function outcomes(
-  leads: LeadCounts | undefined,
-  refusals: readonly RefusalCount[],
-  returns: ReturnCount | undefined,
-): Outcomes {
-  const rejected: Record<string, number> = {};
-  for (const r of [...refusals].sort((a, b) => (a.code < b.code ? -1 : 1))) rejected[r.code] = r.requests;
+function outcomes(leads: LeadCounts | undefined, returns: ReturnCount | undefined): Outcomes {
+  const rejected: Record<string, number> = { ...leads?.rejected };
   const accepted = leads?.accepted ?? 0;
-  const refused = refusals.reduce((n, r) => n + r.requests, 0);
+  const refused = Object.values(rejected).reduce((n, r) => n + r, 0);
   const rate = (n: number) => (accepted === 0 ? null : round(n / accepted, 4));
   const hours = (h: number | null | undefined) => (h === null || h === undefined ? null : round(h, 2));
   return {
@@ -155,31 +165,40 @@ export function createStatsService(deps: {
     return { from, to, granularity, groupBy };
   }
 
-  async function stats(scope: StatsScope): Promise<Stats> {
-    const [leads, refusals, returns] = await Promise.all([
-      leadCounts(db, scope),
-      refusalCounts(db, scope),
-      returnCounts(db, scope),
-    ]);
+  /** The rows of the scope (of some providers: `providerIds`) and the totals of the whole scope. */
+  async function stats(scope: StatsScope, nextPageToken = ""): Promise<Stats> {
+    const [leads, returns] = await Promise.all([leadCounts(db, scope), returnCounts(db, scope)]);
+    // group_by=provider answers a page of providers; its totals are every provider's.
+    const whole =
+      scope.providerIds === undefined
+        ? undefined
+        : await Promise.all([
+            leadCounts(db, { ...scope, groupBy: undefined, providerIds: undefined }),
+            returnCounts(db, { ...scope, groupBy: undefined, providerIds: undefined }),
+          ]);
     const key = (period: string | null, group: string | null) => `${period}\u0000${group ?? ""}`;
     const leadsBy = new Map(leads.map((l) => [key(l.period, l.group), l]));
     const returnsBy = new Map(returns.map((r) => [key(r.period, r.group), r]));
-    const refusalsBy = new Map<string, RefusalCount[]>();
-    for (const r of refusals) {
-      const k = key(r.period, r.group);
-      refusalsBy.set(k, [...(refusalsBy.get(k) ?? []), r]);
-    }
     let cells: { period: string; group: string | null }[];
     if (scope.groupBy === undefined) {
       cells = periodsOf(scope.from, scope.to, scope.granularity).map((period) => ({ period, group: null }));
     } else {
-      const seen = new Map<string, { period: string; group: string | null }>();
-      for (const c of [...leads, ...refusals]) {
-        if (c.period !== null) seen.set(key(c.period, c.group), { period: c.period, group: c.group });
-      }
-      cells = [...seen.values()].sort((a, b) =>
-        a.period !== b.period ? (a.period < b.period ? -1 : 1) : (a.group ?? "") < (b.group ?? "") ? -1 : 1,
-      );
+      const order = new Map((scope.providerIds ?? []).map((id, i) => [String(id), i]));
+      cells = leads
+        .filter((c): c is LeadCounts & { period: string } => c.period !== null)
+        .map((c) => ({ period: c.period, group: c.group }))
+        .sort((a, b) =>
+          // A page of providers keeps their ranking; within a provider, periods in order.
+          scope.groupBy === "provider" && a.group !== b.group
+            ? (order.get(a.group ?? "") ?? 0) - (order.get(b.group ?? "") ?? 0)
+            : a.period !== b.period
+              ? a.period < b.period
+                ? -1
+                : 1
+              : (a.group ?? "") < (b.group ?? "")
+                ? -1
+                : 1,
+        );
     }
     const names =
       scope.groupBy === "provider"
@@ -192,9 +211,10 @@ export function createStatsService(deps: {
         period: c.period,
         group: c.group,
         ...(names && { providerName: names.get(Number(c.group)) ?? "" }),
-        ...outcomes(leadsBy.get(k), refusalsBy.get(k) ?? [], returnsBy.get(k)),
+        ...outcomes(leadsBy.get(k), returnsBy.get(k)),
       };
     });
+    const totalOf = <T extends { period: string | null }>(list: readonly T[]) => list.find((x) => x.period === null);
     return {
       from: scope.from,
       to: scope.to,
@@ -203,13 +223,19 @@ export function createStatsService(deps: {
       livemode: scope.livemode,
       timezone: zone,
       rows,
-      totals: outcomes(
-        leadsBy.get(key(null, null)),
-        refusalsBy.get(key(null, null)) ?? [],
-        returnsBy.get(key(null, null)),
-      ),
+      totals: whole
+        ? outcomes(totalOf(whole[0]), totalOf(whole[1]))
+        : outcomes(leadsBy.get(key(null, null)), returnsBy.get(key(null, null))),
+      nextPageToken,
     };
   }
+
+  /** What a page token stands for: the query it was issued for (anything else is refused). */
+  const fingerprint = (scope: Omit<StatsScope, "zone">, sort: string, pageSize: number) =>
+    createHash("sha256")
+      .update(JSON.stringify([scope.from, scope.to, scope.granularity, scope.livemode, sort, pageSize]))
+      .digest("base64url")
+      .slice(0, 16);
 
   return {
     /** The provider's own outcomes of its key's mode; group_by=sub_id splits them by sub-source. */
@@ -224,8 +250,37 @@ export function createStatsService(deps: {
       const f = new Fields();
       const scope = readScope(f, q, ["sub_id", "provider"]);
       const providerId = q.providerId === undefined ? undefined : f.id({ provider_id: q.providerId }, "provider_id");
+      const paged = scope.groupBy === "provider";
+      if (!paged) {
+        for (const [name, v] of [
+          ["page_size", q.pageSize],
+          ["sort", q.sort],
+          ["page_token", q.pageToken],
+        ] as const) {
+          if (v !== undefined) f.add(name, "not_applicable", `${name} applies only with group_by=provider`);
+        }
+      }
+      const sort = (f.oneOf({ sort: q.sort ?? DEFAULT_SORT }, "sort", SORTS, false) ?? DEFAULT_SORT) as string;
+      const pageSize =
+        f.integer({ page_size: q.pageSize ?? PROVIDER_PAGE_SIZE.default }, "page_size", 1, PROVIDER_PAGE_SIZE.max) ??
+        PROVIDER_PAGE_SIZE.default;
+      const base = { ...scope, zone, livemode: q.livemode ?? true, providerId };
+      let offset = 0;
+      const token = fingerprint(base, sort, pageSize);
+      if (paged && q.pageToken !== undefined && q.pageToken !== "") {
+        const m = /^([0-9]{1,9})\.([A-Za-z0-9_-]{16})$/.exec(q.pageToken);
+        if (m === null || m[2] !== token) {
+          f.add("page_token", "invalid_format", "page_token is not a token this service issued for this query");
+        } else offset = Number(m[1]);
+      }
       throwIfViolations(f.violations);
-      return stats({ ...scope, zone, livemode: q.livemode ?? true, providerId });
+      if (!paged) return stats(base);
+      const descending = sort.startsWith("-");
+      const column = (descending ? sort.slice(1) : sort) as RankColumn;
+      const ranked = await rankProviders(db, base, { column, descending }, offset, pageSize + 1);
+      const page = ranked.slice(0, pageSize);
+      const next = ranked.length > pageSize ? `${offset + pageSize}.${token}` : "";
+      return stats({ ...base, providerIds: page }, next);
     },
   };
 }

@@ -89,12 +89,16 @@ function resolve(doc: Json, node: Json | undefined): Json | undefined {
     .reduce((n: Json | undefined, part) => n?.[part], doc);
 }
 
-/** Whether an operation answers one page of a cursor-paged list (its success body has `next_page_token`). */
+/**
+ * Whether an operation answers one page of a cursor-paged list: it takes `page_token` and its
+ * success body has `next_page_token`.
+ */
 function pagedList(doc: Json, op: Operation): boolean {
+  const takesToken = ((op.node.parameters ?? []) as Json[]).some((p) => resolve(doc, p)?.name === "page_token");
   const status = Object.keys(op.node.responses ?? {}).find((s) => s.startsWith("2"));
   const response = resolve(doc, status ? op.node.responses[status] : undefined);
   const schema = resolve(doc, response?.content?.["application/json"]?.schema);
-  return schema?.properties?.next_page_token !== undefined;
+  return takesToken && schema?.properties?.next_page_token !== undefined;
 }
 
 /** The contract's scope for the SDKs: provider operations, the schemas they and the webhooks reach, the other operations by scheme. */

@@ -18,6 +18,7 @@ import {
   shiftDay,
 } from "../../src/stats/rollup-plan.ts";
 import { createStatsService, MAX_DAYS, type StatsService } from "../../src/stats/stats.service.ts";
+import { nextPeriod, periodEnd, periodStart, segments } from "../../src/stats/stats-periods.repository.ts";
 import { openUnitDatabase } from "../helpers/unit-database.ts";
 
 const NY = "America/New_York";
@@ -136,6 +137,47 @@ describe("the rollup's days", () => {
     expect(rollsTodayUp("2026-11-23", "2026-11-23")).toBe(true);
     expect(rollsTodayUp("2026-11-22", "2026-11-23")).toBe(false);
     expect(rollsTodayUp(null, "2026-11-23")).toBe(false);
+  });
+});
+
+describe("the period rollup's periods", () => {
+  it("starts ISO weeks on Monday and months on the 1st, and ends them the day before the next", () => {
+    expect(periodStart("week", "2026-11-29")).toBe("2026-11-23"); // a Sunday
+    expect(periodStart("week", "2026-11-30")).toBe("2026-11-30"); // a Monday
+    expect(periodStart("week", "2027-01-01")).toBe("2026-12-28"); // across a year
+    expect(periodStart("month", "2024-02-29")).toBe("2024-02-01");
+    expect(periodStart("day", "2026-11-29")).toBe("2026-11-29");
+    expect(periodEnd("week", "2026-11-25")).toBe("2026-11-29");
+    expect(periodEnd("month", "2024-02-10")).toBe("2024-02-29");
+    expect(periodEnd("month", "2026-12-31")).toBe("2026-12-31");
+    expect(nextPeriod("month", "2026-12-01")).toBe("2027-01-01");
+    expect(nextPeriod("week", "2026-12-28")).toBe("2027-01-04");
+  });
+
+  it("reads a range as its whole periods and, at either end, the days outside them", () => {
+    expect(segments("month", "2025-11-29", "2026-11-28")).toEqual([
+      { unit: "day", from: "2025-11-29", to: "2025-11-30" },
+      { unit: "month", from: "2025-12-01", to: "2026-10-01" },
+      { unit: "day", from: "2026-11-01", to: "2026-11-28" },
+    ]);
+    // On the edges exactly: whole periods only.
+    expect(segments("month", "2026-01-01", "2026-03-31")).toEqual([
+      { unit: "month", from: "2026-01-01", to: "2026-03-01" },
+    ]);
+    expect(segments("week", "2026-11-04", "2026-11-29")).toEqual([
+      { unit: "day", from: "2026-11-04", to: "2026-11-08" },
+      { unit: "week", from: "2026-11-09", to: "2026-11-23" },
+    ]);
+    // No whole period inside: days.
+    expect(segments("week", "2026-11-24", "2026-11-28")).toEqual([
+      { unit: "day", from: "2026-11-24", to: "2026-11-28" },
+    ]);
+    expect(segments("month", "2026-11-02", "2026-11-30")).toEqual([
+      { unit: "day", from: "2026-11-02", to: "2026-11-30" },
+    ]);
+    expect(segments("day", "2026-01-01", "2026-12-31")).toEqual([
+      { unit: "day", from: "2026-01-01", to: "2026-12-31" },
+    ]);
   });
 });
 

@@ -832,9 +832,16 @@ export interface paths {
     /**
      * Outcome statistics across providers
      * @description The provider's `stats` for any provider (`provider_id`) or all of them, live unless
-     *     `livemode=false`, with `group_by=provider` (one row per period and provider, with its
-     *     `provider_name`) or `group_by=sub_id`. Answers CSV with `Accept: text/csv`. Requires the
-     *     admin-only position.
+     *     `livemode=false`, with `group_by=provider` or `group_by=sub_id`. Answers CSV with
+     *     `Accept: text/csv`. Requires the admin-only position.
+     *
+     *     `group_by=provider` answers a page of providers (`page_size`, default 20, at most 200):
+     *     one row per period and provider of the page, with its `provider_name`, the providers
+     *     ranked by `sort` (a column's sum over the range, `-` first for descending; ties by
+     *     provider id; by default `-submitted`). `totals` are every provider's. The next page is
+     *     `page_token` = `next_page_token` (null on the last page), also in `next` and, for CSV
+     *     too, in a `Link: <…>; rel="next"` header. `page_size`, `sort` and `page_token` apply
+     *     only with `group_by=provider`.
      */
     get: operations["getAdminStats"];
     put?: never;
@@ -5669,6 +5676,13 @@ export interface components {
       timezone: string;
       periods: components["schemas"]["StatsRow"][];
       totals: components["schemas"]["StatsOutcomes"];
+      /**
+       * @description With `group_by=provider` (admin), the next page of providers' token; null on the last page.
+       * @example 50.Zk3hY2QxN2Q4OWE5
+       */
+      next_page_token?: string | null;
+      /** @description With `group_by=provider` (admin), the next page's link; null on the last page. */
+      next?: string | null;
     };
     /** @description A lead with its provider. */
     AdminLead: components["schemas"]["Lead"] & {
@@ -6452,8 +6466,32 @@ export interface components {
     Granularity: "day" | "week" | "month";
     /** @description `sub_id`: one row per period and sub-source. */
     StatsGroupBy: "sub_id";
-    /** @description `provider` (one row per period and provider) or `sub_id`. */
+    /** @description `provider` (one row per period and provider, a page of providers) or `sub_id`. */
     AdminStatsGroupBy: "provider" | "sub_id";
+    /** @description With `group_by=provider`, providers per page (20 unless given). */
+    StatsProviderPageSize: number;
+    /**
+     * @description With `group_by=provider`, the column providers are ranked by (its sum over the range;
+     *     `last_lead_at` its latest), ascending, or descending with `-` first; ties by provider id.
+     *     `-submitted` unless given.
+     */
+    StatsProviderSort:
+      | "provider_id"
+      | "-provider_id"
+      | "submitted"
+      | "-submitted"
+      | "accepted"
+      | "-accepted"
+      | "rejected"
+      | "-rejected"
+      | "duplicates"
+      | "-duplicates"
+      | "quoted"
+      | "-quoted"
+      | "ordered"
+      | "-ordered"
+      | "last_lead_at"
+      | "-last_lead_at";
     /** @description The `next_page_token` of the previous page of tallies; omit it for the first page. */
     TallyPageToken: string;
     /** @description Numeric id of the lead (the `id` of its GET). */
@@ -7666,12 +7704,22 @@ export interface operations {
         to?: components["parameters"]["StatsTo"];
         /** @description One row per `day` (default), ISO `week` (from Monday) or calendar `month`. */
         granularity?: components["parameters"]["Granularity"];
-        /** @description `provider` (one row per period and provider) or `sub_id`. */
+        /** @description `provider` (one row per period and provider, a page of providers) or `sub_id`. */
         group_by?: components["parameters"]["AdminStatsGroupBy"];
         /** @description Only this provider's entries. */
         provider_id?: components["parameters"]["ProviderIdFilter"];
         /** @description Only live (`true`) or only test (`false`) entries; both when absent (stats: live when absent). */
         livemode?: components["parameters"]["LivemodeFilter"];
+        /** @description With `group_by=provider`, providers per page (20 unless given). */
+        page_size?: components["parameters"]["StatsProviderPageSize"];
+        /**
+         * @description With `group_by=provider`, the column providers are ranked by (its sum over the range;
+         *     `last_lead_at` its latest), ascending, or descending with `-` first; ties by provider id.
+         *     `-submitted` unless given.
+         */
+        sort?: components["parameters"]["StatsProviderSort"];
+        /** @description The `next_page_token` of the previous page; omit it for the first page. */
+        page_token?: components["parameters"]["PageToken"];
       };
       header?: never;
       path?: never;
@@ -7683,6 +7731,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
+          /** @description With `group_by=provider`, the next page of providers (`rel="next"`), when there is one. */
+          Link?: string;
           [name: string]: unknown;
         };
         content: {
