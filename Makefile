@@ -109,6 +109,8 @@ generate: node_modules/.installed ## regenerate code from proto/ and openapi/ in
 	@# openapi-typescript re-checks examples with its own rules and prints noise; show it only on failure
 	@out=$$(openapi-typescript openapi/openapi.yaml --output generated/openapi/schema.ts 2>&1) || { echo "$$out"; exit 1; }
 	biome format --write generated/openapi >/dev/null
+	@# The TypeScript SDK ships the same types (its package is built from sdks/typescript alone).
+	cp generated/openapi/schema.ts sdks/typescript/src/generated/schema.ts
 	node scripts/intake-rules-docs.ts
 	node scripts/price-conditions-docs.ts
 
@@ -116,8 +118,8 @@ generate: node_modules/.installed ## regenerate code from proto/ and openapi/ in
 check-generate: generate ## fail when generated/ does not match its sources
 	@node scripts/intake-rules-docs.ts --check
 	@node scripts/price-conditions-docs.ts --check
-	@if [ -n "$$(git status --porcelain -- generated)" ]; then \
-	  echo "generated code is stale; run 'make generate' and commit:"; git status --porcelain -- generated; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- generated sdks/typescript/src/generated)" ]; then \
+	  echo "generated code is stale; run 'make generate' and commit:"; git status --porcelain -- generated sdks/typescript/src/generated; exit 1; fi
 
 .PHONY: lint
 lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint, the docs check
@@ -128,12 +130,28 @@ lint: node_modules/.installed ## biome, tsc, buf lint/format, redocly lint, the 
 	tsc -p admin
 	tsc -p portal
 	tsc -p forms
+	tsc -p sdks/typescript
 	buf lint
 	buf format --diff --exit-code
 	redocly lint openapi/openapi.yaml --format=stylish
 
+# The PHP SDK's tests (test/sdk-php.test.ts) run Debian's php and phpunit; install them when missing,
+# as .ci/run does (without them, and without a way to install them, that group does not run).
+.PHONY: php-tools
+php-tools: ## install php-cli, php-curl and phpunit (Debian's apt) when missing, for the PHP SDK's tests
+	@if ! command -v phpunit >/dev/null || ! php -r 'exit(extension_loaded("curl") ? 0 : 1);' 2>/dev/null; then \
+	  echo "installing php-cli, php-curl and phpunit for the PHP SDK's tests (apt-get)..."; \
+	  sudo=""; if [ "$$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo -n"; fi; \
+	  { $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq php-cli php-curl phpunit >/dev/null; } || \
+	    echo "could not install php-cli, php-curl and phpunit: the PHP SDK's tests will not run here"; \
+	fi
+
+.PHONY: sdk-pack
+sdk-pack: node_modules/.installed ## build the TypeScript SDK and pack it (npm pack) into sdks/typescript/
+	cd sdks/typescript && npm pack --loglevel=error
+
 .PHONY: test
-test: install check-generate lint ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
+test: install check-generate lint php-tools ## every check and test (PGlite; Postgres/Redis too when TEST_DATABASE_URL/REDIS_URL are set)
 	@# check-generate rewrote generated/: rebuild the console now, not under a running test
 	$(MAKE) -s admin/dist/index.html portal/dist/index.html forms/dist/quote-form.js
 	@# Lenient here (a laptop may lack Postgres, Redis or chromium): a line names any group that

@@ -225,6 +225,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the provider portal in a browser", () => {
     const { stdout } = await run("bash", ["-c", curl]);
     const created = JSON.parse(stdout) as Json;
     expect(created).toMatchObject({ livemode: false, state: "LEAD" });
+    // The SDK snippet beside it carries the same key (test/sdk-typescript-package.test.ts runs it).
+    expect(await page.getByTestId("sandbox-sdk").textContent()).toContain(`apiKey: "${testKey}"`);
     // The test lead, under the test mode of Leads.
     await page.goto(`${t.url}/portal/leads?filter=${encodeURIComponent(JSON.stringify({ mode: "test" }))}`);
     await page.getByText(created.order_number).first().waitFor();

@@ -1,6 +1,7 @@
 /**
  * The sandbox: the live key as a mask (administrators issue it), the test key (issued, viewed and
- * rotated here), a curl that creates a test lead with it, and the reserved test values.
+ * rotated here), a curl and a TypeScript SDK snippet that create a test lead with it, and the
+ * reserved test values.
  */
 import { Alert, Box, Button, Stack, TableCell, TableRow, Typography } from "@mui/material";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
@@ -11,6 +12,7 @@ import { CopyButton } from "../../ui/src/components/CopyButton.tsx";
 import { DataTable } from "../../ui/src/components/DataTable.tsx";
 import { when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
+import { curlFor, sdkSnippetFor } from "./sandbox-examples.ts";
 
 type Key = Schemas["ApiKeySummary"] | null;
 
@@ -27,33 +29,6 @@ function KeyLine({ name, k }: { name: string; k: Key }) {
       )}
     </Typography>
   );
-}
-
-/** A curl that creates a test lead (the sandbox moves it to QUOTE a couple of seconds later). */
-export function curlFor(key: string, origin: string): string {
-  const shipDate = new Date(Date.now() + 14 * 86_400_000).toISOString().slice(0, 10);
-  const body = {
-    external_id: `sandbox-${Date.now()}`,
-    first_name: "Test",
-    last_name: "Customer",
-    email: "test.customer@example.com",
-    phone_number: "+1 (310) 555-0142",
-    origin_zip: "90210",
-    destination_zip: "10001",
-    estimated_ship_date: shipDate,
-    ship_via: "OPEN",
-    overseas_type: "DOMESTIC",
-    note_from_shipper: "sandbox:quote",
-    vehicles: [
-      { year: 2021, make: "Toyota", model: "Camry", type: "CAR", tariff: 950, deposit: 150, vehicle_run: true },
-    ],
-  };
-  return [
-    `curl -sS -X POST ${origin}/api/v1/public/leads/ \\`,
-    `  -H 'Authorization: Bearer ${key}' \\`,
-    "  -H 'Content-Type: application/json' \\",
-    `  -d '${JSON.stringify(body)}'`,
-  ].join("\n");
 }
 
 export function SandboxPage() {
@@ -89,6 +64,7 @@ export function SandboxPage() {
     }
   }
   const curl = testKey ? curlFor(testKey, window.location.origin) : null;
+  const sdk = testKey ? sdkSnippetFor(testKey, window.location.origin) : null;
 
   return (
     <Box sx={{ p: { xs: 1, sm: 2 } }}>
@@ -138,6 +114,18 @@ export function SandboxPage() {
             {curl}
           </Box>
           <CopyButton text={curl ?? ""} label="Copy the command" />
+          <Typography variant="body2" sx={{ mt: 2 }}>
+            Or with the TypeScript SDK (<code>npm install @lead-provider/sdk</code>; a PHP SDK is in the API's
+            repository, <code>sdks/php</code>):
+          </Typography>
+          <Box
+            component="pre"
+            data-testid="sandbox-sdk"
+            sx={{ whiteSpace: "pre-wrap", wordBreak: "break-all", bgcolor: "#f4f6f8", p: 1, borderRadius: 1 }}
+          >
+            {sdk}
+          </Box>
+          <CopyButton text={sdk ?? ""} label="Copy the SDK snippet" />
         </Box>
       )}
       <ConfirmDialog

@@ -1,7 +1,9 @@
 /**
  * The interactive API reference at /docs: Scalar's standalone bundle, installed from npm and
- * served from this process (no CDN, no external fonts), reading /openapi.yaml.
+ * served from this process (no CDN, no external fonts), reading /openapi.yaml. Beside it, the
+ * client libraries' READMEs (each sdks/<name>/README.md), which the reference's introduction links.
  */
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import express, { Router } from "express";
@@ -43,8 +45,27 @@ const INIT = `Scalar.createApiReference("#app", {
 });
 `;
 
+/** The SDKs' READMEs, served as text at /docs/sdks/<name> (a checkout without sdks/ answers 404 there). */
+const SDK_READMES = {
+  typescript: new URL("../../sdks/typescript/README.md", import.meta.url),
+  php: new URL("../../sdks/php/README.md", import.meta.url),
+} as const;
+
+function readmes(): Map<string, string> {
+  const texts = new Map<string, string>();
+  for (const [name, url] of Object.entries(SDK_READMES)) {
+    try {
+      texts.set(name, readFileSync(url, "utf8"));
+    } catch {
+      // not in this checkout
+    }
+  }
+  return texts;
+}
+
 export function docsRoutes(): Router {
   const require = createRequire(import.meta.url);
+  const sdks = readmes();
   const assets = join(dirname(require.resolve("@scalar/api-reference")), "browser");
   const router = Router();
   router.use("/docs", (_req, res, next) => {
@@ -59,5 +80,10 @@ export function docsRoutes(): Router {
     res.type("application/javascript").send(INIT);
   });
   router.use("/docs/assets", express.static(assets, { index: false }));
+  router.get(["/docs/sdks/:name", "/docs/sdks/:name/"], (req, res, next) => {
+    const text = sdks.get(String(req.params.name));
+    if (text === undefined) return next();
+    res.type("text/markdown; charset=utf-8").send(text);
+  });
   return router;
 }
