@@ -3,6 +3,7 @@
  * index only for the rest: whichever way a page is found, it is exactly the matching
  * leads in the list's order, page after page. A whole email or phone is one customer's leads.
  */
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { searchLeads, wholeContact, wholeName } from "../src/leads/lead-search.repository.ts";
 import { type Json, leadBody, startTestApp, type TestApp } from "./helpers/app.ts";
@@ -49,6 +50,43 @@ describe.each(BACKENDS)("lead search pages ($name)", (backend) => {
     expect(await searchLeads(db, { q: "nobody-at-all", providerId: p.id }, 3, 4)).toEqual([]);
     const oldest = await searchLeads(db, { q: "c0.kowalczyk", providerId: p.id }, 3, 4);
     expect(oldest.map((l) => l.id)).toEqual([ids[0]]);
+  });
+
+  it("finds every match in order when the matches lie weeks and years apart, and before time-based ids", async () => {
+    const p = await t.provider();
+    const tag = `w${Date.now().toString(36)}`;
+    const r = await t.call("POST", "/api/v1/public/leads/", {
+      auth: p.key,
+      body: leadBody({ external_id: `${tag}-seed`, last_name: "Wozniakowska", email: `x.${tag}@example.com` }),
+    });
+    expect(r.status).toBe(201);
+    const seedId = BigInt(((await r.json()) as Json).id as number);
+    const db = t.app.database.db;
+    // Copies of that lead whose ids are weeks older (an id is its creation millisecond << 12):
+    // in each span the search reads (4 weeks, the 22 before them, everything older) and on their
+    // edges, and one with a sequence id from before time-based ids.
+    const week = 604_800_000n * 4096n;
+    const weeksAgo = [0n, 1n, 3n, 4n, 5n, 25n, 26n, 27n, 80n];
+    const ids = [...weeksAgo.map((w, i) => seedId - w * week - BigInt(i + 1)), 1_000_000n + (seedId % 1000n)];
+    for (const [i, id] of ids.entries()) {
+      await sql`
+        insert into leads
+        select (jsonb_populate_record(null::leads, to_jsonb(l) || jsonb_build_object(
+          'id', ${String(id)}::bigint, 'external_id', ${`${tag}-${i}`}::text, 'order_number', ${`LPW-${tag}-${i}`}::text))).*
+        from leads l where l.id = ${String(seedId)}::bigint`.execute(db);
+    }
+    const expected = [seedId, ...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)).map(String);
+    for (const pageSize of [1, 3, 20]) {
+      const seen: string[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const page = await searchLeads(db, { q: "wozniakowsk", providerId: p.id, beforeId: before }, pageSize, 2);
+        seen.push(...page.map((l) => String(l.id)));
+        if (page.length < pageSize) break;
+        before = page.at(-1)?.id;
+      }
+      expect(seen, `pages of ${pageSize}`).toEqual(expected);
+    }
   });
 
   it("finds one customer's leads by a whole email or phone exactly, newest first, not those that merely contain it", async () => {

@@ -104,6 +104,18 @@ function legacyEnd(db: Db): Promise<Date | null> {
  */
 const SEARCH_RECENT = 3_000;
 
+/**
+ * The week of a lead's id (weeks since 2024-01-01; 0 for every sequence id), as
+ * leads_search_weeks_idx holds it beside the search text's trigrams (db/indexes.ts).
+ */
+const SEARCH_WEEK = sql<number[]>`array[((leads.id >> 12) / 604800000)::int]`;
+const WEEK_MS = 604_800_000;
+export function searchWeek(id: number): number {
+  return id < TIME_IDS_FROM ? 0 : Math.floor(Math.floor(id / 4096) / WEEK_MS);
+}
+/** The spans of weeks a substring search reads in turn below the newest leads, newest first. */
+const SEARCH_SPANS_WEEKS = [4, 22] as const;
+
 /** The length of the digit n-grams of leads_search_digits_idx (migration 0014). */
 const DIGIT_GRAM = 5;
 /**
@@ -231,9 +243,33 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
   if (floorRow === undefined) return page(matching, limit); // fewer leads than that in all
   const recent = await page(matching.where("leads.id", ">=", floorRow.id), limit);
   if (recent.length === limit) return recent;
-  const older =
-    byDigits !== undefined
-      ? byDigits(query.where("leads.id", "<", floorRow.id), limit - recent.length)
-      : page(matching.where("leads.id", "<", floorRow.id), limit - recent.length);
-  return [...recent, ...(await older)];
+  if (byDigits !== undefined) {
+    return [...recent, ...(await byDigits(query.where("leads.id", "<", floorRow.id), limit - recent.length))];
+  }
+  // Below the newest, the trigram index a span of weeks at a time, newest span first: a common
+  // fragment's page is found among the few matches of the last weeks, not by reading every
+  // match in the table (thousands, each a heap block) and sorting them; a rare one costs a few
+  // index scans that find little. The oldest span is everything before the others.
+  const found = [...recent];
+  const older = matching.where("leads.id", "<", floorRow.id);
+  // Ordered by `id + 0`, as byDigits: the index's matches and a sort of those few, never a walk
+  // down the primary key hoping to meet them.
+  const fromIndex = (q: typeof query, n: number) =>
+    customPlan(q.orderBy(sql`leads.id + 0`, "desc").limit(n))
+      .execute()
+      .then((rows) => rows.map(toLead));
+  const newestWeek = searchWeek(Number(floorRow.id));
+  let upTo = newestWeek;
+  for (const weeks of SEARCH_SPANS_WEEKS) {
+    const span = Array.from({ length: Math.min(weeks, upTo + 1) }, (_, i) => upTo - i);
+    if (span.length === 0) return found;
+    found.push(...(await fromIndex(older.where(sql<boolean>`${SEARCH_WEEK} && ${span}::int[]`), limit - found.length)));
+    if (found.length === limit) return found;
+    upTo -= weeks;
+  }
+  if (upTo < 0) return found;
+  // The weeks up to `upTo` are the ids below its next week's first.
+  const below = sql<boolean>`leads.id < (${upTo + 1}::bigint * ${WEEK_MS} * 4096)`;
+  const rest = await fromIndex(older.where(below), limit - found.length);
+  return [...found, ...rest];
 }
