@@ -285,7 +285,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByRole("progressbar", { name: "Loading" }).first().waitFor();
     held = false;
     const row = page.getByRole("row").filter({ hasText: dup.order_number });
-    await row.getByText("Duplicate (phone_number, email)").waitFor();
+    await row.getByText("Duplicate (same phone number and email)").waitFor();
     await accessible(page, "leads-duplicates");
     await row.getByText(dup.order_number).click();
     await page.getByRole("link", { name: `Original ${original.order_number}` }).waitFor();
