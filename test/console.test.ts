@@ -343,7 +343,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       await page.goto(`${t.url}/admin/requests`);
       await page.getByPlaceholder("Request id").fill(refused.request_id);
       await page.waitForURL(`**/admin/requests/${refused.request_id}/show`);
-      await page.getByText("origin_zip 00000 is not a known US ZIP code").first().waitFor();
+      await page.getByText("Origin ZIP 00000 is not a known US ZIP code").first().waitFor();
       const body = page.getByTestId("request-body");
       await expect.poll(() => body.textContent()).toContain('"first_name": "Z…"');
       expect(await page.content()).not.toContain("Zebulon");

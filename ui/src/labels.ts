@@ -263,7 +263,10 @@ export function violationSentence(v: Violation): string {
   const rule = RULE_LABELS[v.code];
   if (rule) return `${said}. (Rule: ${rule}.)`;
   if (v.code === "duplicate_lead") return `${said}. (Rule: duplicate policy, ${fieldLabel(v.field).toLowerCase()}.)`;
-  return `${fieldLabel(v.field)}: ${said.replace(/^./, (c) => c.toLowerCase())}.`;
+  const label = fieldLabel(v.field);
+  // "origin_zip 00000 is not a known US ZIP code" already names its field, in words now.
+  if (said.toLowerCase().startsWith(label.toLowerCase())) return `${said}.`;
+  return `${label}: ${said.replace(/^./, (c) => c.toLowerCase())}.`;
 }
 
 /** "Duplicate (phone_number, email)" → "Duplicate (same phone number and email)". */
