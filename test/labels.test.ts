@@ -14,6 +14,7 @@ import {
   duplicateLabel,
   FIELD_LABELS,
   fieldLabel,
+  namesInWords,
   RULE_LABELS,
   violationSentence,
   words,
@@ -48,6 +49,7 @@ describe("the table of field labels", () => {
 
   it("turns API names inside messages into words", () => {
     expect(words("must be one of origin_states")).toBe("Must be one of Accepted origin states");
+    expect(namesInWords("must be one of origin_states")).toBe("must be one of Accepted origin states");
     expect(fieldLabel("caps.day")).toBe("Day cap");
     expect(words("the caps.day of leads is reached")).toBe("The Day cap of leads is reached");
     expect(words("vehicles[1].type SUV is not accepted; accepted: CAR")).toBe(

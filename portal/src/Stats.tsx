@@ -155,10 +155,10 @@ export function StatsPage() {
       {stats.data && t && (
         <>
           <Typography variant="body2" data-testid="stats-totals">
-            From {stats.data.from} to {stats.data.to}, business days in {stats.data.timezone}: {num(t.submitted)}{" "}
-            submitted, {num(t.accepted)} accepted ({percent(t.acceptance_rate)}), of which{" "}
+            {num(t.submitted)} submitted, {num(t.accepted)} accepted ({percent(t.acceptance_rate)}), of which{" "}
             {num(t.billable ?? t.accepted - t.duplicates)} billable and {num(t.duplicates)} duplicates (not billed);{" "}
-            {num(rejectedOf(t))} rejected, {num(t.quoted)} quoted, {num(t.ordered)} ordered.
+            {num(rejectedOf(t))} rejected, {num(t.quoted)} quoted, {num(t.ordered)} ordered — from {stats.data.from} to{" "}
+            {stats.data.to}, business days in {stats.data.timezone}.
           </Typography>
           {empty ? (
             <Typography variant="body2" sx={{ my: 2 }} data-testid="stats-chart-empty">

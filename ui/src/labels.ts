@@ -242,10 +242,14 @@ const API_NAME =
  * "must be one of Accepted origin states"), the first letter upper case.
  */
 export function words(message: string): string {
-  const out = message.replace(API_NAME, (name) =>
+  return namesInWords(message).replace(/^./, (c) => c.toUpperCase());
+}
+
+/** The API names of a message in words, the rest as it was (for the service's own sentences). */
+export function namesInWords(message: string): string {
+  return message.replace(API_NAME, (name) =>
     FIELD_LABELS[name] || CODE_LABELS[name] || /^(caps|vehicles)/.test(name) ? fieldLabel(name) : name,
   );
-  return out.replace(/^./, (c) => c.toUpperCase());
 }
 
 export interface Violation {
