@@ -240,7 +240,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await panel.getByRole("button", { name: "Save intake rules" }).click();
     // The service's refusal is shown under the member it names.
     await panel
-      .getByText(/caps\.day must be a positive integer/)
+      .getByText(/Day cap must be a positive integer/)
       .first()
       .waitFor();
     // That refusal was asked for: the browser logs the 400 it got; nothing else may be logged.
@@ -248,7 +248,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(asked).toBeGreaterThanOrEqual(0);
     problems.splice(asked, 1);
     await panel.getByLabel("Per day").fill("25");
-    await expect.poll(() => panel.getByText(/caps\.day must be a positive integer/).count()).toBe(1); // the alert only
+    await expect.poll(() => panel.getByText(/Day cap must be a positive integer/).count()).toBe(1); // the alert only
     await panel.getByLabel("Open only at these hours", { exact: false }).or(panel.getByLabel("Always open")).click();
     await panel
       .getByLabel("Saturday opens")
