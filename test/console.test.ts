@@ -240,7 +240,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await panel.getByRole("button", { name: "Save intake rules" }).click();
     // The service's refusal is shown under the member it names.
     await panel
-      .getByText(/caps\.day must be a positive integer/)
+      .getByText(/Day cap must be a positive integer/)
       .first()
       .waitFor();
     // That refusal was asked for: the browser logs the 400 it got; nothing else may be logged.
@@ -248,7 +248,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(asked).toBeGreaterThanOrEqual(0);
     problems.splice(asked, 1);
     await panel.getByLabel("Per day").fill("25");
-    await expect.poll(() => panel.getByText(/caps\.day must be a positive integer/).count()).toBe(1); // the alert only
+    await expect.poll(() => panel.getByText(/Day cap must be a positive integer/).count()).toBe(1); // the alert only
     await panel.getByLabel("Open only at these hours", { exact: false }).or(panel.getByLabel("Always open")).click();
     await panel
       .getByLabel("Saturday opens")
@@ -285,7 +285,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByRole("progressbar", { name: "Loading" }).first().waitFor();
     held = false;
     const row = page.getByRole("row").filter({ hasText: dup.order_number });
-    await row.getByText("Duplicate (phone_number, email)").waitFor();
+    await row.getByText("Duplicate (same phone number and email)").waitFor();
     await accessible(page, "leads-duplicates");
     await row.getByText(dup.order_number).click();
     await page.getByRole("link", { name: `Original ${original.order_number}` }).waitFor();
@@ -343,7 +343,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       await page.goto(`${t.url}/admin/requests`);
       await page.getByPlaceholder("Request id").fill(refused.request_id);
       await page.waitForURL(`**/admin/requests/${refused.request_id}/show`);
-      await page.getByText("origin_zip 00000 is not a known US ZIP code").first().waitFor();
+      await page.getByText("Origin ZIP 00000 is not a known US ZIP code").first().waitFor();
       const body = page.getByTestId("request-body");
       await expect.poll(() => body.textContent()).toContain('"first_name": "Z…"');
       expect(await page.content()).not.toContain("Zebulon");

@@ -374,7 +374,7 @@ describe.each(BACKENDS)("request log and stats ($name)", (backend) => {
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     const rows = (await csv.text()).trimEnd().split("\r\n");
     expect(rows[0]).toBe(
-      "period,sub_id,submitted,accepted,rejected,rejected_invalid_zip,rejected_validation_error,duplicates,quoted,ordered,quote_rate,order_rate,median_hours_to_quote,median_hours_to_order,last_lead_at,returned,return_rate",
+      "period,sub_id,submitted,accepted,rejected,rejected_invalid_zip,rejected_validation_error,duplicates,quoted,ordered,quote_rate,order_rate,median_hours_to_quote,median_hours_to_order,last_lead_at,returned,return_rate,billable,acceptance_rate",
     );
     const csvA = rows.find((r) => r.startsWith(`${today},site-a,`))?.split(",");
     expect(csvA?.slice(2, 10)).toEqual(["5", "3", "2", "2", "0", "0", "2", "1"]);

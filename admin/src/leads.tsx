@@ -33,6 +33,7 @@ import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.t
 import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { money, when } from "../../ui/src/format.ts";
+import { duplicateLabel } from "../../ui/src/labels.ts";
 import { workflow } from "./api.ts";
 import { ListActions } from "./listActions.tsx";
 import { LeadReturnPanel } from "./returns.tsx";
@@ -63,7 +64,7 @@ function DuplicateBadge({ link }: { link: boolean }) {
   const record = useRecordContext();
   const d = record?.duplicate;
   if (!d) return null;
-  const label = `Duplicate (${(d.matched_on as string[]).join(", ")})`;
+  const label = duplicateLabel(d.matched_on as string[]);
   return (
     <Stack direction="row" spacing={1} alignItems="center">
       <Chip size="small" variant="outlined" sx={{ color: "#7a3d00", borderColor: "#7a3d00" }} label={label} />

@@ -13,6 +13,7 @@ import { InvitePage } from "./Invite.tsx";
 import { Layout } from "./Layout.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
 import { ReturnsPage } from "./Returns.tsx";
+import { RulesPage } from "./Rules.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
 import { SandboxPage } from "./Sandbox.tsx";
 import { SignInPage } from "./SignIn.tsx";
@@ -35,6 +36,7 @@ export function App() {
       <Resource name="requests" list={RequestList} show={RequestShow} recordRepresentation="request_id" />
       <CustomRoutes>
         <Route path="/statistics" element={<StatsPage />} />
+        <Route path="/rules" element={<RulesPage />} />
         <Route path="/earnings" element={<EarningsPage />} />
         <Route path="/returns" element={<ReturnsPage />} />
         <Route path="/webhooks" element={<WebhooksPage />} />

@@ -32,10 +32,10 @@ export function DocsPage() {
         <ListItem>
           <Typography>
             Your intake rules, caps and hours: <code>GET /api/v1/public/intake_rules/</code> with your key, or the{" "}
-            <Link component={RouterLink} to="/">
-              home page
-            </Link>
-            .
+            <Link component={RouterLink} to="/rules">
+              Intake rules
+            </Link>{" "}
+            page, in words.
           </Typography>
         </ListItem>
       </List>

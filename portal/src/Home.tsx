@@ -1,12 +1,14 @@
 /**
  * The portal's home: this week's numbers (Monday to today, the broker's calendar) — submitted,
- * accepted, rejected by reason, quoted, ordered — and whether intake is open now, with the caps.
+ * accepted (billable and duplicates), rejected by reason in words, quoted, ordered — and whether
+ * intake is open now, with the caps.
  */
 import { Alert, Box, Card, CardContent, Chip, Stack, Typography } from "@mui/material";
 import { useQuery } from "@tanstack/react-query";
 import { Title } from "react-admin";
 import { Link } from "react-router-dom";
-import { label, num, when } from "../../ui/src/format.ts";
+import { num, when } from "../../ui/src/format.ts";
+import { codeLabel, fieldLabel } from "../../ui/src/labels.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 /** Monday of this week and today, as YYYY-MM-DD in the browser's calendar. */
@@ -18,7 +20,7 @@ export function thisWeek(now = new Date()): { from: string; to: string } {
   return { from: iso(monday), to: iso(now) };
 }
 
-function Figure({ name, value }: { name: string; value: number }) {
+function Figure({ name, value, note }: { name: string; value: number; note?: string }) {
   return (
     <Card variant="outlined" sx={{ minWidth: 130, flex: "1 1 130px" }}>
       <CardContent>
@@ -26,6 +28,11 @@ function Figure({ name, value }: { name: string; value: number }) {
         <Typography component="p" variant="h4" data-testid={`figure-${name.toLowerCase()}`}>
           {num(value)}
         </Typography>
+        {note && (
+          <Typography variant="body2" data-testid={`figure-${name.toLowerCase()}-note`}>
+            {note}
+          </Typography>
+        )}
       </CardContent>
     </Card>
   );
@@ -53,13 +60,18 @@ export function Home() {
         This week
       </Typography>
       <Typography variant="body2" gutterBottom>
-        Live leads from Monday {week.from} to today.
+        Live leads from Monday {week.from} to today (business days in {stats.data?.timezone ?? "the broker's time zone"}
+        ). A resend of a lead you already sent is not counted.
       </Typography>
       {stats.isError && <Alert severity="error">{explain(stats.error)}</Alert>}
       {t && (
         <Stack direction="row" flexWrap="wrap" useFlexGap spacing={2} sx={{ my: 2 }}>
           <Figure name="Submitted" value={t.submitted} />
-          <Figure name="Accepted" value={t.accepted} />
+          <Figure
+            name="Accepted"
+            value={t.accepted}
+            note={`${num(t.billable ?? t.accepted - t.duplicates)} billable, ${num(t.duplicates)} ${t.duplicates === 1 ? "duplicate" : "duplicates"} (not billed)`}
+          />
           <Figure name="Rejected" value={rejected.reduce((s, [, n]) => s + (n as number), 0)} />
           <Figure name="Quoted" value={t.quoted} />
           <Figure name="Ordered" value={t.ordered} />
@@ -72,7 +84,7 @@ export function Home() {
           </Typography>
           <Stack direction="row" flexWrap="wrap" useFlexGap spacing={1}>
             {rejected.map(([code, n]) => (
-              <Chip key={code} label={`${code}: ${num(n as number)}`} />
+              <Chip key={code} label={`${codeLabel(code)}: ${num(n as number)}`} />
             ))}
           </Stack>
           <Typography variant="body2" sx={{ mt: 1 }}>
@@ -96,7 +108,7 @@ export function Home() {
             const cap = rules.data.cap_usage[w];
             return cap ? (
               <Typography key={w} variant="body2">
-                {label(`${w} cap`)}: {num(cap.used)} of {num(cap.limit)} used, {num(cap.remaining)} left (resets{" "}
+                {fieldLabel(`caps.${w}`)}: {num(cap.used)} of {num(cap.limit)} used, {num(cap.remaining)} left (resets{" "}
                 {when(cap.resets_at)})
               </Typography>
             ) : null;

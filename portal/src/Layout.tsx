@@ -7,6 +7,7 @@ import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ManageAccountsIcon from "@mui/icons-material/ManageAccounts";
 import PaymentsIcon from "@mui/icons-material/Payments";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
+import RuleIcon from "@mui/icons-material/Rule";
 import ScienceIcon from "@mui/icons-material/Science";
 import UndoIcon from "@mui/icons-material/Undo";
 import WebhookIcon from "@mui/icons-material/Webhook";
@@ -40,6 +41,7 @@ function PortalMenu() {
       <Menu.Item to="/leads" primaryText="Leads" leftIcon={<LocalShippingIcon />} />
       <Menu.Item to="/requests" primaryText="Requests" leftIcon={<ReceiptLongIcon />} />
       <Menu.Item to="/statistics" primaryText="Statistics" leftIcon={<BarChartIcon />} />
+      <Menu.Item to="/rules" primaryText="Intake rules" leftIcon={<RuleIcon />} />
       <Menu.Item to="/earnings" primaryText="Earnings" leftIcon={<PaymentsIcon />} />
       <Menu.Item to="/returns" primaryText="Returns" leftIcon={<UndoIcon />} />
       <Menu.Item to="/webhooks" primaryText="Webhooks" leftIcon={<WebhookIcon />} />

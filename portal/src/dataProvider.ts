@@ -21,7 +21,16 @@ export const dataProvider = {
       const r = await cursorPage(resource, filter, page, perPage, (page_token) =>
         data(
           api.GET("/api/v1/portal/leads/", {
-            params: { query: { mode: mode(filter), page_size: perPage, page_token, state: filter.state as never } },
+            params: {
+              query: {
+                mode: mode(filter),
+                page_size: perPage,
+                page_token,
+                state: filter.state as never,
+                sub_id: filter.sub_id as string | undefined,
+                q: filter.q as string | undefined,
+              },
+            },
           }),
         ),
       );

@@ -1,6 +1,12 @@
-/** The provider's leads, live or test, and one lead with its history. */
-import { type Theme, useMediaQuery } from "@mui/material";
+/**
+ * The provider's leads, live or test: searched like the back office's (any part of a name, email,
+ * phone, external id or order number), by state and sub-source, exported as CSV as filtered; and
+ * one lead with its history.
+ */
+import DownloadIcon from "@mui/icons-material/Download";
+import { Alert, Button, type Theme, useMediaQuery } from "@mui/material";
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
 import {
   Datagrid,
   DateField,
@@ -10,6 +16,9 @@ import {
   SimpleList,
   SimpleShowLayout,
   TextField,
+  TextInput,
+  TopToolbar,
+  useListContext,
   useRecordContext,
 } from "react-admin";
 import { useSearchParams } from "react-router-dom";
@@ -18,7 +27,9 @@ import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
 import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
-import { api, data } from "./api.ts";
+import { FIELD_LABELS } from "../../ui/src/labels.ts";
+import { api, data, explain } from "./api.ts";
+import { allLeads, CSV_MAX_LEADS, leadsCsv } from "./leads-csv.ts";
 
 export const MODE_CHOICES = [
   { id: "live", name: "Live" },
@@ -27,18 +38,72 @@ export const MODE_CHOICES = [
 const STATE_CHOICES = ["LEAD", "QUOTE", "ORDER"].map((s) => ({ id: s, name: s }));
 
 const filters = [
+  <TextInput
+    key="q"
+    source="q"
+    label="Search"
+    helperText="Name, email, phone (any format), external id or order number"
+    alwaysOn
+    resettable
+  />,
   <SelectInput key="mode" source="mode" label="Mode" choices={MODE_CHOICES} alwaysOn />,
   <SelectInput key="state" source="state" label="State" choices={STATE_CHOICES} alwaysOn />,
+  <TextInput key="sub_id" source="sub_id" label={FIELD_LABELS.sub_id} alwaysOn resettable />,
 ];
+
+/** Downloads every lead the list's filters match (not only this page) as CSV. */
+function ExportCsvButton() {
+  const { filterValues } = useListContext();
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+  async function download() {
+    setBusy(true);
+    setMessage(null);
+    try {
+      const { leads, more } = await allLeads(filterValues);
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(new Blob([leadsCsv(leads)], { type: "text/csv;charset=utf-8" }));
+      a.download = `leads-${filterValues.mode === "test" ? "test" : "live"}.csv`;
+      a.click();
+      URL.revokeObjectURL(a.href);
+      if (more)
+        setMessage(
+          `Only the newest ${CSV_MAX_LEADS.toLocaleString("en-US")} leads are in the file: narrow the filters.`,
+        );
+    } catch (err) {
+      setMessage(`The CSV could not be made: ${explain(err)}`);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <>
+      <Button size="small" startIcon={<DownloadIcon />} onClick={download} disabled={busy}>
+        Export CSV
+      </Button>
+      {message && (
+        <Alert severity="warning" sx={{ ml: 1 }}>
+          {message}
+        </Alert>
+      )}
+    </>
+  );
+}
+
+const LeadListActions = () => (
+  <TopToolbar>
+    <ExportCsvButton />
+  </TopToolbar>
+);
 
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Leads">
+    <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Leads" actions={<LeadListActions />}>
       {small ? (
         <SimpleList
           primaryText={(l) => <LeadHeadline lead={l} />}
-          secondaryText={leadSubline}
+          secondaryText={(l) => `${leadSubline(l)}${l.sub_id ? ` · ${FIELD_LABELS.sub_id} ${l.sub_id}` : ""}`}
           linkType={(l) => `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`}
         />
       ) : (
@@ -53,6 +118,7 @@ export function LeadList() {
             <TextField source="external_id" sortable={false} />
             <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
             <TextField source="lead_status" sortable={false} />
+            <TextField source="sub_id" label={FIELD_LABELS.sub_id} emptyText="—" sortable={false} />
             <FunctionField label="Customer" render={(l) => `${l.first_name} ${l.last_name}`} />
             <FunctionField label="Mode" render={(l) => (l.livemode ? "Live" : <TestChip />)} />
             <FunctionField label="Billable" render={(l) => (l.billable ? "Yes" : "No")} />
@@ -138,6 +204,7 @@ export function LeadShow() {
             l.billable ? "Yes" : !l.livemode ? "No (a test lead)" : l.duplicate ? "No (a duplicate)" : "No"
           }
         />
+        <TextField source="sub_id" label={FIELD_LABELS.sub_id} emptyText="None sent" />
         <FunctionField label="Came in through" render={(l) => SOURCES[l.source as string] ?? "Not recorded"} />
         <DateField source="created_at" showTime />
         <FunctionField label="History" render={() => <History />} />

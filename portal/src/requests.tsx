@@ -20,7 +20,7 @@ import {
 } from "react-admin";
 import { useNavigate, useSearchParams } from "react-router-dom";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
-import { OUTCOMES, ProblemAlert, RequestBody } from "../../ui/src/components/requests.tsx";
+import { OUTCOMES, ProblemAlert, RequestBody, refusalSummary } from "../../ui/src/components/requests.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { MODE_CHOICES } from "./leads.tsx";
 
@@ -77,8 +77,8 @@ export function RequestList() {
       <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Requests">
         {small ? (
           <SimpleList
-            primaryText={(e) => `${e.status} ${e.outcome}${e.code ? ` · ${e.code}` : ""}`}
-            secondaryText={(e) => e.operation}
+            primaryText={(e) => `${e.status} ${e.outcome}`}
+            secondaryText={(e) => (e.code ? refusalSummary(e) : e.operation)}
             tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
             linkType={(e) => link(e as never)}
           />
@@ -89,7 +89,7 @@ export function RequestList() {
               <TextField source="operation" sortable={false} />
               <NumberField source="status" sortable={false} />
               <TextField source="outcome" sortable={false} />
-              <TextField source="code" emptyText="—" sortable={false} />
+              <FunctionField label="Why" render={(e) => refusalSummary(e)} />
               <TextField source="external_id" label="External id" emptyText="—" sortable={false} />
               <TextField source="request_id" label="Request id" sortable={false} />
             </Datagrid>

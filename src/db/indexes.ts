@@ -161,6 +161,12 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     serves:
       "the back office's search for a whole first and last name: that customer's leads, newest first, stopping at the page (leads/lead-search.repository.ts)",
   },
+  {
+    name: "leads_provider_sub_id_idx",
+    table: "leads",
+    definition: "(provider_id, livemode, sub_id, id desc) where sub_id is not null",
+    serves: "portal: a provider's leads of one sub-source, newest first (a rare sub_id walked all its leads)",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */

@@ -36,6 +36,8 @@ export interface Breach {
 
 export interface IntakeRuleRow {
   readonly code: string;
+  /** The rule's name in words, as the portal's screens and refusal sentences name it. */
+  readonly title: string;
   /** The request field the refusal names (`vehicles[i].type`: one per vehicle). */
   readonly field: string;
   /** The intake_rules member that turns the rule on or sets it; null for checks every lead gets. */
@@ -54,6 +56,7 @@ const one = (cond: boolean, field: string, message: () => string): readonly Brea
 export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   {
     code: "invalid_phone",
+    title: "Valid phone number",
     field: "phone_number",
     setting: null,
     appliesTo: "live_and_test",
@@ -63,6 +66,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "ship_date_in_past",
+    title: "Ship date not in the past",
     field: "estimated_ship_date",
     setting: null,
     appliesTo: "live_and_test",
@@ -71,6 +75,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "invalid_vin",
+    title: "Valid VIN",
     field: "vehicles[i].vin",
     setting: null,
     appliesTo: "live_and_test",
@@ -79,6 +84,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "disposable_email",
+    title: "No disposable email addresses",
     field: "email",
     setting: null,
     appliesTo: "live_and_test",
@@ -88,6 +94,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "intake_paused",
+    title: "Intake paused",
     field: "",
     setting: "paused",
     appliesTo: "live",
@@ -96,6 +103,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "intake_closed",
+    title: "Intake schedule",
     field: "",
     setting: "schedule",
     appliesTo: "live",
@@ -104,6 +112,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "origin_state_not_accepted",
+    title: "Accepted origin states",
     field: "origin_zip",
     setting: "origin_states",
     appliesTo: "live_and_test",
@@ -116,6 +125,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "destination_state_not_accepted",
+    title: "Accepted destination states",
     field: "destination_zip",
     setting: "destination_states",
     appliesTo: "live_and_test",
@@ -131,6 +141,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "overseas_type_not_accepted",
+    title: "Accepted overseas types",
     field: "overseas_type",
     setting: "overseas_types",
     appliesTo: "live_and_test",
@@ -143,6 +154,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "ship_via_not_accepted",
+    title: "Accepted ways to ship",
     field: "ship_via",
     setting: "ship_via",
     appliesTo: "live_and_test",
@@ -155,6 +167,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "vehicle_type_not_accepted",
+    title: "Accepted vehicle types",
     field: "vehicles[i].type",
     setting: "vehicle_types",
     appliesTo: "live_and_test",
@@ -169,6 +182,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "too_many_vehicles",
+    title: "Most vehicles per lead",
     field: "vehicles",
     setting: "max_vehicles",
     appliesTo: "live_and_test",
@@ -181,6 +195,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "destination_zip_required",
+    title: "Destination ZIP required",
     field: "destination_zip",
     setting: "require_destination_zip",
     appliesTo: "live_and_test",
@@ -195,6 +210,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "ship_date_too_soon",
+    title: "Earliest ship date",
     field: "estimated_ship_date",
     setting: "ship_date_min_days",
     appliesTo: "live_and_test",
@@ -208,6 +224,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "ship_date_too_far",
+    title: "Latest ship date",
     field: "estimated_ship_date",
     setting: "ship_date_max_days",
     appliesTo: "live_and_test",
@@ -220,6 +237,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "disposable_email",
+    title: "No disposable email addresses",
     field: "email",
     setting: "reject_disposable_email",
     appliesTo: "live_and_test",
@@ -232,6 +250,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "consent_required",
+    title: "Consent required",
     field: "consent",
     setting: "consent_required",
     appliesTo: "live_and_test",
@@ -246,6 +265,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "duplicate_lead",
+    title: "Duplicate policy",
     field: "phone_number",
     setting: "duplicate_policy",
     appliesTo: "live_and_test",
@@ -255,6 +275,7 @@ export const INTAKE_RULES_TABLE: readonly IntakeRuleRow[] = [
   },
   {
     code: "cap_reached",
+    title: "Caps",
     field: "",
     setting: "caps",
     appliesTo: "live_and_test_separately",

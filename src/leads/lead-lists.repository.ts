@@ -25,6 +25,8 @@ export async function listLeadsInState(
 export interface ProviderLeadFilter {
   readonly state?: LeadState | undefined;
   readonly updatedAfter?: Date | undefined;
+  /** Leads of this sub-source only (leads_provider_sub_id_idx). */
+  readonly subId?: string | undefined;
   /** Leads with ids below this one (the list runs newest first). */
   readonly beforeId?: number | undefined;
 }
@@ -41,6 +43,7 @@ export async function listProviderLeads(
     .where("leads.livemode", "=", owner.livemode);
   if (filter.state !== undefined) query = query.where("leads.state", "=", filter.state);
   if (filter.updatedAfter !== undefined) query = query.where("leads.updated_at", ">", filter.updatedAfter);
+  if (filter.subId !== undefined) query = query.where("leads.sub_id", "=", filter.subId);
   if (filter.beforeId !== undefined) query = query.where("leads.id", "<", filter.beforeId);
   // Planned per call: 200 leads or 300,000, an updated_after of an hour or of a year.
   const rows = await customPlan(query.orderBy("leads.id", "desc").limit(limit)).execute();

@@ -61,6 +61,10 @@ export interface LeadSearch {
   readonly q?: string | undefined;
   /** Test leads too (by default live ones only). */
   readonly includeTest?: boolean | undefined;
+  /** Leads of this mode only (a provider's portal reads one mode); overrides includeTest. */
+  readonly livemode?: boolean | undefined;
+  /** Leads of this sub-source only. */
+  readonly subId?: string | undefined;
   /** Only leads flagged as duplicates (true), or only the others (false). */
   readonly duplicate?: boolean | undefined;
   /** Leads with ids below this one (the list runs newest first). */
@@ -136,7 +140,7 @@ function digitGrams(digits: string): string[] {
   return [...grams];
 }
 
-/** One page of leads across providers, newest first (the back office). */
+/** One page of leads across providers (the back office) or of one provider and mode (its portal), newest first. */
 export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWindow = SEARCH_RECENT): Promise<Lead[]> {
   let query = selectLeads(db);
   if (s.providerId !== undefined) query = query.where("leads.provider_id", "=", s.providerId);
@@ -155,7 +159,9 @@ export async function searchLeads(db: Db, s: LeadSearch, limit: number, recentWi
     query = query.where("leads.created_at", "<", s.createdBefore);
     query = query.where("leads.id", "<", idAt(s.createdBefore.getTime() + ID_SLACK_MS));
   }
-  if (!s.includeTest) query = query.where("leads.livemode", "=", true);
+  if (s.livemode !== undefined) query = query.where("leads.livemode", "=", s.livemode);
+  else if (!s.includeTest) query = query.where("leads.livemode", "=", true);
+  if (s.subId !== undefined) query = query.where("leads.sub_id", "=", s.subId);
   if (s.duplicate === true) query = query.where("leads.duplicate", "is not", null);
   if (s.duplicate === false) query = query.where("leads.duplicate", "is", null);
   const scoped = query; // every filter but the page's cursor

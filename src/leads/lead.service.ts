@@ -22,10 +22,11 @@ import {
   providerView,
   type Warning,
 } from "./lead.ts";
-import { validateLead } from "./lead.validation.ts";
+import { SUB_ID, validateLead } from "./lead.validation.ts";
 import { insertLead } from "./lead-insert.repository.ts";
 import { listProviderLeads } from "./lead-lists.repository.ts";
 import type { LeadPricing } from "./lead-pricing.ts";
+import { searchLeads } from "./lead-search.repository.ts";
 
 export interface CreatedLead {
   readonly lead: Lead;
@@ -67,6 +68,10 @@ export interface LeadListQuery {
   readonly pageToken?: string | undefined;
   readonly state?: string | undefined;
   readonly updatedAfter?: Date | undefined;
+  /** Leads of one sub-source (the portal). */
+  readonly subId?: string | undefined;
+  /** The back office's search (lead-search.repository.ts), kept to the owner's provider and mode (the portal). */
+  readonly q?: string | undefined;
 }
 
 export const PROVIDER_LEAD_PAGE = { defaultSize: 20, maxSize: 100 } as const;
@@ -169,11 +174,25 @@ export function createLeadService(deps: LeadServiceDeps) {
       const page = readPageRequest(f, q, PROVIDER_LEAD_PAGE);
       const state = f.oneOf({ state: q.state }, "state", LEAD_STATES, false) as LeadState | undefined;
       const updatedAfter = f.instant(q.updatedAfter, "updated_after");
+      const subId = f.text({ sub_id: q.subId }, "sub_id", { max: 64 });
+      if (subId !== undefined && !SUB_ID.test(subId)) {
+        f.add("sub_id", "invalid_format", "sub_id must be 1 to 64 of A-Z a-z 0-9 . _ : -");
+      }
+      const search = f.text({ q: q.q }, "q", { max: 128, noControl: true });
+      if (search && updatedAfter !== undefined) {
+        f.add("q", "invalid_argument", "q cannot be combined with updated_after");
+      }
       throwIfViolations(f.violations);
-      const filter = { state, updatedAfter, beforeId: page.afterId };
-      const rows = (await listProviderLeads(deps.db, owner, filter, page.size + 1)).map((l) =>
-        providerView(l, deps.zone),
-      );
+      const filter = { state, updatedAfter, subId: subId || undefined, beforeId: page.afterId };
+      // A search is the back office's, held to this provider and this mode: never another's lead.
+      const found = search
+        ? await searchLeads(
+            deps.db,
+            { ...filter, providerId: owner.providerId, livemode: owner.livemode, q: search },
+            page.size + 1,
+          )
+        : await listProviderLeads(deps.db, owner, filter, page.size + 1);
+      const rows = found.map((l) => providerView(l, deps.zone));
       return pageOf(rows, page.size, (l) => l.id);
     },
 

@@ -167,12 +167,14 @@ export function portalRoutes(
   router.get(
     `${P}leads/`,
     operation("listPortalLeads", async (req, res) => {
-      const { mode, page_size, page_token, state, updated_after } = req.query;
+      const { mode, page_size, page_token, state, updated_after, sub_id, q } = req.query;
       const page = await portal.listLeads(portalOf(res), livemodeOf(mode), {
         pageSize: page_size,
         pageToken: page_token,
         state,
         updatedAfter: date(updated_after),
+        subId: sub_id,
+        q,
       });
       res.json(cursorPageJson(req, page, leadJson, publicBaseUrl));
     }),
@@ -214,7 +216,7 @@ export function portalRoutes(
     `${P}stats/`,
     operation("getPortalStats", async (req, res) => {
       const s = await portal.stats(portalOf(res), livemodeOf(req.query.mode), statsQueryOf(req.query));
-      sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
+      sendStats(req, res, s, s.livemode ? "stats" : "stats-test", undefined, { totals: req.query.totals === true });
     }),
   );
   router.get(

@@ -110,8 +110,13 @@ function storedBody(e: RequestLogEntry): StoredBody {
 }
 
 function queued(e: RequestLogEntry, listed: boolean): Queued {
+  // A resend answered duplicate_external_id names a lead already counted: it is no new
+  // submission, so the stats count it nowhere (docs/stats.md).
   const counted =
-    e.providerId !== null && e.livemode !== null && CREATE_OPERATIONS.has(e.operation)
+    e.providerId !== null &&
+    e.livemode !== null &&
+    CREATE_OPERATIONS.has(e.operation) &&
+    text(e.code) !== "duplicate_external_id"
       ? {
           providerId: e.providerId,
           livemode: e.livemode,

@@ -17,6 +17,8 @@ function outcomesJson(o: Outcomes): OutcomesJson {
     accepted: o.accepted,
     rejected: { ...o.rejected },
     duplicates: o.duplicates,
+    billable: o.billable,
+    acceptance_rate: o.acceptanceRate,
     quoted: o.quoted,
     ordered: o.ordered,
     quote_rate: o.quoteRate,
@@ -62,8 +64,14 @@ export function csvField(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
-/** One row per period and group; one `rejected_<code>` column per refusal code seen in the range. */
-export function statsCsv(s: Stats): string {
+const cell = (n: number | null) => (n === null ? "" : String(n));
+
+/**
+ * One row per period and group; one `rejected_<code>` column per refusal code seen in the range;
+ * `billable` and `acceptance_rate` after the first columns (so a reader of those keeps working).
+ * With `totals`, a last row whose period is `total` holds the range's totals.
+ */
+export function statsCsv(s: Stats, options: { totals?: boolean } = {}): string {
   const codes = Object.keys(s.totals.rejected).sort();
   const grouped = s.groupBy !== null;
   const header = [
@@ -84,30 +92,32 @@ export function statsCsv(s: Stats): string {
     "last_lead_at",
     "returned",
     "return_rate",
+    "billable",
+    "acceptance_rate",
   ];
-  const lines = [header];
-  for (const r of s.rows) {
-    const rejected = Object.values(r.rejected).reduce((n, v) => n + v, 0);
-    lines.push([
-      r.period,
-      ...(grouped ? [r.group ?? ""] : []),
-      ...(s.groupBy === "provider" ? [r.providerName ?? ""] : []),
-      String(r.submitted),
-      String(r.accepted),
-      String(rejected),
-      ...codes.map((c) => String(r.rejected[c] ?? 0)),
-      String(r.duplicates),
-      String(r.quoted),
-      String(r.ordered),
-      r.quoteRate === null ? "" : String(r.quoteRate),
-      r.orderRate === null ? "" : String(r.orderRate),
-      r.medianHoursToQuote === null ? "" : String(r.medianHoursToQuote),
-      r.medianHoursToOrder === null ? "" : String(r.medianHoursToOrder),
-      r.lastLeadAt?.toISOString() ?? "",
-      String(r.returned),
-      r.returnRate === null ? "" : String(r.returnRate),
-    ]);
-  }
+  const line = (r: Outcomes, period: string, group: string | null, providerName: string | undefined) => [
+    period,
+    ...(grouped ? [group ?? ""] : []),
+    ...(s.groupBy === "provider" ? [providerName ?? ""] : []),
+    String(r.submitted),
+    String(r.accepted),
+    String(Object.values(r.rejected).reduce((n, v) => n + v, 0)),
+    ...codes.map((c) => String(r.rejected[c] ?? 0)),
+    String(r.duplicates),
+    String(r.quoted),
+    String(r.ordered),
+    cell(r.quoteRate),
+    cell(r.orderRate),
+    cell(r.medianHoursToQuote),
+    cell(r.medianHoursToOrder),
+    r.lastLeadAt?.toISOString() ?? "",
+    String(r.returned),
+    cell(r.returnRate),
+    String(r.billable),
+    cell(r.acceptanceRate),
+  ];
+  const lines = [header, ...s.rows.map((r) => line(r, r.period, r.group, r.providerName))];
+  if (options.totals) lines.push(line(s.totals, "total", null, undefined));
   return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");
 }
 
@@ -117,6 +127,7 @@ export function sendStats(
   s: Stats,
   name: string,
   publicBaseUrl?: string,
+  csv: { totals?: boolean } = {},
 ): void {
   // A page of providers: the next one's link, in the answer and (for CSV too) as a Link header.
   const next = s.nextPageToken === "" ? null : pageLink(req, { page_token: s.nextPageToken }, publicBaseUrl);
@@ -127,7 +138,7 @@ export function sendStats(
     res
       .type("text/csv; charset=utf-8; header=present")
       .attachment(`${name}-${s.from}-${s.to}-${s.granularity}.csv`)
-      .send(statsCsv(s));
+      .send(statsCsv(s, csv));
     return;
   }
   res.json(statsJson(s, next));
@@ -144,7 +155,7 @@ export function statsRoutes(stats: StatsService, publicBaseUrl?: string): RestFe
     STATS_PATH,
     operation("getStats", async (req, res) => {
       const s = await stats.forProvider(providerOf(res), statsQueryOf(req.query));
-      sendStats(req, res, s, s.livemode ? "stats" : "stats-test");
+      sendStats(req, res, s, s.livemode ? "stats" : "stats-test", undefined, { totals: req.query.totals === true });
     }),
   );
   router.get(

@@ -59,6 +59,10 @@ export interface Outcomes {
   readonly accepted: number;
   readonly rejected: Readonly<Record<string, number>>;
   readonly duplicates: number;
+  /** Accepted leads the broker pays for: accepted less flagged duplicates (lead.ts isBillable). */
+  readonly billable: number;
+  /** accepted / submitted; null when nothing was submitted. */
+  readonly acceptanceRate: number | null;
   readonly quoted: number;
   readonly ordered: number;
   /** Of accepted; null when none was accepted. */
@@ -105,11 +109,14 @@ function outcomes(leads: LeadCounts | undefined, returns: ReturnCount | undefine
   const refused = Object.values(rejected).reduce((n, r) => n + r, 0);
   const rate = (n: number) => (accepted === 0 ? null : round(n / accepted, 4));
   const hours = (h: number | null | undefined) => (h === null || h === undefined ? null : round(h, 2));
+  const submitted = accepted + refused;
   return {
-    submitted: accepted + refused,
+    submitted,
     accepted,
     rejected,
     duplicates: leads?.duplicates ?? 0,
+    billable: accepted - (leads?.duplicates ?? 0),
+    acceptanceRate: submitted === 0 ? null : round(accepted / submitted, 4),
     quoted: leads?.quoted ?? 0,
     ordered: leads?.ordered ?? 0,
     quoteRate: rate(leads?.quoted ?? 0),

@@ -5,13 +5,15 @@
  */
 import { HttpError } from "react-admin";
 import type { components } from "../../generated/openapi/schema.ts";
+import { namesInWords } from "./labels.ts";
 
 type Problem = components["schemas"]["Problem"];
 type Json = Record<string, unknown>;
 
 /**
  * The data of an openapi-fetch call, or an HttpError carrying the status and the problem+json
- * body (react-admin shows `detail`, maps field errors onto the form, and signs out on 401).
+ * body (react-admin shows `detail`, maps field errors onto the form, and signs out on 401); the
+ * detail and the field messages with API names in words.
  */
 export async function data<T>(
   call: Promise<{ data?: T; error?: unknown; response: Response }>,
@@ -19,8 +21,10 @@ export async function data<T>(
   const { data: body, error, response } = await call;
   if (response.ok && body !== undefined && body !== null) return body as NonNullable<T>;
   const problem = (error ?? {}) as Partial<Problem>;
-  const fieldErrors = Object.fromEntries((problem.errors ?? []).map((e) => [e.field, e.message]));
-  throw new HttpError(problem.detail ?? `${response.status} ${response.statusText}`, response.status, {
+  // Said in words (labels.ts): "must be one of origin_states" reads "… Accepted origin states".
+  const fieldErrors = Object.fromEntries((problem.errors ?? []).map((e) => [e.field, namesInWords(e.message)]));
+  const detail = problem.detail === undefined ? undefined : namesInWords(problem.detail);
+  throw new HttpError(detail ?? `${response.status} ${response.statusText}`, response.status, {
     ...problem,
     errors: fieldErrors,
   });

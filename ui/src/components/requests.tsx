@@ -2,6 +2,7 @@
 import { Alert } from "@mui/material";
 import type { ReactNode } from "react";
 import { useRecordContext } from "react-admin";
+import { codeLabel, type Violation, violationSentence, words } from "../labels.ts";
 
 /** A request log entry's outcomes, as the filters offer them. */
 export const OUTCOMES = [
@@ -11,19 +12,28 @@ export const OUTCOMES = [
   { id: "failed", name: "Failed" },
 ];
 
-/** The entry's problem (code, detail, each field's error), or `empty` when it answered without one. */
+/** Why an entry was refused, in words: each field's sentence naming its rule, or the code's words. */
+export function refusalSummary(record: { code?: string | null; errors?: readonly Violation[] | null }): string {
+  if (!record.code) return "—";
+  const errors = record.errors ?? [];
+  if (errors.length === 0) return codeLabel(record.code);
+  return errors.map(violationSentence).join(" ");
+}
+
+/** The entry's problem (in words, each field's sentence naming its rule), or `empty` when it answered without one. */
 export function ProblemAlert({ empty = null }: { empty?: ReactNode }) {
   const record = useRecordContext();
   if (!record?.code) return empty;
-  const errors = record.errors as { field: string; code: string; message: string }[];
+  const errors = record.errors as Violation[];
   return (
-    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }}>
-      <strong>{record.code}</strong>: {record.detail}
+    <Alert severity={record.outcome === "failed" ? "error" : "warning"} sx={{ my: 1 }} data-testid="problem">
+      <strong>{codeLabel(record.code)}</strong>
+      {record.detail ? `: ${words(record.detail)}` : ""}
       {errors.length > 0 && (
         <ul>
           {errors.map((e) => (
-            <li key={`${e.field}:${e.code}`}>
-              {e.field} ({e.code}): {e.message}
+            <li key={`${e.field}:${e.code}`} data-testid="refusal-sentence">
+              {violationSentence(e)}
             </li>
           ))}
         </ul>

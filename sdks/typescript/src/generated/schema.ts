@@ -262,13 +262,16 @@ export interface paths {
      *     `validation_error`, `rate_limited`, …), `duplicates` (flagged), `quoted` and `ordered`
      *     (of the leads accepted in the period, those that have reached QUOTE and ORDER so far; a
      *     move shows within about a minute and a half, new leads at once),
-     *     `quote_rate` and `order_rate` (of accepted), and the median hours from creation to QUOTE
-     *     and from QUOTE to ORDER. `totals` covers the whole range. Without `group_by` every period
+     *     `quote_rate` and `order_rate` (of accepted), `billable` (accepted less flagged
+     *     duplicates), `acceptance_rate` (accepted / submitted), and the median hours from creation
+     *     to QUOTE and from QUOTE to ORDER. A resend answered `duplicate_external_id` is not a new
+     *     submission and is counted nowhere. `totals` covers the whole range. Without `group_by` every period
      *     of the range has a row; with `group_by=sub_id` one row per period and sub-source that
      *     has any (`""` for leads sent without one). `from` and `to` are business dates, inclusive
      *     (default: the last 30 days); a daily series covers at most 400 days. With
      *     `Accept: text/csv` the same numbers come as CSV (RFC 4180, a header row, one row per
-     *     period and group, one `rejected_<code>` column per code). Refusals are counted from the
+     *     period and group, one `rejected_<code>` column per code; `totals=true` adds a `total`
+     *     row). Refusals are counted from the
      *     request log (see the list above: a crash may lose the last second of them); leads from
      *     the leads themselves. Same limit as the request log.
      */
@@ -1066,7 +1069,7 @@ export interface paths {
     };
     /**
      * List the provider's leads
-     * @description The signed-in user's provider's leads, newest first, as `GET /api/v1/public/leads/` lists them for a key: `mode=live` (default) or `mode=test` for test-mode leads, filters by `state` and `updated_after`, paged by cursor.
+     * @description The signed-in user's provider's leads, newest first, as `GET /api/v1/public/leads/` lists them for a key: `mode=live` (default) or `mode=test` for test-mode leads, filters by `state`, `updated_after` and `sub_id`, and the back office's search (`q`) held to the provider's own leads of the mode, paged by cursor. `q` and `updated_after` cannot be combined.
      */
     get: operations["listPortalLeads"];
     put?: never;
@@ -5619,6 +5622,16 @@ export interface components {
       };
       /** @description Accepted leads flagged as duplicates. */
       duplicates: number;
+      /**
+       * @description Accepted leads the broker pays for (accepted less flagged duplicates).
+       * @example 97
+       */
+      billable?: number;
+      /**
+       * @description accepted / submitted (4 decimals); null when nothing was submitted.
+       * @example 0.8833
+       */
+      acceptance_rate?: number | null;
       /** @description Accepted leads that have reached QUOTE (so far). */
       quoted: number;
       /** @description Accepted leads that have reached ORDER (so far). */
@@ -6516,6 +6529,8 @@ export interface components {
     ProviderIdFilter: number;
     /** @description Only entries created before this instant. */
     CreatedBefore: string;
+    /** @description CSV only: `true` adds a last row whose `period` is `total`, holding the range's totals (as `totals` in JSON). The JSON answer always has `totals`. */
+    StatsTotalsRow: boolean;
     /**
      * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
      *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
@@ -6863,6 +6878,8 @@ export interface operations {
         granularity?: components["parameters"]["Granularity"];
         /** @description `sub_id`: one row per period and sub-source. */
         group_by?: components["parameters"]["StatsGroupBy"];
+        /** @description CSV only: `true` adds a last row whose `period` is `total`, holding the range's totals (as `totals` in JSON). The JSON answer always has `totals`. */
+        totals?: components["parameters"]["StatsTotalsRow"];
       };
       header?: never;
       path?: never;
@@ -8052,6 +8069,19 @@ export interface operations {
         state?: components["parameters"]["LeadStateFilter"];
         /** @description Only leads changed after this instant (RFC 3339). */
         updated_after?: components["parameters"]["UpdatedAfter"];
+        /**
+         * @description Any part (3 characters or more) of the customer's name, email or phone, the external_id or
+         *     the order number, in any case; a phone in any format (`(310) 555-0142`, `+1 310 555 0142`)
+         *     is matched by its digits. A shorter term matches an external_id or order number exactly.
+         *     A whole email address, or a whole North American phone number (10 digits, or 11
+         *     starting with 1), finds exactly that customer's leads (the email compared
+         *     case-insensitively, the phone in E.164, as the duplicate check compares them) and any
+         *     lead whose external_id is the term as typed; only when there is none is it matched as a
+         *     substring like any other term.
+         */
+        q?: components["parameters"]["LeadQuery"];
+        /** @description Only leads sent with this sub_id (the provider's sub-source). */
+        sub_id?: string;
       };
       header?: never;
       path?: never;
@@ -8245,6 +8275,8 @@ export interface operations {
         granularity?: components["parameters"]["Granularity"];
         /** @description `sub_id`: one row per period and sub-source. */
         group_by?: components["parameters"]["StatsGroupBy"];
+        /** @description CSV only: `true` adds a last row whose `period` is `total`, holding the range's totals (as `totals` in JSON). The JSON answer always has `totals`. */
+        totals?: components["parameters"]["StatsTotalsRow"];
       };
       header?: never;
       path?: never;
