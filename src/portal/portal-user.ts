@@ -9,6 +9,9 @@ import { hash, verify } from "@node-rs/argon2";
 import { type PortalPrincipal, secondFactorFirst } from "../edge/identity.ts";
 
 export type PortalUserStatus = "invited" | "active" | "disabled";
+/** `admin` may also manage its own provider's people (list, invite, disable, re-invite); `member` may not. */
+export type PortalRole = "admin" | "member";
+export const PORTAL_ROLES: readonly PortalRole[] = ["admin", "member"];
 
 export interface PortalUser {
   readonly id: number;
@@ -16,6 +19,7 @@ export interface PortalUser {
   readonly email: string;
   readonly name: string;
   readonly status: PortalUserStatus;
+  readonly role: PortalRole;
   /** Whether a second factor (TOTP) is set up. */
   readonly secondFactor: boolean;
   readonly lastSignInAt: Date | null;
@@ -27,6 +31,8 @@ export { type PortalPrincipal, secondFactorFirst };
 
 /** An invite link is good for 72 hours. */
 export const INVITE_TTL_MS = 72 * 3600_000;
+/** A password-reset link is good for 1 hour. */
+export const RESET_TTL_MS = 3600_000;
 /** A session ends after 12 idle hours, or 7 days after sign-in, whichever is first. */
 export const SESSION_IDLE_MS = 12 * 3600_000;
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 3600_000;
