@@ -51,8 +51,8 @@ export function PortalUsersPanel() {
   const [error, setError] = useState<string | null>(null);
   const [email, setEmail] = useState("");
   const [name, setName] = useState("");
-  /** "": the service decides (a provider's first person is its administrator). */
-  const [role, setRole] = useState<User["role"] | "">("");
+  /** "auto": the service decides (a provider's first person is its administrator). */
+  const [role, setRole] = useState<User["role"] | "auto">("auto");
   const [invite, setInvite] = useState<Invite | null>(null);
   const [disabling, setDisabling] = useState<User | null>(null);
 
@@ -77,13 +77,13 @@ export function PortalUsersPanel() {
         await data(
           api.POST("/api/v1/lead_providers/{id}/portal_users/", {
             params: { path: { id: pid } },
-            body: { email, name, ...(role !== "" && { role }) },
+            body: { email, name, ...(role !== "auto" && { role }) },
           }),
         ),
       );
       setEmail("");
       setName("");
-      setRole("");
+      setRole("auto");
       notify(`Invited ${email}`, { type: "success" });
       await load();
     } catch (err) {
@@ -143,9 +143,9 @@ export function PortalUsersPanel() {
             labelId="portal-role-label"
             label="Role"
             value={role}
-            onChange={(e) => setRole(e.target.value as User["role"] | "")}
+            onChange={(e) => setRole(e.target.value as User["role"] | "auto")}
           >
-            <MenuItem value="">Automatic (the first person is administrator)</MenuItem>
+            <MenuItem value="auto">Automatic (the first person is administrator)</MenuItem>
             <MenuItem value="admin">{ROLE_WORDS.admin}</MenuItem>
             <MenuItem value="member">{ROLE_WORDS.member}</MenuItem>
           </Select>
