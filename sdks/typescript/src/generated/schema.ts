@@ -1032,7 +1032,7 @@ export interface paths {
     put?: never;
     /**
      * Use a password-reset link: choose a new password
-     * @description Sets a new password with the token after `#reset=` in the e-mailed link. The link then stops working and every session of the user ends. The password rule is the invite's (12 to 256 characters, not containing the person's email, name or provider's name or a part of them, whatever the case, zxcvbn score 4): a refused password gets 400 `weak_password` and leaves the link good. A used, replaced or expired link (one hour) gets 404 `reset_invalid`. Each try counts against 5 a minute per link and 20 per client address. Audited.
+     * @description Sets a new password with the token after `#reset=` in the e-mailed link. The link then stops working and every session of the user ends. The password rule is the invite's (12 to 256 characters, not containing the person's email, name or provider's name or a part of them, whatever the case, zxcvbn score 4): a refused password gets 400 `weak_password` and leaves the link good. A used, replaced or expired link (one hour) gets 404 `reset_invalid`. Each try counts against 10 attempts a minute per link and 30 per client address, as with invite links. Audited.
      */
     post: operations["confirmPortalPasswordReset"];
     delete?: never;
