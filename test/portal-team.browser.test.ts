@@ -166,7 +166,11 @@ describe.skipIf(!HAVE_CHROMIUM)("the portal's team and password reset in a brows
     await sam.getByLabel("Password").fill(TEAMMATE_PASSWORD);
     await sam.getByRole("button", { name: "Sign in" }).click();
     await sam.getByRole("heading", { name: "This week" }).waitFor();
-    // A member is not shown the Team page, and the page itself says why.
+    // A member is not shown the Team page (the menu at full width has no Team), and the page itself says why.
+    await sam.setViewportSize(DESKTOP);
+    await sam.getByRole("menuitem", { name: "Account" }).waitFor();
+    expect(await sam.getByRole("menuitem", { name: "Team" }).count()).toBe(0);
+    await sam.setViewportSize(PHONE);
     await sam.goto(`${t.url}/portal/team`);
     await sam.getByText("Only your provider's portal administrators can manage its team.").waitFor();
     await check(sam, "team-member");
