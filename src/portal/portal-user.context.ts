@@ -125,7 +125,7 @@ export async function refuseWeakPassword(
   password: string,
   person: { readonly email: string; readonly name: string; readonly providerName: string },
 ): Promise<void> {
-  const weak = await weakPassword(password, [person.email, person.name, person.providerName]);
+  const weak = await weakPassword(password, person);
   if (weak === undefined) return;
   throw new DomainError("invalid_argument", weak.message, {
     code: weak.code === "weak_password" ? "weak_password" : "validation_error",
