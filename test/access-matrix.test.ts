@@ -244,6 +244,7 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
       "invitePortalTeammate",
       "listPortalTeam",
       "reinvitePortalTeammate",
+      "setPortalTeammateRole",
     ]);
     const signedIn = await t.call("POST", "/api/v1/portal/sign_in/", {
       body: { email: "matrix.member@example.com", password: PORTAL_PASSWORD },

@@ -1,7 +1,8 @@
 /**
  * The portal's Team page and password reset in Debian's chromium (playwright-core), with a real SMTP
  * server receiving the service's mail: a provider's portal admin invites a teammate, who opens the
- * e-mailed link, chooses a password and signs in; the admin disables them (after a confirmation)
+ * e-mailed link, chooses a password and signs in; the admin makes them an administrator (after a
+ * confirmation), and they then have Team; the admin disables them (after a confirmation)
  * and they can no longer sign in; a password reset by e-mail works once, and the same link is then
  * refused in words. axe-core (moderate, serious and critical violations fail) checks every screen
  * at 1280 or 390 px, neither of which may scroll sideways.
@@ -175,8 +176,27 @@ describe.skipIf(!HAVE_CHROMIUM)("the portal's team and password reset in a brows
     await sam.getByText("Only your provider's portal administrators can manage its team.").waitFor();
     await check(sam, "team-member");
 
-    // The admin disables Sam, after a confirmation that says what happens.
+    // The admin makes Sam an administrator, after a confirmation; Sam then has Team.
     await admin.reload();
+    await admin.getByRole("row", { name: /Sam Lee.*Member/ }).waitFor();
+    await admin.getByRole("button", { name: "Make administrator: Sam Lee" }).click();
+    const promote = admin.getByRole("dialog", { name: "Make this person an administrator?" });
+    await promote.getByText("will also be able to invite, disable and re-invite people").waitFor();
+    await check(admin, "team-role-dialog");
+    await promote.getByRole("button", { name: "Make administrator" }).click();
+    await admin.getByText("Sam Lee is now an administrator.").waitFor();
+    await admin.getByRole("row", { name: /Sam Lee.*Administrator/ }).waitFor();
+    await check(admin, "team-promoted");
+    await sam.setViewportSize(DESKTOP);
+    await sam.goto(`${t.url}/portal/`);
+    await sam.getByRole("heading", { name: "This week" }).waitFor();
+    await sam.getByRole("menuitem", { name: "Team" }).click();
+    await sam.getByRole("heading", { name: "Team", level: 1 }).waitFor();
+    await sam.getByRole("cell", { name: `Robin Admin (${adminEmail})` }).waitFor();
+    await check(sam, "team-as-promoted");
+    await sam.setViewportSize(PHONE);
+
+    // The admin disables Sam, after a confirmation that says what happens.
     await admin.getByRole("cell", { name: `Sam Lee (${teammateEmail})` }).waitFor();
     await admin.getByRole("button", { name: "Disable Sam Lee" }).click();
     const dialog = admin.getByRole("dialog", { name: "Disable this person?" });

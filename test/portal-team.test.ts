@@ -191,6 +191,24 @@ for (const backend of BACKENDS) {
       });
     });
 
+    describe("a password with a 3-letter name", () => {
+      it("refuses a 3-letter surname in another case, and passes a password sharing 2 letters", async () => {
+        const p = await t.provider("Quay Haulage");
+        const li = await invited(p.id, "Li Doe", "li@doe-haulage.example");
+        for (const bad of ["violet tundra DOE harbor 87", "violetdOetundra harbor 87"]) {
+          const res = await portal("POST", "invite/accept/", undefined, { token: li.token, password: bad });
+          expect(res.status, bad).toBe(400);
+          expect(((await res.json()) as Json).code, bad).toBe("weak_password");
+        }
+        // "li" (2 letters) is ignored: "violin" and "lilac" may stay.
+        const ok = await portal("POST", "invite/accept/", undefined, {
+          token: li.token,
+          password: "violin tundra lilac harbor 87",
+        });
+        expect(ok.status).toBe(200);
+      });
+    });
+
     describe("a provider's own team", () => {
       it("makes a provider's first person its admin and the next ones members; the console may ask for either", async () => {
         const p = await t.provider("Team roles");
@@ -287,6 +305,116 @@ for (const backend of BACKENDS) {
 
         const bad = await portal("POST", "users/abc/disable/", boss.cookie, {});
         expect(bad.status).toBe(400);
+      });
+    });
+
+    describe("changing a role", () => {
+      const consoleRole = (providerId: number, userId: number, body: unknown) =>
+        t.call("POST", `/api/v1/lead_providers/${providerId}/portal_users/${userId}/role/`, { auth: admin, body });
+
+      it("lets the administrators make any user of the provider an admin or a member, audited", async () => {
+        const p = await t.provider("Roles console");
+        const other = await t.provider("Roles console other");
+        const first = await invited(p.id, "Ada First", "ada@rc.example");
+        const second = await person(p.id, "Bo Second", "bo@rc.example");
+        expect(second.body.user.role).toBe("member");
+
+        const promoted = await consoleRole(p.id, second.id, { role: "admin" });
+        expect(promoted.status).toBe(200);
+        expect((await promoted.json()) as Json).toMatchObject({ id: second.id, role: "admin", status: "active" });
+        // It holds from the next request: the promoted person's session now reaches the team.
+        expect((await portal("GET", "users/", second.cookie)).status).toBe(200);
+
+        // The administrators may leave a provider without an admin (they can name one again).
+        for (const id of [first.id, second.id]) {
+          const res = await consoleRole(p.id, id, { role: "member" });
+          expect(res.status).toBe(200);
+          expect(((await res.json()) as Json).role).toBe("member");
+        }
+        expect((await portal("GET", "users/", second.cookie)).status).toBe(403);
+        // The same role again changes nothing and writes nothing.
+        expect((await consoleRole(p.id, second.id, { role: "member" })).status).toBe(200);
+
+        const changes = (await audit(p.id)).filter((e) => e.action === "portal_user.role_changed");
+        expect(changes.map((e) => [e.details.user_id, e.details.from, e.details.to])).toEqual(
+          expect.arrayContaining([
+            [second.id, "member", "admin"],
+            [first.id, "admin", "member"],
+            [second.id, "admin", "member"],
+          ]),
+        );
+        expect(changes).toHaveLength(3);
+
+        // Another provider's user, an unknown provider, a bad role.
+        const wrong = await consoleRole(other.id, second.id, { role: "admin" });
+        expect(wrong.status).toBe(404);
+        expect(((await wrong.json()) as Json).code).toBe("portal_user_not_found");
+        expect((await consoleRole(987_654_321, second.id, { role: "admin" })).status).toBe(404);
+        for (const body of [{}, { role: "owner" }, { role: 1 }]) {
+          const res = await consoleRole(p.id, second.id, body);
+          expect(res.status, JSON.stringify(body)).toBe(400);
+          expect(((await res.json()) as Json).errors[0].field).toBe("role");
+        }
+      });
+
+      it("lets a portal admin change its people's roles, never another provider's, never the last admin's own", async () => {
+        const p = await t.provider("Roles portal");
+        const theirs = await t.provider("Roles portal theirs");
+        const boss = await person(p.id, "Cy Boss", "cy@rp.example");
+        const member = await person(p.id, "Di Member", "di@rp.example");
+        const stranger = await person(theirs.id, "Ed Other", "ed@rp-theirs.example");
+        expect(boss.body.user.role).toBe("admin");
+
+        // A member cannot change anyone's role, their own included.
+        for (const id of [member.id, boss.id]) {
+          const res = await portal("POST", `users/${id}/role/`, member.cookie, { role: "admin" });
+          expect(res.status).toBe(403);
+          expect(((await res.json()) as Json).code).toBe("portal_admin_required");
+        }
+        // Another provider's person is 404, like an unknown id, and is untouched.
+        for (const id of [stranger.id, 987_654_321]) {
+          const res = await portal("POST", `users/${id}/role/`, boss.cookie, { role: "admin" });
+          expect(res.status, String(id)).toBe(404);
+          expect(((await res.json()) as Json).code).toBe("portal_user_not_found");
+        }
+        expect((await portal("GET", "users/", stranger.cookie)).status).toBe(403);
+
+        // The last active admin cannot step down.
+        const alone = await portal("POST", `users/${boss.id}/role/`, boss.cookie, { role: "member" });
+        expect(alone.status).toBe(409);
+        expect(alone.headers.get("content-type")).toContain("application/problem+json");
+        const problem = (await alone.json()) as Json;
+        expect(problem.code).toBe("last_portal_admin");
+        expect(problem.detail).toBe(
+          "you are your provider's last active administrator: make someone else an administrator before becoming a member",
+        );
+
+        // Once another person is an admin, the first may step down; the new admin manages the team.
+        const promoted = await portal("POST", `users/${member.id}/role/`, boss.cookie, { role: "admin" });
+        expect(promoted.status).toBe(200);
+        expect(((await promoted.json()) as Json).role).toBe("admin");
+        expect((await portal("GET", "users/", member.cookie)).status).toBe(200);
+        const stepped = await portal("POST", `users/${boss.id}/role/`, boss.cookie, { role: "member" });
+        expect(stepped.status).toBe(200);
+        expect(((await stepped.json()) as Json).role).toBe("member");
+        expect((await portal("GET", "users/", boss.cookie)).status).toBe(403);
+        // Now the other one is the last active admin.
+        const last = await portal("POST", `users/${member.id}/role/`, member.cookie, { role: "member" });
+        expect(last.status).toBe(409);
+        expect(((await last.json()) as Json).code).toBe("last_portal_admin");
+
+        const bad = await portal("POST", `users/${boss.id}/role/`, member.cookie, { role: "owner" });
+        expect(bad.status).toBe(400);
+        expect(((await bad.json()) as Json).errors[0].field).toBe("role");
+
+        const changes = (await audit(p.id)).filter((e) => e.action === "portal_user.role_changed");
+        expect(changes.map((e) => [e.actor, e.details.user_id, e.details.to])).toEqual(
+          expect.arrayContaining([
+            [`portal:${boss.email}`, member.id, "admin"],
+            [`portal:${boss.email}`, boss.id, "member"],
+          ]),
+        );
+        expect(changes).toHaveLength(2);
       });
     });
 

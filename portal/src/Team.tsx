@@ -1,7 +1,8 @@
 /**
  * The provider's own people, for its portal administrators: who they are, inviting one (the link
- * is e-mailed when the service sends mail, and shown once to copy), a fresh invite link, and
- * disabling, each behind a confirmation. Members never see this page in the menu; the service
+ * is e-mailed when the service sends mail, and shown once to copy), a fresh invite link, making
+ * a person an administrator or a member (oneself included, unless the last active administrator),
+ * and disabling, each behind a confirmation. Members never see this page in the menu; the service
  * refuses them anyway.
  */
 import {
@@ -64,7 +65,7 @@ export function TeamPage() {
   const [role, setRole] = useState<User["role"]>("member");
   const [invite, setInvite] = useState<Invite | null>(null);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const [confirming, setConfirming] = useState<{ user: User; action: "disable" | "reinvite" } | null>(null);
+  const [confirming, setConfirming] = useState<{ user: User; action: "disable" | "reinvite" | "role" } | null>(null);
   const [busy, setBusy] = useState(false);
 
   const refresh = () => client.invalidateQueries({ queryKey: ["team"] });
@@ -94,7 +95,18 @@ export function TeamPage() {
     setMessage(null);
     try {
       const path = { params: { path: { user_id: user.id } } };
-      if (action === "disable") {
+      if (action === "role") {
+        const to = user.role === "admin" ? "member" : "admin";
+        await data(api.POST("/api/v1/portal/users/{user_id}/role/", { ...path, body: { role: to } }));
+        setInvite(null);
+        if (user.id === self.data?.user.id) {
+          // Stepping down: this page is no longer theirs.
+          await client.invalidateQueries({ queryKey: ["me"] });
+          setMessage({ ok: true, text: "You are now a member." });
+        } else {
+          setMessage({ ok: true, text: `${user.name} is now ${to === "admin" ? "an administrator" : "a member"}.` });
+        }
+      } else if (action === "disable") {
         await data(api.POST("/api/v1/portal/users/{user_id}/disable/", path));
         setInvite(null);
         setMessage({ ok: true, text: `${user.name} is disabled: they can no longer sign in.` });
@@ -123,7 +135,7 @@ export function TeamPage() {
         <Stack spacing={2}>
           <Typography variant="body2">
             The people of {self.data?.provider.name} who sign in here. Administrators can also invite, disable and
-            re-invite people.
+            re-invite people and change their roles.
           </Typography>
           {message && (
             <Alert severity={message.ok ? "success" : "error"} role={message.ok ? "status" : "alert"}>
@@ -181,9 +193,25 @@ export function TeamPage() {
                   <TableCell>{when(u.last_sign_in_at)}</TableCell>
                   <TableCell>
                     {u.id === self.data?.user.id ? (
-                      <Typography variant="body2">You</Typography>
+                      <Stack direction="row" spacing={1} alignItems="center">
+                        <Typography variant="body2">You</Typography>
+                        <Button
+                          size="small"
+                          onClick={() => setConfirming({ user: u, action: "role" })}
+                          aria-label="Make yourself a member"
+                        >
+                          Become a member
+                        </Button>
+                      </Stack>
                     ) : (
                       <Stack direction="row" spacing={1}>
+                        <Button
+                          size="small"
+                          onClick={() => setConfirming({ user: u, action: "role" })}
+                          aria-label={`${u.role === "admin" ? "Make member" : "Make administrator"}: ${u.name}`}
+                        >
+                          {u.role === "admin" ? "Make member" : "Make administrator"}
+                        </Button>
                         <Button
                           size="small"
                           onClick={() => setConfirming({ user: u, action: "reinvite" })}
@@ -221,6 +249,26 @@ export function TeamPage() {
       >
         {confirming?.user.name} ({confirming?.user.email}) can no longer sign in, and any session they have open ends
         now. A new invite link brings them back.
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={confirming?.action === "role"}
+        title={
+          confirming?.user.id === self.data?.user.id
+            ? "Become a member?"
+            : confirming?.user.role === "admin"
+              ? "Make this person a member?"
+              : "Make this person an administrator?"
+        }
+        confirm={confirming?.user.role === "admin" ? "Make member" : "Make administrator"}
+        busy={busy}
+        onConfirm={act}
+        onClose={() => setConfirming(null)}
+      >
+        {confirming?.user.id === self.data?.user.id
+          ? "You will no longer manage your provider's team; another administrator can make you one again."
+          : confirming?.user.role === "admin"
+            ? `${confirming?.user.name} (${confirming?.user.email}) will no longer manage your provider's team.`
+            : `${confirming?.user.name} (${confirming?.user.email}) will also be able to invite, disable and re-invite people and change their roles.`}
       </ConfirmDialog>
       <ConfirmDialog
         open={confirming?.action === "reinvite"}

@@ -51,6 +51,15 @@ function invalidInvite(): DomainError {
   );
 }
 
+/** A portal admin stepping down while no other active admin of the provider is left. */
+function lastPortalAdmin(): DomainError {
+  return new DomainError(
+    "failed_precondition",
+    "you are your provider's last active administrator: make someone else an administrator before becoming a member",
+    { code: "last_portal_admin" },
+  );
+}
+
 /** An administrator inviting a person into a provider that is not active. */
 function providerInactive(provider: { id: number; name: string }): DomainError {
   return new DomainError(
@@ -212,6 +221,47 @@ export function portalInvites(ctx: PortalUserContext) {
       const user = repo.userOf(row);
       const url = inviteUrlOf(baseUrl, token);
       return { user, inviteUrl: url, inviteExpiresAt: expiresAt, emailed: await sendInvite(user, url, expiresAt) };
+    },
+
+    /**
+     * Changes a user's role (`admin` or `member`), audited as `portal_user.role_changed` (nothing
+     * is written when the role is already the one asked for). `acting`: the portal user making the
+     * change, when it is one of the provider's own admins; they cannot make themself a member while
+     * no other active admin is left (409 `last_portal_admin`). The provider's row is locked for the
+     * change, so two admins stepping down at once cannot both pass that check. The new role holds
+     * from the user's next request: sessions read it each time.
+     */
+    async setRole(
+      actor: string,
+      rawProviderId: RawId,
+      rawUserId: RawId,
+      input: unknown,
+      acting?: number,
+    ): Promise<PortalUser> {
+      const providerId = parseProviderId(rawProviderId);
+      const userId = parseUserId(rawUserId);
+      const f = new Fields();
+      const role = f.oneOf((input ?? {}) as Record<string, unknown>, "role", PORTAL_ROLES, true) as PortalUser["role"];
+      throwIfViolations(f.violations);
+      const row = await db.transaction().execute(async (trx) => {
+        if (!(await repo.lockProvider(trx, providerId))) throw providerNotFound(providerId);
+        const current = await repo.findUser(trx, providerId, userId);
+        if (!current) throw userNotFound(userId);
+        if (current.role === role) return current;
+        if (role === "member" && acting === userId && (await repo.otherActiveAdmins(trx, providerId, userId)) === 0) {
+          throw lastPortalAdmin();
+        }
+        const updated = await repo.updateUser(trx, userId, { role });
+        await audit(
+          actor,
+          "portal_user.role_changed",
+          providerId,
+          { user_id: userId, email: current.email, from: current.role, to: role },
+          trx,
+        );
+        return updated ?? current;
+      });
+      return repo.userOf(row);
     },
 
     /** Disables the user: its sessions end at once and its invite stops working. */

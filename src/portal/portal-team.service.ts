@@ -1,7 +1,8 @@
 /**
  * A provider's own team, managed by its portal admins (role `admin`): the same list, invite,
  * re-invite and disable as the broker's administrators have (portal-invites.service.ts), always on
- * the admin's own provider (from the session, never the request), audited as `portal:<email>`.
+ * the admin's own provider (from the session, never the request), audited as `portal:<email>`,
+ * and changing a person's role.
  * A member is refused (403 `portal_admin_required`); another provider's user id is 404, exactly
  * like an id that does not exist.
  */
@@ -57,6 +58,15 @@ export function portalTeam(invites: ReturnType<typeof portalInvites>) {
       const userId = userIdOf(rawUserId);
       if (userId === asAdmin(p).userId) throw notYourself("re-invite");
       return invites.reinvite(actorOf(p), p.providerId, userId, baseUrl);
+    },
+
+    /**
+     * Makes one of the admin's provider's people (the admin included) an `admin` or a `member`; the
+     * last active admin cannot make themself a member (409 `last_portal_admin`).
+     */
+    setTeammateRole(p: PortalPrincipal, rawUserId: RawId, input: unknown): Promise<PortalUser> {
+      const actor = actorOf(asAdmin(p));
+      return invites.setRole(actor, p.providerId, userIdOf(rawUserId), input, p.userId);
     },
 
     /** Disables one of the admin's provider's people: its sessions end at once. */

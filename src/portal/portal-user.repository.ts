@@ -73,6 +73,25 @@ export async function hasPeople(db: Db, providerId: number): Promise<boolean> {
   return row !== undefined;
 }
 
+/** How many active admins the provider has besides `exceptUserId`. */
+export async function otherActiveAdmins(db: Db, providerId: number, exceptUserId: number): Promise<number> {
+  const row = await db
+    .selectFrom("portal_users")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("provider_id", "=", providerId)
+    .where("role", "=", "admin")
+    .where("status", "=", "active")
+    .where("id", "!=", exceptUserId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Locks the provider's row for the transaction, so role changes of its people happen one at a time. */
+export async function lockProvider(db: Db, providerId: number): Promise<boolean> {
+  const row = await db.selectFrom("providers").select("id").where("id", "=", providerId).forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
 export function findUser(db: Db, providerId: number, userId: number): Promise<Row | undefined> {
   return db
     .selectFrom("portal_users")
@@ -124,8 +143,9 @@ export async function updateUser(
   db: Db,
   userId: number,
   changes: Partial<Pick<Row, "status" | "password_hash" | "invite_digest" | "invite_expires_at">> &
-    Partial<Pick<Row, "reset_digest" | "reset_expires_at">> &
-    Partial<Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">> & { totp_last_step?: number | null },
+    Partial<Pick<Row, "reset_digest" | "reset_expires_at">> & { role?: "admin" | "member" } & Partial<
+      Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">
+    > & { totp_last_step?: number | null },
 ): Promise<Row | undefined> {
   return db
     .updateTable("portal_users")

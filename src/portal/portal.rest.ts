@@ -217,6 +217,12 @@ export function portalRoutes(
     }),
   );
   router.post(
+    `${P}users/:user_id/role/`,
+    operation("setPortalTeammateRole", async (req, res) => {
+      res.json(portalUserJson(await users.setTeammateRole(portalOf(res), req.params.user_id, req.body)));
+    }),
+  );
+  router.post(
     `${P}users/:user_id/disable/`,
     operation("disablePortalTeammate", async (req, res) => {
       res.json(portalUserJson(await users.disableTeammate(portalOf(res), req.params.user_id)));
@@ -437,6 +443,12 @@ export function portalRoutes(
     operation("reinvitePortalUser", async (req, res) => {
       const base = baseUrlOf(req, publicBaseUrl);
       res.json(inviteJson(await users.reinvite(actor(res), req.params.id, req.params.user_id, base)));
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/portal_users/:user_id/role/`,
+    operation("setPortalUserRole", async (req, res) => {
+      res.json(portalUserJson(await users.setRole(actor(res), req.params.id, req.params.user_id, req.body)));
     }),
   );
   router.post(

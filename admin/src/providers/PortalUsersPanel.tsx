@@ -1,7 +1,8 @@
 /**
  * The provider page's portal users: invite a person (the link is shown once, to copy and hand
  * over, or e-mailed when the service has SMTP_URL), issue a fresh link (also the password reset),
- * disable. All through the Management API, which audits each change.
+ * make a person an administrator or a member, disable. All through the Management API, which
+ * audits each change.
  */
 import {
   Alert,
@@ -104,6 +105,21 @@ export function PortalUsersPanel() {
       setError(reason(err));
     }
   }
+  async function setRoleOf(u: User, to: User["role"]) {
+    setError(null);
+    try {
+      await data(
+        api.POST("/api/v1/lead_providers/{id}/portal_users/{user_id}/role/", {
+          params: { path: { id: pid, user_id: u.id } },
+          body: { role: to },
+        }),
+      );
+      notify(`${u.email} is now ${to === "admin" ? "an administrator" : "a member"}`, { type: "success" });
+      await load();
+    } catch (err) {
+      setError(reason(err));
+    }
+  }
   async function disable(u: User) {
     setDisabling(null);
     try {
@@ -174,6 +190,13 @@ export function PortalUsersPanel() {
                 <Stack direction="row" spacing={1}>
                   <Button size="small" onClick={() => reissue(u)}>
                     {u.status === "active" ? "Reset password" : "New invite link"}
+                  </Button>
+                  <Button
+                    size="small"
+                    onClick={() => setRoleOf(u, u.role === "admin" ? "member" : "admin")}
+                    aria-label={`${u.role === "admin" ? "Make member" : "Make administrator"}: ${u.email}`}
+                  >
+                    {u.role === "admin" ? "Make member" : "Make administrator"}
                   </Button>
                   {u.status !== "disabled" && (
                     <Button size="small" color="error" onClick={() => setDisabling(u)}>

@@ -76,6 +76,7 @@ final class Errors
         'duplicate_provider_name' => ConflictException::class,
         'duplicate_portal_user_email' => ConflictException::class,
         'own_portal_account' => ConflictException::class,
+        'last_portal_admin' => ConflictException::class,
         'insufficient_balance' => ConflictException::class,
         'reference_reused' => ConflictException::class,
         'not_billable' => ConflictException::class,

@@ -227,6 +227,7 @@ export const ERROR_CLASSES: Readonly<Record<ProblemCode, ErrorClass>> = {
   duplicate_provider_name: ConflictError,
   duplicate_portal_user_email: ConflictError,
   own_portal_account: ConflictError,
+  last_portal_admin: ConflictError,
   insufficient_balance: ConflictError,
   reference_reused: ConflictError,
   not_billable: ConflictError,

@@ -1168,6 +1168,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/portal/users/{user_id}/role/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change the role of one of the provider's people (portal admins)
+     * @description Makes a person of the signed-in admin's provider an `admin` or a `member`; it holds from their next request. The admin may change their own role, but the provider's last active admin cannot make themself a `member` (409 `last_portal_admin`: make someone else an admin first). Asking for the role the person already has changes nothing. Another provider's user id is 404, like one that does not exist. Audited as the portal user (`portal_user.role_changed`). A `member` gets 403 `portal_admin_required`.
+     */
+    post: operations["setPortalTeammateRole"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/portal/users/{user_id}/disable/": {
     parameters: {
       query?: never;
@@ -1702,6 +1725,31 @@ export interface paths {
      * @description A new invite link for the user (72 hours); the previous link stops working and the user's sessions end. It is also the password reset, and the way back for a disabled user (who becomes `invited`). An inactive provider's people get no fresh invite (409 `provider_inactive`; reactivate it first). Audited. Requires the admin-only position.
      */
     post: operations["reinvitePortalUser"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/portal_users/{user_id}/role/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change a portal user's role
+     * @description Makes the user an `admin` (who can also manage the provider's people on the portal's Team page) or a `member`; it holds from the user's next request. Any user of the provider, whatever its status, and any number of admins (none included: the provider then has nobody to manage its team until one is named here). Asking for the role the user already has changes nothing. Audited (`portal_user.role_changed`). Requires the admin-only position.
+     */
+    post: operations["setPortalUserRole"];
     delete?: never;
     options?: never;
     head?: never;
@@ -3991,6 +4039,13 @@ export interface components {
        */
       role?: "admin" | "member";
     };
+    PortalRoleChange: {
+      /**
+       * @description `admin`: may also list, invite, disable and re-invite the provider's people and change their roles; `member`: everything else a portal user can do.
+       * @enum {string}
+       */
+      role: "admin" | "member";
+    };
     PortalInviteIssued: {
       user: components["schemas"]["PortalUser"];
       /**
@@ -4725,6 +4780,7 @@ export interface components {
         | "wrong_current_password"
         | "portal_admin_required"
         | "own_portal_account"
+        | "last_portal_admin"
         | "portal_user_not_found"
         | "duplicate_portal_user_email"
         | "cross_origin_refused"
@@ -6255,6 +6311,26 @@ export interface components {
     };
     /** @description A portal admin cannot disable or re-invite their own account (another admin of the provider can). */
     OwnPortalAccount: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The provider's last active portal admin cannot make themself a member (another person must be made an admin first). */
+    LastPortalAdmin: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The user id is not a positive integer, or the role is missing or neither `admin` nor `member`. */
+    PortalRoleValidationFailed: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
         [name: string]: unknown;
@@ -8475,6 +8551,44 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  setPortalTeammateRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalRoleChange"];
+      };
+    };
+    responses: {
+      /** @description The user with its role. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalRoleValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalAdminRequired"];
+      404: components["responses"]["PortalTeammateNotFound"];
+      409: components["responses"]["LastPortalAdmin"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   disablePortalTeammate: {
     parameters: {
       query?: never;
@@ -9405,6 +9519,45 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["PortalUserNotFound"];
       409: components["responses"]["ProviderInactive"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  setPortalUserRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalRoleChange"];
+      };
+    };
+    responses: {
+      /** @description The user with its role. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalRoleValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["PortalUserNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
