@@ -362,7 +362,7 @@ for (const backend of BACKENDS) {
         const theirs = await t.provider("Roles portal theirs");
         const boss = await person(p.id, "Cy Boss", "cy@rp.example");
         const member = await person(p.id, "Di Member", "di@rp.example");
-        const stranger = await person(theirs.id, "Ed Other", "ed@rp-theirs.example");
+        const stranger = await person(theirs.id, "Ed Other", "ed@rp-theirs.example", "member");
         expect(boss.body.user.role).toBe("admin");
 
         // A member cannot change anyone's role, their own included.
