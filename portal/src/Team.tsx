@@ -195,11 +195,7 @@ export function TeamPage() {
                     {u.id === self.data?.user.id ? (
                       <Stack direction="row" spacing={1} alignItems="center">
                         <Typography variant="body2">You</Typography>
-                        <Button
-                          size="small"
-                          onClick={() => setConfirming({ user: u, action: "role" })}
-                          aria-label="Make yourself a member"
-                        >
+                        <Button size="small" onClick={() => setConfirming({ user: u, action: "role" })}>
                           Become a member
                         </Button>
                       </Stack>
