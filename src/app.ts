@@ -345,7 +345,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     now,
     requireSecondFactor: config.portal.requireSecondFactor,
     mailer: mailer?.send,
-    onMailError: (err) => logger.warn({ err: errorForLog(err) }, "could not e-mail a portal invite"),
+    resetMailer: mailer?.sendReset,
+    onMailError: (err) => logger.warn({ err: errorForLog(err) }, "could not e-mail a portal invite or reset link"),
   });
   const portal = createPortalService({
     users: portalUsers,

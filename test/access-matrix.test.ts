@@ -50,11 +50,13 @@ const REST_RULES: readonly [prefix: string, rule: Rule][] = [
   ["/api/v1/lead_providers/", "admin_jwt"],
   ["/api/v1/admin/", "admin_jwt"],
   ["/api/v1/common/", "any_jwt"],
-  // Signing in, out, and reading or accepting an invite need no credential.
+  // Signing in, out, reading or accepting an invite and resetting a password need no credential.
   ["/api/v1/portal/sign_in/", "open"],
   ["/api/v1/portal/sign_out/", "open"],
   ["/api/v1/portal/invite/", "open"],
   ["/api/v1/portal/invite/accept/", "open"],
+  ["/api/v1/portal/password_reset/", "open"],
+  ["/api/v1/portal/password_reset/confirm/", "open"],
   ["/api/v1/portal/", "portal_session"],
   ["/api/v1/forms/", "publishable_key"],
   ["/healthz", "open"],
@@ -163,6 +165,18 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
       body: { token, password: PORTAL_PASSWORD },
       headers: { origin: t.url },
     });
+    // A second person of the same provider: a member, whom the team routes refuse.
+    const member = (await (
+      await t.call("POST", "/api/v1/portal/users/", {
+        body: { email: "matrix.member@example.com", name: "Matrix Member" },
+        headers: { origin: t.url, cookie: await portalCookie() },
+      })
+    ).json()) as { invite_url: string; user: { role: string } };
+    expect(member.user.role).toBe("member");
+    await t.call("POST", "/api/v1/portal/invite/accept/", {
+      body: { token: member.invite_url.split("#invite=")[1], password: PORTAL_PASSWORD },
+      headers: { origin: t.url },
+    });
   });
 
   /** A fresh portal session's cookie. */
@@ -219,6 +233,33 @@ describe("the access matrix, generated from openapi.yaml and proto/", () => {
         expect(res.status, credential).toBe(wantsJwt && credential === "jwt" ? 403 : 401);
       }
       expect(res.status, `${credential}: never a server error`).toBeLessThan(500);
+    }
+  });
+
+  const TEAM_OPERATIONS = REST_OPERATIONS.filter((op) => op.url.startsWith("/api/v1/portal/users/"));
+
+  it("refuses a member's session on every team route with 403 portal_admin_required, before anything else", async () => {
+    expect(TEAM_OPERATIONS.map((op) => op.id).sort()).toEqual([
+      "disablePortalTeammate",
+      "invitePortalTeammate",
+      "listPortalTeam",
+      "reinvitePortalTeammate",
+      "setPortalTeammateRole",
+    ]);
+    const signedIn = await t.call("POST", "/api/v1/portal/sign_in/", {
+      body: { email: "matrix.member@example.com", password: PORTAL_PASSWORD },
+      headers: { origin: t.url },
+    });
+    const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    for (const op of TEAM_OPERATIONS) {
+      const res = await t.call(op.method, op.url, {
+        ...(op.method !== "GET" && { body: { email: "x@example.com", name: "X" } }),
+        headers: { origin: t.url, cookie },
+      });
+      expect(res.status, op.id).toBe(403);
+      const problem = (await res.json()) as Json;
+      expect(problem.code, op.id).toBe("portal_admin_required");
+      expect(res.headers.get("content-type"), op.id).toContain("application/problem+json");
     }
   });
 

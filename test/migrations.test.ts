@@ -126,6 +126,44 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
     }
   });
 
+  it("makes each provider's earliest active portal user its admin, everyone else a member (0023)", async () => {
+    const target = await createTestDatabase(backend, { empty: true });
+    const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 5000 });
+    try {
+      const migrator = createMigrator(handle.db);
+      expect((await migrator.migrateTo("0022-stats-periods")).error).toBeUndefined();
+      const { rows: providers } = await sql<{ id: number }>`
+        insert into providers (name, rate_limit_per_minute, rate_limit_per_day, created_at, updated_at)
+        values ('Two Actives', 60, 1000, now(), now()), ('Invited Only', 60, 1000, now(), now())
+        returning id`.execute(handle.db);
+      const [a, b] = providers.map((p) => Number(p.id));
+      // In Two Actives, the earliest person was disabled and the next is still invited: the
+      // earliest *active* one (created third) becomes admin; on a tie of created_at, the lower id.
+      await sql`
+        insert into portal_users (provider_id, email, name, status, created_at)
+        values (${a}, 'old@x.example', 'Old', 'disabled', '2026-01-01'),
+               (${a}, 'inv@x.example', 'Inv', 'invited', '2026-01-02'),
+               (${a}, 'first@x.example', 'First', 'active', '2026-01-03'),
+               (${a}, 'tie@x.example', 'Tie', 'active', '2026-01-03'),
+               (${a}, 'later@x.example', 'Later', 'active', '2026-01-04'),
+               (${b}, 'only@y.example', 'Only', 'invited', '2026-01-01')`.execute(handle.db);
+      expect((await migrator.migrateTo("0023-portal-team-and-reset")).error).toBeUndefined();
+      const { rows } = await sql<{ email: string; role: string }>`
+        select email, role from portal_users order by id`.execute(handle.db);
+      expect(rows).toEqual([
+        { email: "old@x.example", role: "member" },
+        { email: "inv@x.example", role: "member" },
+        { email: "first@x.example", role: "admin" },
+        { email: "tie@x.example", role: "member" },
+        { email: "later@x.example", role: "member" },
+        { email: "only@y.example", role: "member" },
+      ]);
+    } finally {
+      await handle.close();
+      await target.drop();
+    }
+  });
+
   it("runs migrations and index builds without the requests' time-out, which a big table outlasts", async () => {
     const target = await createTestDatabase(backend, { empty: true });
     // Requests give up after 100 ms (+1 s on the client); maintenance work may take longer.

@@ -1,10 +1,80 @@
-/** The signed-in person: who, which provider, and the TOTP second factor (required when the portal says so). */
+/** The signed-in person: who, which provider, their password, and the TOTP second factor (required when the portal says so). */
 import { Alert, Box, Button, Stack, TextField, Typography } from "@mui/material";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Title, useLogout } from "react-admin";
 import { when } from "../../ui/src/format.ts";
 import { api, data, explain } from "./api.ts";
+
+/** Changing one's password: the current one, then the new one twice (the invite's rule, checked by the service). */
+function ChangePassword() {
+  const [current, setCurrent] = useState("");
+  const [password, setPassword] = useState("");
+  const [repeat, setRepeat] = useState("");
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setResult(null);
+    if (password !== repeat) {
+      setResult({ ok: false, text: "The two new passwords differ." });
+      return;
+    }
+    setBusy(true);
+    try {
+      await data(api.POST("/api/v1/portal/me/password/", { body: { current_password: current, password } }));
+      setCurrent("");
+      setPassword("");
+      setRepeat("");
+      setResult({ ok: true, text: "Your password is changed; your other sessions have ended." });
+    } catch (err) {
+      setResult({ ok: false, text: explain(err) });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Stack component="form" spacing={1} onSubmit={submit} sx={{ maxWidth: 420 }}>
+      {result && (
+        <Alert severity={result.ok ? "success" : "error"} role={result.ok ? "status" : "alert"}>
+          {result.text}
+        </Alert>
+      )}
+      <TextField
+        size="small"
+        label="Current password"
+        type="password"
+        autoComplete="current-password"
+        required
+        value={current}
+        onChange={(e) => setCurrent(e.target.value)}
+      />
+      <TextField
+        size="small"
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        required
+        value={password}
+        onChange={(e) => setPassword(e.target.value)}
+      />
+      <TextField
+        size="small"
+        label="Repeat the new password"
+        type="password"
+        autoComplete="new-password"
+        required
+        value={repeat}
+        onChange={(e) => setRepeat(e.target.value)}
+      />
+      <Button type="submit" variant="outlined" disabled={busy} sx={{ alignSelf: "flex-start" }}>
+        Change password
+      </Button>
+    </Stack>
+  );
+}
 
 export function AccountPage() {
   const client = useQueryClient();
@@ -52,6 +122,10 @@ export function AccountPage() {
             <Alert severity="warning">This portal requires a second factor: set one up to continue.</Alert>
           )}
           {message && <Alert severity={message.ok ? "success" : "error"}>{message.text}</Alert>}
+          <Typography component="h2" variant="h6">
+            Password
+          </Typography>
+          <ChangePassword />
           <Typography component="h2" variant="h6">
             Second factor
           </Typography>

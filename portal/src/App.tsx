@@ -7,17 +7,20 @@ import { authProvider } from "./authProvider.ts";
 import { DocsPage } from "./Docs.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { EarningsPage } from "./Earnings.tsx";
+import { ForgotPasswordPage } from "./ForgotPassword.tsx";
 import { FormPage } from "./Form.tsx";
 import { Home } from "./Home.tsx";
 import { InvitePage } from "./Invite.tsx";
 import { Layout } from "./Layout.tsx";
 import { LeadList, LeadShow } from "./leads.tsx";
+import { ResetPasswordPage } from "./ResetPassword.tsx";
 import { ReturnsPage } from "./Returns.tsx";
 import { RulesPage } from "./Rules.tsx";
 import { RequestList, RequestShow } from "./requests.tsx";
 import { SandboxPage } from "./Sandbox.tsx";
 import { SignInPage } from "./SignIn.tsx";
 import { StatsPage } from "./Stats.tsx";
+import { TeamPage } from "./Team.tsx";
 import { WebhooksPage } from "./Webhooks.tsx";
 
 export function App() {
@@ -43,10 +46,13 @@ export function App() {
         <Route path="/sandbox" element={<SandboxPage />} />
         <Route path="/form" element={<FormPage />} />
         <Route path="/docs" element={<DocsPage />} />
+        <Route path="/team" element={<TeamPage />} />
         <Route path="/account" element={<AccountPage />} />
       </CustomRoutes>
       <CustomRoutes noLayout>
         <Route path="/invite" element={<InvitePage />} />
+        <Route path="/forgot-password" element={<ForgotPasswordPage />} />
+        <Route path="/reset" element={<ResetPasswordPage />} />
       </CustomRoutes>
     </ConsoleApp>
   );

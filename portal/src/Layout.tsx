@@ -3,6 +3,7 @@ import BarChartIcon from "@mui/icons-material/BarChart";
 import DashboardIcon from "@mui/icons-material/Dashboard";
 import DescriptionIcon from "@mui/icons-material/Description";
 import DynamicFormIcon from "@mui/icons-material/DynamicForm";
+import GroupsIcon from "@mui/icons-material/Groups";
 import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ManageAccountsIcon from "@mui/icons-material/ManageAccounts";
 import PaymentsIcon from "@mui/icons-material/Payments";
@@ -35,6 +36,8 @@ const PortalAppBar = () => (
 );
 
 function PortalMenu() {
+  // Team is for the provider's portal administrators only (the service refuses members anyway).
+  const { identity } = useGetIdentity();
   return (
     <Menu>
       <Menu.Item to="/" primaryText="Home" leftIcon={<DashboardIcon />} />
@@ -48,6 +51,7 @@ function PortalMenu() {
       <Menu.Item to="/sandbox" primaryText="Sandbox" leftIcon={<ScienceIcon />} />
       <Menu.Item to="/form" primaryText="Form" leftIcon={<DynamicFormIcon />} />
       <Menu.Item to="/docs" primaryText="Integration docs" leftIcon={<DescriptionIcon />} />
+      {identity?.role === "admin" && <Menu.Item to="/team" primaryText="Team" leftIcon={<GroupsIcon />} />}
       <Menu.Item to="/account" primaryText="Account" leftIcon={<ManageAccountsIcon />} />
     </Menu>
   );

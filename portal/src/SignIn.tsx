@@ -1,8 +1,10 @@
 /** Sign-in: email and password, then the authenticator code when the account has a second factor. */
-import { Alert, Button, Stack, TextField, Typography } from "@mui/material";
+import { Alert, Button, Link, Stack, TextField, Typography } from "@mui/material";
+import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useLogin } from "react-admin";
-import { explain } from "./api.ts";
+import { Link as RouterLink } from "react-router-dom";
+import { api, data, explain } from "./api.ts";
 import { SecondFactorNeeded } from "./authProvider.ts";
 import { OpenPage } from "./OpenPage.tsx";
 import { takeSignOutReason } from "./session.ts";
@@ -16,6 +18,13 @@ export function SignInPage() {
   const [error, setError] = useState<string | null>(null);
   const [notice] = useState(() => takeSignOutReason());
   const [busy, setBusy] = useState(false);
+  // "Forgot password?" only where the service sends e-mail (SMTP_URL).
+  const reset = useQuery({
+    queryKey: ["password-reset"],
+    queryFn: () => data(api.GET("/api/v1/portal/password_reset/")),
+    retry: false,
+  });
+  const canReset = reset.data?.available === true;
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -81,8 +90,17 @@ export function SignInPage() {
           Sign in
         </Button>
       </Stack>
+      {canReset && (
+        <Typography variant="body2" sx={{ mt: 2 }}>
+          <Link component={RouterLink} to="/forgot-password">
+            Forgot password?
+          </Link>
+        </Typography>
+      )}
       <Typography variant="body2" sx={{ mt: 2 }}>
-        Forgot your password or lost your authenticator? Ask your administrator for a fresh invite link.
+        {canReset
+          ? "Lost your authenticator? Ask your administrator for a fresh invite link."
+          : "Forgot your password or lost your authenticator? Ask your administrator for a fresh invite link."}
       </Typography>
     </OpenPage>
   );

@@ -62,7 +62,7 @@ export const authProvider: AuthProvider = {
   },
   async getIdentity() {
     const m = await me();
-    return { id: m.user.id, fullName: m.user.name, provider: m.provider.name };
+    return { id: m.user.id, fullName: m.user.name, provider: m.provider.name, role: m.user.role };
   },
   async getPermissions() {
     return null;

@@ -1,8 +1,9 @@
 import { mount } from "../../ui/src/mount.tsx";
 import { App } from "./App.tsx";
-import { adoptInviteFromFragment } from "./session.ts";
+import { adoptInviteFromFragment, adoptResetFromFragment } from "./session.ts";
 
-// An invite link's token (#invite=…) is kept in this tab and removed from the address bar first.
+// An invite or reset link's token (#invite=…, #reset=…) is kept in this tab and removed from the address bar first.
 adoptInviteFromFragment();
+adoptResetFromFragment();
 
 mount(<App />);

@@ -271,6 +271,11 @@ export interface PortalUsersTable {
   last_sign_in_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** Migration 0023: `admin` may manage the provider's own people; `member` may not. */
+  role: Generated<"admin" | "member">;
+  /** Migration 0023: a password-reset link's SHA-256 digest and expiry (cleared once used). */
+  reset_digest: string | null;
+  reset_expires_at: Date | null;
 }
 
 /** Migration 0011: a signed-in portal user's session, by the digest of the cookie's token. */

@@ -33,6 +33,8 @@ export interface PortalPrincipal {
   readonly userId: number;
   readonly providerId: number;
   readonly email: string;
+  /** `admin` may also manage its own provider's people (portal/portal-team.service.ts). */
+  readonly role: "admin" | "member";
   /** PORTAL_REQUIRE_2FA is on and this user has no second factor yet: only enrolment is open. */
   readonly mustEnrolSecondFactor: boolean;
 }

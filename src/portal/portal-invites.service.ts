@@ -9,16 +9,16 @@ import { DomainError, throwIfViolations } from "../errors.ts";
 import { Fields, type RawId } from "../fields.ts";
 import { findProvider } from "../providers/provider.repository.ts";
 import { providerId as parseProviderId, notFound as providerNotFound } from "../providers/provider.service.ts";
-import { type PortalUserContext, portalSuspended } from "./portal-user.context.ts";
+import { type PortalUserContext, portalSuspended, refuseWeakPassword } from "./portal-user.context.ts";
 import * as repo from "./portal-user.repository.ts";
 import {
   hashPassword,
   INVITE_ATTEMPTS,
   INVITE_TTL_MS,
   newToken,
+  PORTAL_ROLES,
   type PortalUser,
   tokenDigest,
-  weakPassword,
 } from "./portal-user.ts";
 
 export interface Invite {
@@ -48,6 +48,15 @@ function invalidInvite(): DomainError {
     "not_found",
     "this invite link has expired, was already used or was replaced; ask your administrator for a new one",
     { code: "invite_invalid" },
+  );
+}
+
+/** A portal admin stepping down while no other active admin of the provider is left. */
+function lastPortalAdmin(): DomainError {
+  return new DomainError(
+    "failed_precondition",
+    "you are your provider's last active administrator: make someone else an administrator before becoming a member",
+    { code: "last_portal_admin" },
   );
 }
 
@@ -105,7 +114,11 @@ export function portalInvites(ctx: PortalUserContext) {
     );
 
   return {
-    /** Invites a person to the provider's portal: the user, and the link that sets its password. */
+    /**
+     * Invites a person to the provider's portal: the user, and the link that sets its password.
+     * The role is the one asked for; when none is, a provider's first person (no one else invited
+     * or active) is its `admin`, everyone after a `member`.
+     */
     async invite(actor: string, rawProviderId: RawId, input: unknown, baseUrl: string): Promise<Invite> {
       const providerId = parseProviderId(rawProviderId);
       const body = (input ?? {}) as Record<string, unknown>;
@@ -113,6 +126,7 @@ export function portalInvites(ctx: PortalUserContext) {
       const email = f.email(body, "email");
       const name = f.text(body, "name", { max: 100, required: true, noControl: true })?.trim();
       if (name === "") f.add("name", "required", "name must not be blank");
+      const asked = f.oneOf(body, "role", PORTAL_ROLES, false);
       throwIfViolations(f.violations);
       const provider = await findProvider(db, providerId);
       if (!provider) throw providerNotFound(providerId);
@@ -120,10 +134,12 @@ export function portalInvites(ctx: PortalUserContext) {
       const { token, digest } = newToken();
       const expiresAt = new Date(now().getTime() + INVITE_TTL_MS);
       const row = await db.transaction().execute(async (trx) => {
+        const role = asked ?? ((await repo.hasPeople(trx, providerId)) ? "member" : "admin");
         const inserted = await repo.insertUser(trx, {
           providerId,
           email: email as string,
           name: name as string,
+          role,
           inviteDigest: digest,
           inviteExpiresAt: expiresAt,
         });
@@ -139,7 +155,12 @@ export function portalInvites(ctx: PortalUserContext) {
           action: "portal_user.invited",
           targetType: "provider",
           targetId: String(providerId),
-          details: { user_id: Number(inserted.id), email: inserted.email, invite_expires_at: expiresAt },
+          details: {
+            user_id: Number(inserted.id),
+            email: inserted.email,
+            role: inserted.role,
+            invite_expires_at: expiresAt,
+          },
         });
         return inserted;
       });
@@ -177,6 +198,8 @@ export function portalInvites(ctx: PortalUserContext) {
           totp_secret: null,
           totp_pending: null,
           totp_last_step: null,
+          reset_digest: null,
+          reset_expires_at: null,
           ...(current.status === "disabled" && { status: "invited" as const, password_hash: null }),
         });
         const sessions = await repo.deleteSessionsOf(trx, userId);
@@ -200,6 +223,47 @@ export function portalInvites(ctx: PortalUserContext) {
       return { user, inviteUrl: url, inviteExpiresAt: expiresAt, emailed: await sendInvite(user, url, expiresAt) };
     },
 
+    /**
+     * Changes a user's role (`admin` or `member`), audited as `portal_user.role_changed` (nothing
+     * is written when the role is already the one asked for). `acting`: the portal user making the
+     * change, when it is one of the provider's own admins; they cannot make themself a member while
+     * no other active admin is left (409 `last_portal_admin`). The provider's row is locked for the
+     * change, so two admins stepping down at once cannot both pass that check. The new role holds
+     * from the user's next request: sessions read it each time.
+     */
+    async setRole(
+      actor: string,
+      rawProviderId: RawId,
+      rawUserId: RawId,
+      input: unknown,
+      acting?: number,
+    ): Promise<PortalUser> {
+      const providerId = parseProviderId(rawProviderId);
+      const userId = parseUserId(rawUserId);
+      const f = new Fields();
+      const role = f.oneOf((input ?? {}) as Record<string, unknown>, "role", PORTAL_ROLES, true) as PortalUser["role"];
+      throwIfViolations(f.violations);
+      const row = await db.transaction().execute(async (trx) => {
+        if (!(await repo.lockProvider(trx, providerId))) throw providerNotFound(providerId);
+        const current = await repo.findUser(trx, providerId, userId);
+        if (!current) throw userNotFound(userId);
+        if (current.role === role) return current;
+        if (role === "member" && acting === userId && (await repo.otherActiveAdmins(trx, providerId, userId)) === 0) {
+          throw lastPortalAdmin();
+        }
+        const updated = await repo.updateUser(trx, userId, { role });
+        await audit(
+          actor,
+          "portal_user.role_changed",
+          providerId,
+          { user_id: userId, email: current.email, from: current.role, to: role },
+          trx,
+        );
+        return updated ?? current;
+      });
+      return repo.userOf(row);
+    },
+
     /** Disables the user: its sessions end at once and its invite stops working. */
     async disable(actor: string, rawProviderId: RawId, rawUserId: RawId): Promise<PortalUser> {
       const providerId = parseProviderId(rawProviderId);
@@ -211,6 +275,8 @@ export function portalInvites(ctx: PortalUserContext) {
           status: "disabled",
           invite_digest: null,
           invite_expires_at: null,
+          reset_digest: null,
+          reset_expires_at: null,
         });
         const sessions = await repo.deleteSessionsOf(trx, userId);
         await audit(
@@ -263,13 +329,11 @@ export function portalInvites(ctx: PortalUserContext) {
       const row = await repo.findByInvite(db, tokenDigest(token), now());
       if (!row) throw invalidInvite();
       if (!row.provider_active) throw portalSuspended();
-      const weak = await weakPassword(password as string, [row.email, row.name, row.provider_name]);
-      if (weak !== undefined) {
-        throw new DomainError("invalid_argument", weak.message, {
-          code: weak.code === "weak_password" ? "weak_password" : "validation_error",
-          violations: [{ field: "password", code: weak.code, message: weak.message }],
-        });
-      }
+      await refuseWeakPassword(password as string, {
+        email: row.email,
+        name: row.name,
+        providerName: row.provider_name,
+      });
       const passwordHash = await hashPassword(password as string, passwordHashing);
       const updated = await db.transaction().execute(async (trx) => {
         // Conditional on the digest still being there: two tabs accepting one link, one wins.

@@ -98,6 +98,7 @@ export function portalSessions(ctx: PortalUserContext) {
         userId: Number(s.userId),
         providerId: Number(s.providerId),
         email: s.email,
+        role: s.role,
         mustEnrolSecondFactor: (deps.requireSecondFactor ?? false) && s.totpSecret === null,
       };
     },

@@ -11,7 +11,7 @@ import { findProvider } from "../providers/provider.repository.ts";
 import { startSession } from "./portal-sessions.service.ts";
 import { type PortalUserContext, portalSuspended } from "./portal-user.context.ts";
 import * as repo from "./portal-user.repository.ts";
-import { type PortalPrincipal, type PortalUser, SIGN_IN_FAILURES, verifyPassword } from "./portal-user.ts";
+import { type PortalPrincipal, type PortalUser, verifyPassword } from "./portal-user.ts";
 
 const SIGN_IN_FAILED = "email or password is incorrect";
 const TOTP_ISSUER = "Lead Provider portal";
@@ -29,7 +29,7 @@ function signInFailed(): DomainError {
 }
 
 export function portalSignIn(ctx: PortalUserContext) {
-  const { db, crypto, now, passwordHashing, audit, admit } = ctx;
+  const { db, crypto, now, passwordHashing, audit, signInAttempt } = ctx;
 
   /** The time step of a valid code (30 s either side of now, later than `after`), else undefined. */
   async function totpStep(secret: string, code: string, after: string | null): Promise<number | undefined> {
@@ -43,16 +43,6 @@ export function portalSignIn(ctx: PortalUserContext) {
     }).catch(() => undefined);
     return r?.valid && "timeStep" in r ? Number(r.timeStep) : undefined;
   }
-
-  /** A sign-in attempt, taken from the account's and the address's counters before the password is verified. */
-  const signInAttempt = (email: string, clientIp: string | undefined) =>
-    admit(
-      [
-        { key: `portal:${email.toLowerCase()}`, limit: SIGN_IN_FAILURES.perAccountPerMinute },
-        { key: `portal-ip:${clientIp ?? "unknown"}`, limit: SIGN_IN_FAILURES.perAddressPerMinute },
-      ],
-      "failed sign-ins",
-    );
 
   async function failed(clientIp: string | undefined, user: repo.RowOf | undefined, why: string) {
     // An unknown email is recorded without it (it may be a password typed in the wrong field).

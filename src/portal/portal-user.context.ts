@@ -8,7 +8,7 @@ import type { KeyCrypto } from "../api-keys/api-key.ts";
 import { recordAudit } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { DomainError } from "../errors.ts";
-import { PASSWORD_HASHING, type PasswordHashing } from "./portal-user.ts";
+import { PASSWORD_HASHING, type PasswordHashing, SIGN_IN_FAILURES, weakPassword } from "./portal-user.ts";
 
 /**
  * Per-minute attempt counters (the rate limiter's: Redis when configured), taken atomically
@@ -32,6 +32,15 @@ export type InviteMailer = (invite: {
   readonly expiresAt: Date;
 }) => Promise<void>;
 
+/** Sends a password-reset link by e-mail (SMTP_URL); absent, the portal offers no reset. */
+export type ResetMailer = (reset: {
+  readonly to: string;
+  readonly name: string;
+  readonly providerName: string;
+  readonly url: string;
+  readonly expiresAt: Date;
+}) => Promise<void>;
+
 export interface PortalUserServiceDeps {
   readonly db: Kysely<Database>;
   /** Encrypts TOTP secrets at rest (the API keys' AES-256-GCM, API_KEY_SECRET). */
@@ -41,6 +50,8 @@ export interface PortalUserServiceDeps {
   /** PORTAL_REQUIRE_2FA: every user needs a second factor before anything but enrolling opens. */
   readonly requireSecondFactor?: boolean;
   readonly mailer?: InviteMailer | undefined;
+  /** With it (SMTP_URL set) people can ask for a password-reset link on the sign-in page. */
+  readonly resetMailer?: ResetMailer | undefined;
   readonly onMailError?: (err: unknown) => void;
   /**
    * Argon2id's cost for the passwords set and the unknown-email decoy: PASSWORD_HASHING (19 MiB,
@@ -89,5 +100,35 @@ export function createPortalUserContext(deps: PortalUserServiceDeps) {
     });
   }
 
-  return { deps, db, crypto, now, passwordHashing, audit, admit };
+  /**
+   * One attempt against an account (by email) and a client address: the sign-in counters, which
+   * asking for a password-reset link takes from too, so neither gives more tries than the other.
+   */
+  const signInAttempt = (email: string, clientIp: string | undefined) =>
+    admit(
+      [
+        { key: `portal:${email.toLowerCase()}`, limit: SIGN_IN_FAILURES.perAccountPerMinute },
+        { key: `portal-ip:${clientIp ?? "unknown"}`, limit: SIGN_IN_FAILURES.perAddressPerMinute },
+      ],
+      "failed sign-ins",
+    );
+
+  return { deps, db, crypto, now, passwordHashing, audit, admit, signInAttempt };
+}
+
+/**
+ * Refuses a password that breaks the password rule (portal-user.ts weakPassword: length, the
+ * person's email, name and provider's name in any case, zxcvbn's score) with a problem naming the
+ * field `password`. Every place a password is set calls it: invite, reset, change.
+ */
+export async function refuseWeakPassword(
+  password: string,
+  person: { readonly email: string; readonly name: string; readonly providerName: string },
+): Promise<void> {
+  const weak = await weakPassword(password, person);
+  if (weak === undefined) return;
+  throw new DomainError("invalid_argument", weak.message, {
+    code: weak.code === "weak_password" ? "weak_password" : "validation_error",
+    violations: [{ field: "password", code: weak.code, message: weak.message }],
+  });
 }

@@ -16,6 +16,7 @@ export function userOf(r: Row): PortalUser {
     email: r.email,
     name: r.name,
     status: r.status,
+    role: r.role,
     secondFactor: r.totp_secret !== null,
     lastSignInAt: r.last_sign_in_at,
     inviteExpiresAt: r.invite_digest === null ? null : r.invite_expires_at,
@@ -26,12 +27,20 @@ export function userOf(r: Row): PortalUser {
 /** The new user's row, or undefined when the email is taken (by any provider). */
 export async function insertUser(
   db: Db,
-  u: { providerId: number; email: string; name: string; inviteDigest: string; inviteExpiresAt: Date },
+  u: {
+    providerId: number;
+    email: string;
+    name: string;
+    role: "admin" | "member";
+    inviteDigest: string;
+    inviteExpiresAt: Date;
+  },
 ): Promise<Row | undefined> {
   return db
     .insertInto("portal_users")
     .values({
       provider_id: u.providerId,
+      role: u.role,
       email: u.email,
       name: u.name,
       invite_digest: u.inviteDigest,
@@ -50,6 +59,37 @@ export function listUsers(db: Db, providerId: number): Promise<Row[]> {
     .orderBy("id")
     .limit(MAX_USERS_LISTED)
     .execute();
+}
+
+/** Whether the provider has anyone invited or active (its first person becomes its admin). */
+export async function hasPeople(db: Db, providerId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("portal_users")
+    .select("id")
+    .where("provider_id", "=", providerId)
+    .where("status", "!=", "disabled")
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** How many active admins the provider has besides `exceptUserId`. */
+export async function otherActiveAdmins(db: Db, providerId: number, exceptUserId: number): Promise<number> {
+  const row = await db
+    .selectFrom("portal_users")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("provider_id", "=", providerId)
+    .where("role", "=", "admin")
+    .where("status", "=", "active")
+    .where("id", "!=", exceptUserId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Locks the provider's row for the transaction, so role changes of its people happen one at a time. */
+export async function lockProvider(db: Db, providerId: number): Promise<boolean> {
+  const row = await db.selectFrom("providers").select("id").where("id", "=", providerId).forUpdate().executeTakeFirst();
+  return row !== undefined;
 }
 
 export function findUser(db: Db, providerId: number, userId: number): Promise<Row | undefined> {
@@ -86,11 +126,26 @@ export function findByInvite(db: Db, digest: string, at: Date) {
     .executeTakeFirst();
 }
 
+/** The active user an unexpired, unused password-reset link belongs to, with whether its provider is active. */
+export function findByReset(db: Db, digest: string, at: Date) {
+  return db
+    .selectFrom("portal_users as u")
+    .innerJoin("providers as p", "p.id", "u.provider_id")
+    .selectAll("u")
+    .select(["p.name as provider_name", "p.is_active as provider_active"])
+    .where("u.reset_digest", "=", digest)
+    .where("u.reset_expires_at", ">", at)
+    .where("u.status", "=", "active")
+    .executeTakeFirst();
+}
+
 export async function updateUser(
   db: Db,
   userId: number,
   changes: Partial<Pick<Row, "status" | "password_hash" | "invite_digest" | "invite_expires_at">> &
-    Partial<Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">> & { totp_last_step?: number | null },
+    Partial<Pick<Row, "reset_digest" | "reset_expires_at">> & { role?: "admin" | "member" } & Partial<
+      Pick<Row, "totp_secret" | "totp_pending" | "last_sign_in_at">
+    > & { totp_last_step?: number | null },
 ): Promise<Row | undefined> {
   return db
     .updateTable("portal_users")
@@ -129,6 +184,7 @@ export function findSession(db: Db, digest: string) {
       "u.provider_id as providerId",
       "u.email as email",
       "u.status as status",
+      "u.role as role",
       "u.totp_secret as totpSecret",
       "p.is_active as providerActive",
     ])
@@ -145,8 +201,13 @@ export async function deleteSession(db: Db, digest: string): Promise<number> {
   return Number(r.numDeletedRows);
 }
 
-export async function deleteSessionsOf(db: Db, userId: number): Promise<number> {
-  const r = await db.deleteFrom("portal_sessions").where("user_id", "=", userId).executeTakeFirst();
+/** Ends the user's sessions (all, or all but the one whose digest is `keep`): how many ended. */
+export async function deleteSessionsOf(db: Db, userId: number, keep?: string): Promise<number> {
+  const r = await db
+    .deleteFrom("portal_sessions")
+    .where("user_id", "=", userId)
+    .$if(keep !== undefined, (q) => q.where("digest", "!=", keep as string))
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

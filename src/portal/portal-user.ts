@@ -9,6 +9,9 @@ import { hash, verify } from "@node-rs/argon2";
 import { type PortalPrincipal, secondFactorFirst } from "../edge/identity.ts";
 
 export type PortalUserStatus = "invited" | "active" | "disabled";
+/** `admin` may also manage its own provider's people (list, invite, disable, re-invite); `member` may not. */
+export type PortalRole = "admin" | "member";
+export const PORTAL_ROLES: readonly PortalRole[] = ["admin", "member"];
 
 export interface PortalUser {
   readonly id: number;
@@ -16,6 +19,7 @@ export interface PortalUser {
   readonly email: string;
   readonly name: string;
   readonly status: PortalUserStatus;
+  readonly role: PortalRole;
   /** Whether a second factor (TOTP) is set up. */
   readonly secondFactor: boolean;
   readonly lastSignInAt: Date | null;
@@ -27,6 +31,8 @@ export { type PortalPrincipal, secondFactorFirst };
 
 /** An invite link is good for 72 hours. */
 export const INVITE_TTL_MS = 72 * 3600_000;
+/** A password-reset link is good for 1 hour. */
+export const RESET_TTL_MS = 3600_000;
 /** A session ends after 12 idle hours, or 7 days after sign-in, whichever is first. */
 export const SESSION_IDLE_MS = 12 * 3600_000;
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 3600_000;
@@ -252,15 +258,55 @@ function endJudge(thread: Worker | undefined): void {
 /** Folds text for comparison: compatibility forms (full-width letters, ligatures) and case. */
 const fold = (text: string) => text.normalize("NFKC").toLowerCase();
 
+/** Whose password is judged: what it must not contain. */
+export interface Personal {
+  readonly email?: string;
+  readonly name?: string;
+  readonly providerName?: string;
+}
+
+/** A text's words: its runs of letters and digits, folded. */
+const wordsOf = (text: string) =>
+  fold(text)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w !== "");
+
 /**
- * What a password must not contain, whatever the case: each of the person's email, name and
- * provider name whole, and each of their parts of 4 or more letters or digits (the email's
- * local part and domain labels, each name's words), so "QuokkaLogisticsDanaRuiz2026" is refused
- * for Dana Ruiz of Quokka Logistics.
+ * What a password must not contain, whatever the case: the person's email, name and provider
+ * name whole (3 or more characters), every word of them of 4 or more letters or digits, and these
+ * parts of 3: each word of the person's name (a first or last name such as "Doe"), the email's
+ * whole local part, and each of its domain's labels but the last (the top-level domain, such as
+ * "com", which is no one's own). Parts of 1 or 2 characters never count, nor 3-character words
+ * that are only a piece of the local part or of the provider's name ("Fox" in "Fox Freight").
+ * So "QuokkaLogisticsDanaRuiz2026" is refused for Dana Ruiz of Quokka Logistics, and
+ * "violet DOE harbor" for Jane Doe.
  */
-export function personalParts(personal: readonly string[]): string[] {
-  const parts = personal.flatMap((p) => [fold(p), ...fold(p).split(/[^\p{L}\p{N}]+/u)]);
-  return [...new Set(parts.filter((w) => w.length >= 4))];
+export function personalParts(person: Personal): string[] {
+  const parts: string[] = [];
+  const keep = (min: number, ...ws: string[]) => parts.push(...ws.filter((w) => w.length >= min));
+  const { email, name, providerName } = person;
+  if (email) {
+    const folded = fold(email);
+    const at = folded.lastIndexOf("@");
+    keep(3, folded);
+    keep(4, ...wordsOf(folded));
+    if (at > 0) {
+      keep(3, folded.slice(0, at));
+      keep(
+        3,
+        ...folded
+          .slice(at + 1)
+          .split(".")
+          .slice(0, -1),
+      );
+    }
+  }
+  if (name) keep(3, fold(name), ...wordsOf(name));
+  if (providerName) {
+    keep(3, fold(providerName));
+    keep(4, ...wordsOf(providerName));
+  }
+  return [...new Set(parts)];
 }
 
 /**
@@ -271,7 +317,7 @@ export function personalParts(personal: readonly string[]): string[] {
  */
 export async function weakPassword(
   password: string,
-  personal: readonly string[],
+  person: Personal,
   timeLimitMs = JUDGE_TIME_LIMIT_MS,
 ): Promise<{ code: "too_short" | "too_long" | "weak_password"; message: string } | undefined> {
   const characters = [...password];
@@ -280,13 +326,15 @@ export async function weakPassword(
   if (characters.length > PASSWORD_MAX_LENGTH)
     return { code: "too_long", message: `password must be at most ${PASSWORD_MAX_LENGTH} characters` };
   const folded = fold(password);
-  if (personalParts(personal).some((part) => folded.includes(part))) {
+  if (personalParts(person).some((part) => folded.includes(part))) {
     return {
       code: "weak_password",
       message: "password must not contain your email address, your name or your provider's name",
     };
   }
-  const words = personal.flatMap((p) => fold(p).split(/[^\p{L}\p{N}]+/u)).filter((w) => w.length >= 3);
+  const words = [person.email, person.name, person.providerName]
+    .flatMap((p) => (p ? wordsOf(p) : []))
+    .filter((w) => w.length >= 3);
   const verdict = await judgePassword(characters.slice(0, JUDGED_LENGTH).join(""), words, timeLimitMs);
   const hint = "a phrase of four or more unrelated words works well";
   if (verdict === undefined) {

@@ -56,6 +56,7 @@ export function portalUserJson(u: PortalUser): Json["PortalUser"] {
     email: u.email,
     name: u.name,
     status: u.status,
+    role: u.role,
     second_factor: u.secondFactor,
     last_sign_in_at: iso(u.lastSignInAt),
     invite_expires_at: iso(u.inviteExpiresAt),
@@ -133,6 +134,28 @@ export function portalRoutes(
     }),
   );
 
+  // ---- a forgotten password (with SMTP_URL) ----
+  router.get(
+    `${P}password_reset/`,
+    operation("getPortalPasswordReset", async (_req, res) => {
+      res.json({ available: users.passwordResetAvailable });
+    }),
+  );
+  router.post(
+    `${P}password_reset/`,
+    operation("requestPortalPasswordReset", async (req, res) => {
+      const base = baseUrlOf(req, publicBaseUrl);
+      const message = await users.requestPasswordReset(req.body, options.clientAddress(req), base);
+      res.status(202).json({ message });
+    }),
+  );
+  router.post(
+    `${P}password_reset/confirm/`,
+    operation("confirmPortalPasswordReset", async (req, res) => {
+      res.json(portalUserJson(await users.confirmPasswordReset(req.body, options.clientAddress(req))));
+    }),
+  );
+
   // ---- the signed-in user ----
   router.get(
     `${P}me/`,
@@ -160,6 +183,49 @@ export function portalRoutes(
     `${P}me/second_factor/confirm/`,
     operation("confirmPortalSecondFactor", async (req, res) => {
       res.json(portalUserJson(await users.confirmSecondFactor(portalOf(res), req.body)));
+    }),
+  );
+
+  router.post(
+    `${P}me/password/`,
+    operation("changePortalPassword", async (req, res) => {
+      const token = portalSessionToken(req.get("cookie"));
+      const user = await users.changePassword(portalOf(res), token, req.body, options.clientAddress(req));
+      res.json(portalUserJson(user));
+    }),
+  );
+
+  // ---- the provider's own team (its portal admins) ----
+  router.get(
+    `${P}users/`,
+    operation("listPortalTeam", async (_req, res) => {
+      res.json({ results: (await users.listTeam(portalOf(res))).map(portalUserJson) });
+    }),
+  );
+  router.post(
+    `${P}users/`,
+    operation("invitePortalTeammate", async (req, res) => {
+      const invite = await users.inviteTeammate(portalOf(res), req.body, baseUrlOf(req, publicBaseUrl));
+      res.status(201).json(inviteJson(invite));
+    }),
+  );
+  router.post(
+    `${P}users/:user_id/invite/`,
+    operation("reinvitePortalTeammate", async (req, res) => {
+      const base = baseUrlOf(req, publicBaseUrl);
+      res.json(inviteJson(await users.reinviteTeammate(portalOf(res), req.params.user_id, base)));
+    }),
+  );
+  router.post(
+    `${P}users/:user_id/role/`,
+    operation("setPortalTeammateRole", async (req, res) => {
+      res.json(portalUserJson(await users.setTeammateRole(portalOf(res), req.params.user_id, req.body)));
+    }),
+  );
+  router.post(
+    `${P}users/:user_id/disable/`,
+    operation("disablePortalTeammate", async (req, res) => {
+      res.json(portalUserJson(await users.disableTeammate(portalOf(res), req.params.user_id)));
     }),
   );
 
@@ -379,6 +445,12 @@ export function portalRoutes(
     operation("reinvitePortalUser", async (req, res) => {
       const base = baseUrlOf(req, publicBaseUrl);
       res.json(inviteJson(await users.reinvite(actor(res), req.params.id, req.params.user_id, base)));
+    }),
+  );
+  router.post(
+    `${PROVIDERS_PATH}:id/portal_users/:user_id/role/`,
+    operation("setPortalUserRole", async (req, res) => {
+      res.json(portalUserJson(await users.setRole(actor(res), req.params.id, req.params.user_id, req.body)));
     }),
   );
   router.post(

@@ -40,8 +40,15 @@ export async function watchedContext(
   return context;
 }
 
-/** The screen's serious and critical axe violations (WCAG 2.1 A and AA), once it has settled. */
-export async function axeViolations(page: Page): Promise<string[]> {
+/** axe's impact levels, least to most severe. */
+const IMPACTS = ["minor", "moderate", "serious", "critical"] as const;
+
+/**
+ * The screen's axe violations (WCAG 2.1 A and AA) of `least` impact or worse (serious unless
+ * given), once it has settled.
+ */
+export async function axeViolations(page: Page, least: (typeof IMPACTS)[number] = "serious"): Promise<string[]> {
+  const counted = new Set<string>(IMPACTS.slice(IMPACTS.indexOf(least)));
   await page.waitForLoadState("networkidle").catch(() => {});
   // A dialog fading in has not its final colours yet: judge the screen once it has settled
   // (MUI's transitions take 225 ms and may start a frame after the click).
@@ -59,7 +66,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
     .catch(() => {});
   const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
   return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .filter((v) => counted.has(v.impact ?? ""))
     .map(
       (v) =>
         `${v.id} (${v.impact}): ${v.help} — ${v.nodes

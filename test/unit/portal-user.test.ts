@@ -33,7 +33,7 @@ import {
 } from "../../src/portal/portal-user.ts";
 
 const STRONG = "violet tundra harbor 87 quay";
-const PERSON = ["dana.ruiz@quokka-logistics.example", "Dana Ruiz", "Quokka Logistics"];
+const PERSON = { email: "dana.ruiz@quokka-logistics.example", name: "Dana Ruiz", providerName: "Quokka Logistics" };
 const NAMED = "password must not contain your email address, your name or your provider's name";
 const HINT = "a phrase of four or more unrelated words works well";
 
@@ -116,20 +116,44 @@ describe("what a password must not contain", { timeout: 120_000 }, () => {
       "quokka",
       "logistics",
       "example",
+      "dana.ruiz",
+      "quokka-logistics",
       "dana ruiz",
       "quokka logistics",
     ]);
-    // Short parts are left to the estimator; full-width letters fold to plain ones; duplicates go.
-    expect(personalParts(["Al Lee", "ＡＣＭＥ Co", "bo@ab.io", "Ann-Mari 2026"])).toEqual([
-      "al lee",
-      "ａｃｍｅ co".normalize("NFKC"),
-      "acme",
+    // Full-width letters fold to plain ones; duplicates go.
+    expect(personalParts({ email: "bo@ab.io", name: "Ann-Mari 2026", providerName: "ＡＣＭＥ Co" })).toEqual([
       "bo@ab.io",
       "ann-mari 2026",
+      "ann",
       "mari",
       "2026",
+      "ａｃｍｅ co".normalize("NFKC"),
+      "acme",
     ]);
-    expect(personalParts([])).toEqual([]);
+    expect(personalParts({})).toEqual([]);
+  });
+
+  it("counts 3 characters when they are a whole name, local part or domain label; never 1 or 2", () => {
+    expect(personalParts({ email: "li@doe.co.uk", name: "Li Doe", providerName: "Fox Freight" })).toEqual([
+      "li@doe.co.uk",
+      "doe",
+      "li doe",
+      "fox freight",
+      "freight",
+    ]);
+    expect(personalParts({ email: "ann@jo.mail.com", name: "Al", providerName: "Ace" })).toEqual([
+      "ann@jo.mail.com",
+      "mail",
+      "ann",
+      "ace",
+    ]);
+    // A 3-character piece of the local part, the top-level domain, a piece of the provider's name: not counted.
+    expect(personalParts({ email: "j.doe@x.com", name: "Jo", providerName: "Fox Co" })).toEqual([
+      "j.doe@x.com",
+      "j.doe",
+      "fox co",
+    ]);
   });
 
   it("refuses the provider's name, the person's names and email parts with a year, whatever the case", async () => {
@@ -144,26 +168,40 @@ describe("what a password must not contain", { timeout: 120_000 }, () => {
     ]) {
       expect(await weakPassword(password, PERSON), password).toEqual({ code: "weak_password", message: NAMED });
     }
-    // A part of 3 characters is no reason on its own.
-    expect(await weakPassword(`lee ${STRONG}`, ["al@ab.io", "Al Lee", "Xy Co"])).toBeUndefined();
+  });
+
+  it("refuses a surname of 3 letters in another case, inside words or not; ignores 1 or 2 letters", async () => {
+    const jane = { email: "jane.doe@acme-freight.example", name: "Jane Doe", providerName: "Acme Freight" };
+    for (const password of [`${STRONG} DOE`, "violet tundra DoE harbor 87", "VIOLETDOETUNDRA harbor 87"]) {
+      expect(await weakPassword(password, jane), password).toEqual({ code: "weak_password", message: NAMED });
+    }
+    // The email's whole local part and a domain label of 3 count too.
+    expect(await weakPassword(`${STRONG} Ann`, { email: "ann@kiwi.example" })).toMatchObject({ message: NAMED });
+    expect(await weakPassword(`${STRONG} KIW`, { email: "x@kiw.example" })).toMatchObject({ message: NAMED });
+    // 1 or 2 letters, a top-level domain of 3, a 3-letter piece of a longer local part: fine.
+    expect(
+      await weakPassword(`li ${STRONG}`, { email: "al@ab.io", name: "Al Li", providerName: "Xy Co" }),
+    ).toBeUndefined();
+    expect(await weakPassword(`${STRONG} com`, { email: "x@kiwi.com" })).toBeUndefined();
+    expect(await weakPassword(`${STRONG} doe`, { email: "j.doe@kiwi.example" })).toBeUndefined();
   });
 });
 
 describe("the length of a password", { timeout: 120_000 }, () => {
   it("is 12 to 256 characters, counted as characters (not UTF-16 units)", async () => {
-    expect(await weakPassword("short phrase", [])).not.toMatchObject({ code: "too_short" });
-    expect(await weakPassword("short phras", [])).toEqual({
+    expect(await weakPassword("short phrase", {})).not.toMatchObject({ code: "too_short" });
+    expect(await weakPassword("short phras", {})).toEqual({
       code: "too_short",
       message: "password must be at least 12 characters",
     });
-    expect(await weakPassword("𝒜".repeat(11), [])).toMatchObject({ code: "too_short" });
-    expect(await weakPassword("𝒜".repeat(12), [])).not.toMatchObject({ code: "too_short" });
-    expect(await weakPassword(`${STRONG} ${"z".repeat(PASSWORD_MAX_LENGTH - STRONG.length - 1)}`, [])).toBeUndefined();
-    expect(await weakPassword(`${STRONG} ${"z".repeat(PASSWORD_MAX_LENGTH - STRONG.length)}`, [])).toEqual({
+    expect(await weakPassword("𝒜".repeat(11), {})).toMatchObject({ code: "too_short" });
+    expect(await weakPassword("𝒜".repeat(12), {})).not.toMatchObject({ code: "too_short" });
+    expect(await weakPassword(`${STRONG} ${"z".repeat(PASSWORD_MAX_LENGTH - STRONG.length - 1)}`, {})).toBeUndefined();
+    expect(await weakPassword(`${STRONG} ${"z".repeat(PASSWORD_MAX_LENGTH - STRONG.length)}`, {})).toEqual({
       code: "too_long",
       message: "password must be at most 256 characters",
     });
-    expect(await weakPassword("𝒜".repeat(257), [])).toMatchObject({ code: "too_long" });
+    expect(await weakPassword("𝒜".repeat(257), {})).toMatchObject({ code: "too_long" });
   });
 });
 
@@ -183,24 +221,25 @@ describe("the password judge", { timeout: 120_000 }, () => {
   });
 
   it("counts the person's words of 3 or more characters as guessable", async () => {
-    // Short name parts are not refused outright (see above), but the estimator knows them.
+    // 3-letter pieces of the local part and of the provider's name are not refused outright (see
+    // above), but the estimator knows them.
     const phrase = "zorquiflayol";
     expect((await judgePassword(phrase, []))?.score).toBe(4);
     expect((await judgePassword(phrase, ["zor", "qui", "fla", "yol"]))?.score).toBe(3);
-    expect(await weakPassword(phrase, ["x@ab.io", "Zor Qui", "Fla Yol"])).toEqual({
+    expect(await weakPassword(phrase, { email: "zor.qui@ab.io", providerName: "Fla Yol" })).toEqual({
       code: "weak_password",
       message: `password is too easy to guess; ${HINT}`,
     });
-    expect(await weakPassword(phrase, ["x@ab.io", "Ann Bo", "Cy Co"])).toBeUndefined();
-    expect(await weakPassword(phrase, ["x@ab.io", "Zo Qu", "Fl Yo"])).toBeUndefined();
+    expect(await weakPassword(phrase, { email: "x@ab.io", name: "Ann Bo", providerName: "Cy Co" })).toBeUndefined();
+    expect(await weakPassword(phrase, { email: "x@ab.io", name: "Zo Qu", providerName: "Fl Yo" })).toBeUndefined();
   });
 
   it("judges the first 64 characters only: a strong start carries the rest, a weak start is refused", async () => {
-    expect(await weakPassword(`${STRONG}${"a".repeat(200)}`, [])).toBeUndefined();
-    expect(await weakPassword(`${"a".repeat(JUDGED_LENGTH)}${STRONG}`, [])).toMatchObject({ code: "weak_password" });
-    expect(await weakPassword(`${"a".repeat(JUDGED_LENGTH - STRONG.length)}${STRONG}`, [])).toBeUndefined();
+    expect(await weakPassword(`${STRONG}${"a".repeat(200)}`, {})).toBeUndefined();
+    expect(await weakPassword(`${"a".repeat(JUDGED_LENGTH)}${STRONG}`, {})).toMatchObject({ code: "weak_password" });
+    expect(await weakPassword(`${"a".repeat(JUDGED_LENGTH - STRONG.length)}${STRONG}`, {})).toBeUndefined();
     // 64 characters, not 64 UTF-16 units: an astral start is cut after its 64th character.
-    expect(await weakPassword(`${"𝒜".repeat(JUDGED_LENGTH)}${STRONG}`, [])).toMatchObject({ code: "weak_password" });
+    expect(await weakPassword(`${"𝒜".repeat(JUDGED_LENGTH)}${STRONG}`, {})).toMatchObject({ code: "weak_password" });
   });
 
   it("answers in order, several at once, while its thread starts and once it is running", async () => {
@@ -221,7 +260,7 @@ describe("the password judge", { timeout: 120_000 }, () => {
 
   it("gives no verdict past its time limit, refuses the password, and judges the next one afresh", async () => {
     const slow = Array.from({ length: 64 }, (_, i) => String.fromCharCode(33 + (i % 90))).join("");
-    expect(await weakPassword(slow, [], 1)).toEqual({
+    expect(await weakPassword(slow, {}, 1)).toEqual({
       code: "weak_password",
       message: `password could not be judged in time (long runs of symbols, digits or repeats are slow to judge); ${HINT}`,
     });

@@ -177,6 +177,7 @@ describe("portal users", { timeout: 120_000 }, () => {
       expect(entry?.details).toEqual({
         user_id: invite.user.id,
         email,
+        role: "admin", // the provider's first person
         invite_expires_at: new Date(START + 72 * HOUR).toISOString(),
       });
       expect(JSON.stringify(entry)).not.toContain(invite.inviteUrl.split("#invite=")[1]);
@@ -514,6 +515,7 @@ describe("portal users", { timeout: 120_000 }, () => {
         userId: invite.user.id,
         providerId: id,
         email,
+        role: "admin", // the provider's first person
         mustEnrolSecondFactor: false,
       });
       const [entry] = (await audits("portal_user.signed_in")).slice(-1);
@@ -1018,7 +1020,9 @@ describe("portal users", { timeout: 120_000 }, () => {
       clock = START;
       const busy = await users.signIn(
         {
-          email: (await users.me({ userId: user.id, providerId: id, email: "", mustEnrolSecondFactor: false })).email,
+          email: (
+            await users.me({ userId: user.id, providerId: id, email: "", role: "member", mustEnrolSecondFactor: false })
+          ).email,
           password: PASSWORD,
         },
         "b",

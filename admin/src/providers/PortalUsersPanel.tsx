@@ -1,9 +1,23 @@
 /**
  * The provider page's portal users: invite a person (the link is shown once, to copy and hand
  * over, or e-mailed when the service has SMTP_URL), issue a fresh link (also the password reset),
- * disable. All through the Management API, which audits each change.
+ * make a person an administrator or a member, disable. All through the Management API, which
+ * audits each change.
  */
-import { Alert, Button, Chip, Stack, TableCell, TableRow, TextField, Typography } from "@mui/material";
+import {
+  Alert,
+  Button,
+  Chip,
+  FormControl,
+  InputLabel,
+  MenuItem,
+  Select,
+  Stack,
+  TableCell,
+  TableRow,
+  TextField,
+  Typography,
+} from "@mui/material";
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { useNotify, useRecordContext } from "react-admin";
 import { ConfirmDialog } from "../../../ui/src/components/ConfirmDialog.tsx";
@@ -15,6 +29,7 @@ import { Panel, reason } from "./Panel.tsx";
 
 type User = Schemas["PortalUser"];
 type Invite = Schemas["PortalInviteIssued"];
+const ROLE_WORDS: Record<User["role"], string> = { admin: "Administrator", member: "Member" };
 
 function InviteLink({ invite }: { invite: Invite }) {
   return (
@@ -37,6 +52,8 @@ export function PortalUsersPanel() {
   const [error, setError] = useState<string | null>(null);
   const [email, setEmail] = useState("");
   const [name, setName] = useState("");
+  /** "auto": the service decides (a provider's first person is its administrator). */
+  const [role, setRole] = useState<User["role"] | "auto">("auto");
   const [invite, setInvite] = useState<Invite | null>(null);
   const [disabling, setDisabling] = useState<User | null>(null);
 
@@ -61,12 +78,13 @@ export function PortalUsersPanel() {
         await data(
           api.POST("/api/v1/lead_providers/{id}/portal_users/", {
             params: { path: { id: pid } },
-            body: { email, name },
+            body: { email, name, ...(role !== "auto" && { role }) },
           }),
         ),
       );
       setEmail("");
       setName("");
+      setRole("auto");
       notify(`Invited ${email}`, { type: "success" });
       await load();
     } catch (err) {
@@ -82,6 +100,21 @@ export function PortalUsersPanel() {
           }),
         ),
       );
+      await load();
+    } catch (err) {
+      setError(reason(err));
+    }
+  }
+  async function setRoleOf(u: User, to: User["role"]) {
+    setError(null);
+    try {
+      await data(
+        api.POST("/api/v1/lead_providers/{id}/portal_users/{user_id}/role/", {
+          params: { path: { id: pid, user_id: u.id } },
+          body: { role: to },
+        }),
+      );
+      notify(`${u.email} is now ${to === "admin" ? "an administrator" : "a member"}`, { type: "success" });
       await load();
     } catch (err) {
       setError(reason(err));
@@ -120,17 +153,34 @@ export function PortalUsersPanel() {
           onChange={(e) => setEmail(e.target.value)}
         />
         <TextField size="small" label="Name" required value={name} onChange={(e) => setName(e.target.value)} />
+        <FormControl size="small" sx={{ minWidth: 200 }}>
+          <InputLabel id="portal-role-label">Role</InputLabel>
+          <Select
+            labelId="portal-role-label"
+            label="Role"
+            value={role}
+            onChange={(e) => setRole(e.target.value as User["role"] | "auto")}
+          >
+            <MenuItem value="auto">Automatic (the first person is administrator)</MenuItem>
+            <MenuItem value="admin">{ROLE_WORDS.admin}</MenuItem>
+            <MenuItem value="member">{ROLE_WORDS.member}</MenuItem>
+          </Select>
+        </FormControl>
         <Button type="submit" variant="contained">
           Invite
         </Button>
       </Stack>
       {users && users.length > 0 && (
-        <DataTable label="Portal users" columns={["Person", "Status", "Second factor", "Last sign-in", "Actions"]}>
+        <DataTable
+          label="Portal users"
+          columns={["Person", "Role", "Status", "Second factor", "Last sign-in", "Actions"]}
+        >
           {users.map((u) => (
             <TableRow key={u.id}>
               <TableCell>
                 {u.name} ({u.email})
               </TableCell>
+              <TableCell>{ROLE_WORDS[u.role]}</TableCell>
               <TableCell>
                 <Chip size="small" label={u.status} />
               </TableCell>
@@ -140,6 +190,13 @@ export function PortalUsersPanel() {
                 <Stack direction="row" spacing={1}>
                   <Button size="small" onClick={() => reissue(u)}>
                     {u.status === "active" ? "Reset password" : "New invite link"}
+                  </Button>
+                  <Button
+                    size="small"
+                    onClick={() => setRoleOf(u, u.role === "admin" ? "member" : "admin")}
+                    aria-label={`${u.role === "admin" ? "Make member" : "Make administrator"}: ${u.email}`}
+                  >
+                    {u.role === "admin" ? "Make member" : "Make administrator"}
                   </Button>
                   {u.status !== "disabled" && (
                     <Button size="small" color="error" onClick={() => setDisabling(u)}>

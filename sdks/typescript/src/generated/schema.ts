@@ -1000,6 +1000,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/portal/password_reset/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Whether a forgotten password can be reset by e-mail
+     * @description `available` is true when the service sends e-mail (`SMTP_URL` is set): the sign-in page then offers "Forgot password?". Without it, asking for a link gets 404 `password_reset_unavailable`.
+     */
+    get: operations["getPortalPasswordReset"];
+    put?: never;
+    /**
+     * Ask for a password-reset link by e-mail
+     * @description Always 202 with the same words, whatever the email: when it is an active user's of an active provider, a link that sets a new password is e-mailed (after the answer, so the time taken does not tell either); it works once, for one hour, and replaces any earlier one. Each request counts against the sign-in limits (5 a minute for the email, 20 for the client address; 429 with `Retry-After`). Without `SMTP_URL`: 404 `password_reset_unavailable`. Audited. The request must carry the service's own `Origin`.
+     */
+    post: operations["requestPortalPasswordReset"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/password_reset/confirm/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Use a password-reset link: choose a new password
+     * @description Sets a new password with the token after `#reset=` in the e-mailed link. The link then stops working and every session of the user ends. The password rule is the invite's (12 to 256 characters, not containing the person's email, name or provider's name or a part of them, whatever the case, zxcvbn score 4): a refused password gets 400 `weak_password` and leaves the link good. A used, replaced or expired link (one hour) gets 404 `reset_invalid`. Each try counts against 10 attempts a minute per link and 30 per client address, as with invite links. Audited.
+     */
+    post: operations["confirmPortalPasswordReset"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/portal/me/": {
     parameters: {
       query?: never;
@@ -1054,6 +1098,119 @@ export interface paths {
      * @description Confirms the second factor being set up with the code the authenticator app shows now. A wrong code gets 400 `invalid_totp_code`; nothing started gets 409 `second_factor_not_started`.
      */
     post: operations["confirmPortalSecondFactor"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/me/password/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change the signed-in user's password
+     * @description Sets a new password, given the current one (a wrong one is 400 `wrong_current_password` and counts against the sign-in limits). The password rule is the invite's; a refused one gets 400 `weak_password`. Every other session of the user ends; this one stays. Audited.
+     */
+    post: operations["changePortalPassword"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/users/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the provider's own portal users (portal admins)
+     * @description The people of the signed-in user's provider (at most 200, oldest first) with their role, status, second factor and last sign-in. Only a portal user with role `admin` may: a `member` gets 403 `portal_admin_required`.
+     */
+    get: operations["listPortalTeam"];
+    put?: never;
+    /**
+     * Invite a person to the provider's own portal (portal admins)
+     * @description Invites a person into the signed-in admin's provider, as a `member` unless `role` says `admin`: the user and its invite link (72 hours, shown only here; also e-mailed with `SMTP_URL`, see `emailed`). An email is unique across providers (400 `duplicate_portal_user_email`). Audited as the portal user. A `member` gets 403 `portal_admin_required`.
+     */
+    post: operations["invitePortalTeammate"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/users/{user_id}/invite/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Issue a fresh invite to one of the provider's people (portal admins)
+     * @description A new invite link (72 hours) for a person of the signed-in admin's provider: the previous link stops working, the person's sessions end and a second factor is removed; a disabled person becomes `invited`. Another provider's user id is 404, like one that does not exist; the admin's own account is 409 `own_portal_account`. Audited as the portal user. A `member` gets 403 `portal_admin_required`.
+     */
+    post: operations["reinvitePortalTeammate"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/users/{user_id}/role/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change the role of one of the provider's people (portal admins)
+     * @description Makes a person of the signed-in admin's provider an `admin` or a `member`; it holds from their next request. The admin may change their own role, but the provider's last active admin cannot make themself a `member` (409 `last_portal_admin`: make someone else an admin first). Asking for the role the person already has changes nothing. Another provider's user id is 404, like one that does not exist. Audited as the portal user (`portal_user.role_changed`). A `member` gets 403 `portal_admin_required`.
+     */
+    post: operations["setPortalTeammateRole"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/portal/users/{user_id}/disable/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Disable one of the provider's people (portal admins)
+     * @description The person can no longer sign in: their sessions end at once and their invite or reset link stops working; a fresh invite brings them back. Another provider's user id is 404, like one that does not exist; the admin's own account is 409 `own_portal_account`. Audited as the portal user. A `member` gets 403 `portal_admin_required`.
+     */
+    post: operations["disablePortalTeammate"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1571,6 +1728,31 @@ export interface paths {
      * @description A new invite link for the user (72 hours); the previous link stops working and the user's sessions end. It is also the password reset, and the way back for a disabled user (who becomes `invited`). An inactive provider's people get no fresh invite (409 `provider_inactive`; reactivate it first). Audited. Requires the admin-only position.
      */
     post: operations["reinvitePortalUser"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/lead_providers/{id}/portal_users/{user_id}/role/": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change a portal user's role
+     * @description Makes the user an `admin` (who can also manage the provider's people on the portal's Team page) or a `member`; it holds from the user's next request. Any user of the provider, whatever its status, and any number of admins (none included: the provider then has nobody to manage its team until one is named here). Asking for the role the user already has changes nothing. Audited (`portal_user.role_changed`). Requires the admin-only position.
+     */
+    post: operations["setPortalUserRole"];
     delete?: never;
     options?: never;
     head?: never;
@@ -3823,6 +4005,11 @@ export interface components {
        * @enum {string}
        */
       status: "invited" | "active" | "disabled";
+      /**
+       * @description `admin` may also list, invite, disable and re-invite the people of its own provider in the portal (*Team*); `member` may not. A provider's first person is its admin.
+       * @enum {string}
+       */
+      role: "admin" | "member";
       /** @description Whether a TOTP second factor is set up. */
       second_factor: boolean;
       /**
@@ -3849,6 +4036,18 @@ export interface components {
       email: string;
       /** @example Dana Ruiz */
       name: string;
+      /**
+       * @description What the person may do. Unset: the administrators' invite makes a provider's first person (no one else invited or active) its `admin` and everyone after a `member`; a portal admin's invite makes a `member`.
+       * @enum {string}
+       */
+      role?: "admin" | "member";
+    };
+    PortalRoleChange: {
+      /**
+       * @description `admin`: may also list, invite, disable and re-invite the provider's people and change their roles; `member`: everything else a portal user can do.
+       * @enum {string}
+       */
+      role: "admin" | "member";
     };
     PortalInviteIssued: {
       user: components["schemas"]["PortalUser"];
@@ -3865,6 +4064,32 @@ export interface components {
     PortalInviteToken: {
       /** @description The part of the link after `#invite=`. */
       token: string;
+    };
+    PortalPasswordResetAvailability: {
+      /** @description Whether reset links can be asked for (the service sends e-mail, `SMTP_URL`). */
+      available: boolean;
+    };
+    PortalPasswordResetRequest: {
+      /**
+       * Format: email
+       * @example dana@acme-leads.example
+       */
+      email: string;
+    };
+    PortalPasswordResetRequested: {
+      /** @description The same words whether or not the email has an account. */
+      message: string;
+    };
+    PortalPasswordResetConfirmation: {
+      /** @description The part of the e-mailed link after `#reset=`. */
+      token: string;
+      /** @description The new password (the invite's rule). */
+      password: string;
+    };
+    PortalPasswordChange: {
+      current_password: string;
+      /** @description The new password (the invite's rule). */
+      password: string;
     };
     PortalInviteAcceptance: {
       token: string;
@@ -4553,6 +4778,12 @@ export interface components {
         | "invalid_totp_code"
         | "weak_password"
         | "invite_invalid"
+        | "reset_invalid"
+        | "password_reset_unavailable"
+        | "wrong_current_password"
+        | "portal_admin_required"
+        | "own_portal_account"
+        | "last_portal_admin"
         | "portal_user_not_found"
         | "duplicate_portal_user_email"
         | "cross_origin_refused"
@@ -6053,6 +6284,66 @@ export interface components {
     };
     /** @description The invite link has expired, was used, or was replaced by a newer one. */
     InviteInvalid: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description This service sends no e-mail (`SMTP_URL` is not set), so it offers no password reset; or the reset link has expired (one hour), was used, or was replaced by a newer one. */
+    PasswordResetRefused: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The signed-in user is a `member`, not one of its provider's portal admins; or the request changes something without the service's own `Origin`; or a second factor must be set up first; or the provider is inactive. */
+    PortalAdminRequired: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The provider has no portal user with this id (another provider's user is not found either). */
+    PortalTeammateNotFound: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description A portal admin cannot disable or re-invite their own account (another admin of the provider can). */
+    OwnPortalAccount: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The provider's last active portal admin cannot make themself a member (another person must be made an admin first). */
+    LastPortalAdmin: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        [name: string]: unknown;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The user id is not a positive integer, or the role is missing or neither `admin` nor `member`. */
+    PortalRoleValidationFailed: {
       headers: {
         "X-Request-Id": components["headers"]["X-Request-Id"];
         [name: string]: unknown;
@@ -7969,6 +8260,101 @@ export interface operations {
       default: components["responses"]["UnexpectedError"];
     };
   };
+  getPortalPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Whether reset links can be asked for. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalPasswordResetAvailability"];
+        };
+      };
+      401: components["responses"]["PortalSignInFailed"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  requestPortalPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalPasswordResetRequest"];
+      };
+    };
+    responses: {
+      /** @description Taken; the same answer whether or not the email has an account. */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalPasswordResetRequested"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalSignInFailed"];
+      403: components["responses"]["CrossOriginRefused"];
+      404: components["responses"]["PasswordResetRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  confirmPortalPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalPasswordResetConfirmation"];
+      };
+    };
+    responses: {
+      /** @description The new password is set. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalSignInFailed"];
+      403: components["responses"]["CrossOriginRefused"];
+      404: components["responses"]["PasswordResetRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
   getPortalMe: {
     parameters: {
       query?: never;
@@ -8051,6 +8437,202 @@ export interface operations {
       409: components["responses"]["SecondFactorNotStarted"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  changePortalPassword: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalPasswordChange"];
+      };
+    };
+    responses: {
+      /** @description The new password is set. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalBodyValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["CrossOriginRefused"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["PortalThrottled"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  listPortalTeam: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The provider's people. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUserList"];
+        };
+      };
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalAdminRequired"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  invitePortalTeammate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description JSON body. */
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalUserInvite"];
+      };
+    };
+    responses: {
+      /** @description The invited user and the link. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalInviteIssued"];
+        };
+      };
+      400: components["responses"]["PortalUserValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalAdminRequired"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  reinvitePortalTeammate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The user and the new link. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalInviteIssued"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalAdminRequired"];
+      404: components["responses"]["PortalTeammateNotFound"];
+      409: components["responses"]["OwnPortalAccount"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  setPortalTeammateRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalRoleChange"];
+      };
+    };
+    responses: {
+      /** @description The user with its role. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalRoleValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalAdminRequired"];
+      404: components["responses"]["PortalTeammateNotFound"];
+      409: components["responses"]["LastPortalAdmin"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  disablePortalTeammate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The disabled user. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PathValidationFailed"];
+      401: components["responses"]["PortalUnauthorized"];
+      403: components["responses"]["PortalAdminRequired"];
+      404: components["responses"]["PortalTeammateNotFound"];
+      409: components["responses"]["OwnPortalAccount"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
@@ -8969,6 +9551,45 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["PortalUserNotFound"];
       409: components["responses"]["ProviderInactive"];
+      429: components["responses"]["AuthFailuresLimited"];
+      503: components["responses"]["ServiceUnavailable"];
+      default: components["responses"]["UnexpectedError"];
+    };
+  };
+  setPortalUserRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Numeric id of the provider. */
+        id: components["parameters"]["ProviderId"];
+        /** @description Numeric id of the portal user. */
+        user_id: components["parameters"]["PortalUserId"];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PortalRoleChange"];
+      };
+    };
+    responses: {
+      /** @description The user with its role. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PortalUser"];
+        };
+      };
+      400: components["responses"]["PortalRoleValidationFailed"];
+      401: components["responses"]["JwtUnauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["PortalUserNotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       429: components["responses"]["AuthFailuresLimited"];
       503: components["responses"]["ServiceUnavailable"];
       default: components["responses"]["UnexpectedError"];
