@@ -16,6 +16,7 @@ import {
   type AttemptOutcome,
   type Delivery,
   generateSecret,
+  type OutgoingEvent,
   type WebhookEndpoint,
   type WebhookTransport,
 } from "./webhook.ts";
@@ -73,6 +74,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       return {
         providerId: id,
         url: row.url,
+        eventTypes: row.eventTypes,
         secret,
         enabled: row.enabled,
         disabledReason: row.disabledReason,
@@ -150,7 +152,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     },
 
     /** One delivery with each of its attempts. */
-    async getDelivery(rawId: RawId, rawDeliveryId: RawId): Promise<Delivery & { attemptLog: repo.AttemptLogEntry[] }> {
+    async getDelivery(
+      rawId: RawId,
+      rawDeliveryId: RawId,
+    ): Promise<Delivery & { attemptLog: repo.AttemptLogEntry[]; event: OutgoingEvent | undefined }> {
       const f = new Fields();
       const id = f.id({ id: rawId }, "id") ?? 0;
       const deliveryId = f.id({ delivery_id: rawDeliveryId }, "delivery_id") ?? 0;
@@ -158,7 +163,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await endpointOf(id);
       const found = await repo.findDelivery(db, id, deliveryId);
       if (!found) throw deliveryNotFound(id, deliveryId);
-      return { ...found, attemptLog: await repo.listAttempts(db, deliveryId) };
+      const [attemptLog, event] = await Promise.all([
+        repo.listAttempts(db, deliveryId),
+        repo.findDeliveryEvent(db, deliveryId),
+      ]);
+      return { ...found, attemptLog, event };
     },
 
     /** Queues a delivered, failed or disabled delivery again (attempts start over); a pending one is tried now. */
