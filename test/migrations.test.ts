@@ -151,8 +151,12 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
             where d.provider_id = ${id} order by d.id`.execute(db)
         ).rows.map((r) => r.type);
       await event("terms.changed");
-      expect(await migrateToLatest(db)).toEqual(MIGRATION_NAMES.slice(MIGRATION_NAMES.indexOf("0024-webhook-event-types")));
-      const after = await sql<{ t: string[] | null }>`select webhook_event_types as t from providers where id = ${id}`.execute(db);
+      expect(await migrateToLatest(db)).toEqual(
+        MIGRATION_NAMES.slice(MIGRATION_NAMES.indexOf("0024-webhook-event-types")),
+      );
+      const after = await sql<{
+        t: string[] | null;
+      }>`select webhook_event_types as t from providers where id = ${id}`.execute(db);
       expect(after.rows[0]?.t).toBeNull();
       await event("payout.created"); // every type, still
       await sql`update providers set webhook_event_types = '{terms.changed}' where id = ${id}`.execute(db);
