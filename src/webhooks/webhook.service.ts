@@ -9,6 +9,7 @@ import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
+import { providerView } from "../leads/lead.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import { audit, MAX_GRACE_SECONDS, notFound, providerId } from "../providers/provider.service.ts";
 import * as repo from "./webhook.repository.ts";
@@ -34,6 +35,8 @@ export interface WebhookServiceDeps {
   readonly crypto: KeyCrypto;
   readonly transport: WebhookTransport;
   readonly now?: () => Date;
+  /** The business time zone (BUSINESS_TIMEZONE): a delivery's payload is the provider's view, as sent. */
+  readonly zone?: string;
 }
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
@@ -167,7 +170,9 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         repo.listAttempts(db, deliveryId),
         repo.findDeliveryEvent(db, deliveryId),
       ]);
-      return { ...found, attemptLog, event };
+      // As the worker sends it: actors by role only, a duplicate as the provider sees it.
+      const sent = event?.lead === undefined ? event : { ...event, lead: providerView(event.lead, deps.zone ?? "UTC") };
+      return { ...found, attemptLog, event: sent };
     },
 
     /** Queues a delivered, failed or disabled delivery again (attempts start over); a pending one is tried now. */
