@@ -307,7 +307,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     production: config.production,
     allowedPorts: config.webhooks.allowedPorts,
   });
-  const webhooks = createWebhookService({ db, crypto, transport, now });
+  const webhooks = createWebhookService({ db, crypto, transport, now, zone: config.intake.businessTimezone });
   const webhookWorker = createWebhookWorker({
     database,
     transport,

@@ -158,6 +158,46 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
         { email: "later@x.example", role: "member" },
         { email: "only@y.example", role: "member" },
       ]);
+
+  it("keeps every existing endpoint on every event type, and queues only subscribed types after (0024)", async () => {
+    const target = await createTestDatabase(backend, { empty: true });
+    const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 5000 });
+    try {
+      const db = handle.db;
+      expect((await createMigrator(db).migrateTo("0022-stats-periods")).error).toBeUndefined();
+      const { rows } = await sql<{ id: number }>`
+        insert into providers (name, rate_limit_per_minute, rate_limit_per_day, webhook_url)
+        values ('Hooked', 60, 2000, 'https://hooks.example.com/a') returning id`.execute(db);
+      const id = rows[0]?.id ?? 0;
+      await sql`insert into webhook_endpoints (provider_id, secret_ciphertext) values (${id}, 'x')`.execute(db);
+      let n = 0;
+      const event = async (type: string) => {
+        n += 1;
+        await sql`
+          insert into lead_events (event_id, provider_id, livemode, type, data)
+          values (${`evt_${n}`}, ${id}, true, ${type}, '{}')`.execute(db);
+      };
+      const queued = async () =>
+        (
+          await sql<{ type: string }>`
+            select e.type from webhook_deliveries d join lead_events e on e.id = d.event_sequence
+            where d.provider_id = ${id} order by d.id`.execute(db)
+        ).rows.map((r) => r.type);
+      await event("terms.changed");
+      expect(await migrateToLatest(db)).toEqual(
+        MIGRATION_NAMES.slice(MIGRATION_NAMES.indexOf("0024-webhook-event-types")),
+      );
+      const after = await sql<{
+        t: string[] | null;
+      }>`select webhook_event_types as t from providers where id = ${id}`.execute(db);
+      expect(after.rows[0]?.t).toBeNull();
+      await event("payout.created"); // every type, still
+      await sql`update providers set webhook_event_types = '{terms.changed}' where id = ${id}`.execute(db);
+      await event("payout.created"); // not subscribed: no delivery
+      await event("terms.changed");
+      expect(await queued()).toEqual(["terms.changed", "payout.created", "terms.changed"]);
+      // An empty list is not a subscription: null means every type.
+      await expect(sql`update providers set webhook_event_types = '{}' where id = ${id}`.execute(db)).rejects.toThrow();
     } finally {
       await handle.close();
       await target.drop();

@@ -21,15 +21,23 @@ import {
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Title } from "react-admin";
+import { EVENT_TYPE_OPTIONS } from "../../src/events/event-type-options.ts";
 import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
 import { TestChip } from "../../ui/src/components/chips.tsx";
 import { DataTable } from "../../ui/src/components/DataTable.tsx";
-import { relative, resendLabel, when } from "../../ui/src/format.ts";
+import { describeEventTypes, EventTypesChoice } from "../../ui/src/components/EventTypesChoice.tsx";
+import { relative, resendLabel, when, whenZoned } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Delivery = Schemas["WebhookDelivery"];
 const PAGE = 10;
+/** The browser's time zone, named in the column headers of times. */
+const zone =
+  new Intl.DateTimeFormat("en-US", { timeZoneName: "short" })
+    .formatToParts(new Date())
+    .find((p) => p.type === "timeZoneName")?.value ?? "local time";
 
+/** A delivery's next attempt, its attempts and the body sent (or to be sent). */
 function Attempts({ id, onClose }: { id: number; onClose: () => void }) {
   const detail = useQuery({
     queryKey: ["delivery", id],
@@ -38,16 +46,48 @@ function Attempts({ id, onClose }: { id: number; onClose: () => void }) {
   });
   return (
     <Dialog open onClose={onClose} aria-labelledby="attempts-title" fullWidth>
-      <DialogTitle id="attempts-title">Attempts of delivery {id}</DialogTitle>
+      <DialogTitle id="attempts-title">Delivery {id}</DialogTitle>
       <DialogContent>
+        {detail.data?.state === "pending" && (
+          <Typography gutterBottom data-testid="next-attempt">
+            Next attempt: {whenZoned(detail.data.next_attempt_at)}
+          </Typography>
+        )}
+        <Typography component="h3" variant="subtitle1">
+          Attempts
+        </Typography>
         {detail.data && detail.data.attempt_log.length === 0 && <Typography>No attempt yet.</Typography>}
         <ol>
           {detail.data?.attempt_log.map((a) => (
             <li key={a.attempt}>
-              {when(a.at)}: {a.status_code ?? "no answer"} in {a.latency_ms} ms{a.error ? ` — ${a.error}` : ""}
+              {whenZoned(a.at)}: {a.status_code ?? "no answer"} in {a.latency_ms} ms{a.error ? ` — ${a.error}` : ""}
             </li>
           ))}
         </ol>
+        <Typography component="h3" variant="subtitle1">
+          {detail.data?.state === "pending" ? "Body to be sent" : "Body sent"}
+        </Typography>
+        {detail.data && detail.data.payload === null && (
+          <Typography>The event is no longer kept, so its body cannot be shown.</Typography>
+        )}
+        {detail.data?.payload && (
+          <Box
+            component="pre"
+            tabIndex={0}
+            aria-label="Body of the delivery"
+            data-testid="delivery-payload"
+            sx={{
+              maxHeight: 320,
+              overflow: "auto",
+              p: 1,
+              bgcolor: "action.hover",
+              fontSize: 12,
+              whiteSpace: "pre-wrap",
+            }}
+          >
+            {JSON.stringify(detail.data.payload, null, 2)}
+          </Box>
+        )}
       </DialogContent>
       <DialogActions>
         <Button onClick={onClose}>Close</Button>
@@ -109,11 +149,20 @@ function Deliveries() {
       <DataTable
         label="Webhook deliveries"
         region
-        columns={["Event", "Lead", "State", "Attempts", "Last answer", "Created", "Actions"]}
+        columns={[
+          "Event",
+          "Lead",
+          "State",
+          "Attempts",
+          "Last answer",
+          `Created (${zone})`,
+          `Next attempt (${zone})`,
+          "Actions",
+        ]}
       >
         {page.data?.results.length === 0 && (
           <TableRow>
-            <TableCell colSpan={7}>No deliveries yet.</TableCell>
+            <TableCell colSpan={8}>No deliveries yet.</TableCell>
           </TableRow>
         )}
         {page.data?.results.map((d) => (
@@ -128,10 +177,11 @@ function Deliveries() {
             <TableCell>{d.attempts}</TableCell>
             <TableCell>{d.last_error ?? d.last_status_code ?? "—"}</TableCell>
             <TableCell>{when(d.created_at)}</TableCell>
+            <TableCell>{d.state === "pending" ? when(d.next_attempt_at) : "—"}</TableCell>
             <TableCell>
               <Stack direction="row" spacing={1}>
-                <Button size="small" onClick={() => setAttempts(d.id)}>
-                  Attempts
+                <Button size="small" onClick={() => setAttempts(d.id)} aria-label={`Details of delivery ${d.id}`}>
+                  Details
                 </Button>
                 <Button size="small" onClick={() => replay(d)}>
                   {resendLabel(d.state)}
@@ -167,6 +217,10 @@ export function WebhooksPage() {
   const [showSecret, setShowSecret] = useState(false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [rotating, setRotating] = useState(false);
+  const [clearing, setClearing] = useState(false);
+  // The event types chosen; undefined: the saved ones.
+  const [picked, setPicked] = useState<string[] | null | undefined>(undefined);
+  const eventTypes = picked === undefined ? (endpoint.data?.event_types ?? null) : picked;
   const [busy, setBusy] = useState(false);
 
   async function act(what: () => Promise<string>) {
@@ -183,13 +237,26 @@ export function WebhooksPage() {
     }
   }
 
+  const store = () =>
+    act(async () => {
+      setClearing(false);
+      const cleared = url.trim() === "";
+      await data(
+        api.PUT("/api/v1/portal/webhook/", {
+          body: { webhook_url: cleared ? null : url.trim(), webhook_event_types: eventTypes },
+        }),
+      );
+      setTyped(null);
+      setPicked(undefined);
+      return cleared
+        ? "The webhook URL is cleared: no events are sent."
+        : `The webhook is saved. Events sent: ${describeEventTypes(EVENT_TYPE_OPTIONS, eventTypes)}.`;
+    });
   const save = (e: FormEvent) => {
     e.preventDefault();
-    void act(async () => {
-      await data(api.PUT("/api/v1/portal/webhook/", { body: { webhook_url: url.trim() === "" ? null : url.trim() } }));
-      setTyped(null);
-      return url.trim() === "" ? "The webhook URL is cleared: no events are sent." : "The webhook URL is saved.";
-    });
+    // Clearing a saved URL stops every event: asked first.
+    if (url.trim() === "" && endpoint.data?.url) setClearing(true);
+    else void store();
   };
   const test = () =>
     act(async () => {
@@ -222,21 +289,39 @@ export function WebhooksPage() {
         </Alert>
       )}
       {e && !e.enabled && e.url && <Alert severity="warning">Sending is disabled: {e.disabled_reason}</Alert>}
-      <Stack component="form" direction="row" spacing={1} onSubmit={save} sx={{ my: 2 }} flexWrap="wrap" useFlexGap>
-        <TextField
-          label="Webhook URL"
-          value={url}
-          onChange={(ev) => setTyped(ev.target.value)}
-          placeholder="https://hooks.example.com/lead-provider"
-          sx={{ flex: "1 1 320px" }}
-        />
-        <Button type="submit" variant="contained" disabled={busy}>
-          Save URL
-        </Button>
-        <Button variant="outlined" disabled={busy || !e?.url} onClick={test}>
-          Send test event
-        </Button>
-      </Stack>
+      <Box component="form" onSubmit={save} sx={{ my: 2 }}>
+        <Stack direction="row" spacing={1} flexWrap="wrap" useFlexGap>
+          <TextField
+            label="Webhook URL"
+            value={url}
+            onChange={(ev) => setTyped(ev.target.value)}
+            placeholder="https://hooks.example.com/lead-provider"
+            sx={{ flex: "1 1 320px" }}
+          />
+          <Button type="submit" variant="contained" disabled={busy}>
+            Save
+          </Button>
+          <Button variant="outlined" disabled={busy || !e?.url} onClick={test}>
+            Send test event
+          </Button>
+        </Stack>
+        {e && <EventTypesChoice options={EVENT_TYPE_OPTIONS} value={eventTypes} onChange={setPicked} disabled={busy} />}
+        <Typography variant="body2">
+          Events not chosen are not sent; they stay in your events feed. A change applies to events that happen after
+          you save it.
+        </Typography>
+      </Box>
+      <ConfirmDialog
+        open={clearing}
+        title="Clear the webhook URL?"
+        confirm="Clear URL"
+        danger
+        onConfirm={() => void store()}
+        onClose={() => setClearing(false)}
+      >
+        With no URL, no events are sent to you at all, whichever events are chosen, until you set a URL again. Events
+        that happen meanwhile stay in your events feed.
+      </ConfirmDialog>
       {e?.secret && (
         <Stack direction="row" spacing={1} alignItems="center" flexWrap="wrap" useFlexGap>
           <Typography variant="body2" sx={{ overflowWrap: "anywhere" }}>

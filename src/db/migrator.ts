@@ -28,6 +28,7 @@ import * as m0020 from "./migrations/0020-returns.ts";
 import * as m0021 from "./migrations/0021-forms.ts";
 import * as m0022 from "./migrations/0022-stats-periods.ts";
 import * as m0023 from "./migrations/0023-portal-team-and-reset.ts";
+import * as m0024 from "./migrations/0024-webhook-event-types.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0021-forms": m0021,
   "0022-stats-periods": m0022,
   "0023-portal-team-and-reset": m0023,
+  "0024-webhook-event-types": m0024,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {

@@ -17,6 +17,8 @@ export interface ProvidersTable {
   rate_limit_per_minute: number;
   rate_limit_per_day: number;
   webhook_url: string | null;
+  /** Event types the webhook receives; null: every type (0024). */
+  webhook_event_types: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   notes: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;

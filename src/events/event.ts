@@ -2,23 +2,9 @@
 import { randomUUID } from "node:crypto";
 import type { VersionedRules } from "../intake/intake-rules.ts";
 import type { Lead, LeadState } from "../leads/lead.ts";
+import type { EventType } from "./event-types.ts";
 
-export const EVENT_TYPES = [
-  "lead.created",
-  "lead.quoted",
-  "lead.ordered",
-  "lead.status_changed",
-  "intake_rules.changed",
-  "terms.changed",
-  "payout.created",
-  "adjustment.created",
-  "lead.return_requested",
-  "lead.return_contested",
-  "lead.return_approved",
-  "lead.return_denied",
-  "lead.return_withdrawn",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES, type EventType, isEventType } from "./event-types.ts";
 
 export interface LeadEvent {
   /** Stable public id, `evt_` + 32 hex digits. */

@@ -355,7 +355,9 @@ export function portalRoutes(
   router.put(
     `${P}webhook/`,
     operation("setPortalWebhook", async (req, res) => {
-      res.json(endpointJson(await portal.setWebhookUrl(portalOf(res), req.body?.webhook_url)));
+      res.json(
+        endpointJson(await portal.setWebhookUrl(portalOf(res), req.body?.webhook_url, req.body?.webhook_event_types)),
+      );
     }),
   );
   router.post(

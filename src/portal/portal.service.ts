@@ -102,9 +102,15 @@ export function createPortalService(deps: PortalServiceDeps) {
 
     /** The endpoint with its signing secret (an audited view). */
     webhook: (p: PortalPrincipal) => webhooks.get(actorOf(open(p)), p.providerId),
-    /** Sets the webhook URL (the administrators' checks: https in production, no private addresses) or clears it (null). */
-    async setWebhookUrl(p: PortalPrincipal, url: unknown) {
-      await providers.update(actorOf(open(p)), p.providerId, { webhook_url: url ?? null });
+    /**
+     * Sets the webhook URL (the administrators' checks: https in production, no private addresses)
+     * or clears it (null), and the event types it receives when `eventTypes` is sent (null: all).
+     */
+    async setWebhookUrl(p: PortalPrincipal, url: unknown, eventTypes?: unknown) {
+      await providers.update(actorOf(open(p)), p.providerId, {
+        webhook_url: url ?? null,
+        ...(eventTypes !== undefined && { webhook_event_types: eventTypes }),
+      });
       return webhooks.get(actorOf(open(p)), p.providerId);
     },
     rotateWebhookSecret: (p: PortalPrincipal, overlapSeconds: number | undefined) =>

@@ -2,6 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { jsonObjectFrom } from "kysely/helpers/postgres";
 import type { Database } from "../db/schema.ts";
+import type { EventType } from "../events/event.ts";
 import type { ApiKeySummary, Provider, ProviderChanges } from "./provider.ts";
 
 type Db = Kysely<Database>;
@@ -61,6 +62,7 @@ function toProvider(row: ProviderRow): Provider {
     rateLimitPerMinute: row.rate_limit_per_minute,
     rateLimitPerDay: row.rate_limit_per_day,
     webhookUrl: row.webhook_url,
+    webhookEventTypes: (row.webhook_event_types as EventType[] | null) ?? null,
     notes: row.notes,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -179,6 +181,7 @@ function columns(c: ProviderChanges) {
     ...(c.rateLimitPerMinute !== undefined && { rate_limit_per_minute: c.rateLimitPerMinute }),
     ...(c.rateLimitPerDay !== undefined && { rate_limit_per_day: c.rateLimitPerDay }),
     ...(c.webhookUrl !== undefined && { webhook_url: c.webhookUrl }),
+    ...(c.webhookEventTypes !== undefined && { webhook_event_types: c.webhookEventTypes }),
     ...(c.notes !== undefined && { notes: c.notes }),
   };
 }
@@ -190,9 +193,10 @@ export async function insertProvider(
   defaults: { perMinute: number; perDay: number },
 ) {
   const row = await sql<{ id: number }>`
-    insert into providers (name, contact_email, is_active, rate_limit_per_minute, rate_limit_per_day, webhook_url, notes)
+    insert into providers (name, contact_email, is_active, rate_limit_per_minute, rate_limit_per_day, webhook_url,
+                           webhook_event_types, notes)
     values (${c.name}, ${c.contactEmail ?? null}, ${c.isActive ?? true}, ${c.rateLimitPerMinute ?? defaults.perMinute},
-            ${c.rateLimitPerDay ?? defaults.perDay}, ${c.webhookUrl ?? null}, ${c.notes ?? null})
+            ${c.rateLimitPerDay ?? defaults.perDay}, ${c.webhookUrl ?? null}, ${c.webhookEventTypes ?? null}, ${c.notes ?? null})
     on conflict ((lower(name))) do nothing
     returning id`.execute(db);
   return row.rows[0]?.id;

@@ -33,6 +33,7 @@ export function providerJson(p: Provider): components["schemas"]["Provider"] {
     rate_limit_per_minute: p.rateLimitPerMinute,
     rate_limit_per_day: p.rateLimitPerDay,
     webhook_url: p.webhookUrl,
+    webhook_event_types: p.webhookEventTypes === null ? null : [...p.webhookEventTypes],
     notes: p.notes,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),

@@ -41,6 +41,7 @@ export function providerMessage(p: Provider): ProviderMessage {
     rateLimitPerMinute: p.rateLimitPerMinute,
     rateLimitPerDay: p.rateLimitPerDay,
     ...(p.webhookUrl !== null && { webhookUrl: p.webhookUrl }),
+    webhookEventTypes: [...(p.webhookEventTypes ?? [])],
     ...(p.notes !== null && { notes: p.notes }),
     createdAt: ts(p.createdAt),
     updatedAt: ts(p.updatedAt),
@@ -53,6 +54,10 @@ export function providerMessage(p: Provider): ProviderMessage {
 function providerInput(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
+
+/** A subscription message: an empty list is every type (null). */
+const eventTypes = (m: { types: string[] } | undefined) =>
+  m === undefined ? undefined : m.types.length === 0 ? null : m.types;
 
 /** Proto3 has no null: for the clearable text fields an empty string clears. */
 const clearable = (s: string | undefined) => (s === undefined ? undefined : s === "" ? null : s);
@@ -89,6 +94,7 @@ export function createProviderRpc(
         rate_limit_per_minute: req.rateLimitPerMinute,
         rate_limit_per_day: req.rateLimitPerDay,
         webhook_url: req.webhookUrl,
+        webhook_event_types: eventTypes(req.webhookEventTypes),
         notes: req.notes,
       });
       return { provider: providerMessage(await providers.create(actor(ctx), input)) };
@@ -114,6 +120,7 @@ export function createProviderRpc(
         rate_limit_per_minute: req.rateLimitPerMinute,
         rate_limit_per_day: req.rateLimitPerDay,
         webhook_url: clearable(req.webhookUrl),
+        webhook_event_types: eventTypes(req.webhookEventTypes),
         notes: clearable(req.notes),
       });
       return { provider: providerMessage(await providers.update(actor(ctx), req.id, input)) };

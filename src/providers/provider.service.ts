@@ -22,6 +22,7 @@ const FIELD_NAMES: Record<keyof ProviderChanges, string> = {
   rateLimitPerMinute: "rate_limit_per_minute",
   rateLimitPerDay: "rate_limit_per_day",
   webhookUrl: "webhook_url",
+  webhookEventTypes: "webhook_event_types",
   notes: "notes",
 };
 

@@ -1,5 +1,6 @@
 /** Provider domain types and the rules of provider input (create and update). */
 import type { FieldViolation } from "../errors.ts";
+import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES, type EventType, isEventType } from "../events/event.ts";
 import { Fields } from "../fields.ts";
 import { type WebhookUrlPolicy, webhookUrlProblem } from "./webhook-url.ts";
 
@@ -19,6 +20,8 @@ export interface Provider {
   readonly rateLimitPerMinute: number;
   readonly rateLimitPerDay: number;
   readonly webhookUrl: string | null;
+  /** The event types the webhook receives; null: every type, including types added later. */
+  readonly webhookEventTypes: readonly EventType[] | null;
   readonly notes: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -36,6 +39,7 @@ export interface ProviderChanges {
   rateLimitPerMinute?: number;
   rateLimitPerDay?: number;
   webhookUrl?: string | null;
+  webhookEventTypes?: EventType[] | null;
   notes?: string | null;
 }
 
@@ -48,8 +52,34 @@ const KNOWN = new Set([
   "rate_limit_per_minute",
   "rate_limit_per_day",
   "webhook_url",
+  "webhook_event_types",
   "notes",
 ]);
+
+/** The allowed event types in words, for the message of a refused subscription. */
+export const EVENT_TYPES_IN_WORDS = EVENT_TYPES.map((t) => `${t} (${EVENT_TYPE_DESCRIPTIONS[t].toLowerCase()})`).join(
+  ", ",
+);
+
+/**
+ * Reads a webhook subscription: null (every event type, also those added later) or a non-empty
+ * list of known types, kept in the order of EVENT_TYPES without repeats. `field` names it in a
+ * violation.
+ */
+export function parseEventTypes(f: Fields, value: unknown, field: string): EventType[] | null | undefined {
+  if (value === null) return null;
+  const bad = () => {
+    f.add(
+      field,
+      "invalid_event_types",
+      `${field} must be null (every event) or a non-empty list of these event types: ${EVENT_TYPES_IN_WORDS}`,
+    );
+    return undefined;
+  };
+  if (!Array.isArray(value) || value.length === 0 || value.length > 100) return bad();
+  if (!value.every(isEventType)) return bad();
+  return EVENT_TYPES.filter((t) => value.includes(t));
+}
 
 /**
  * Reads provider fields from a JSON-like object. `partial` (PATCH): nothing is required, only
@@ -106,6 +136,10 @@ export function parseProviderInput(
       if (problem !== undefined) f.add("webhook_url", "invalid_url", problem);
       else if (url !== undefined) changes.webhookUrl = url;
     }
+  }
+  if (has("webhook_event_types")) {
+    const types = parseEventTypes(f, body.webhook_event_types, "webhook_event_types");
+    if (types !== undefined) changes.webhookEventTypes = types;
   }
   if (has("notes")) {
     if (body.notes === null) changes.notes = null;

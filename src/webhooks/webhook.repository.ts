@@ -6,7 +6,7 @@ import type { EventData } from "../events/event.ts";
 import type { VersionedRules } from "../intake/intake-rules.ts";
 import type { Lead } from "../leads/lead.ts";
 import { chooseDeliveries, endpointsWithoutRoom, scanSize, scansTestDeliveries } from "./webhook.claim.ts";
-import type { Delivery, DeliveryState } from "./webhook.ts";
+import type { Delivery, DeliveryState, OutgoingEvent } from "./webhook.ts";
 
 type Db = Kysely<Database>;
 
@@ -20,6 +20,8 @@ export async function notifyWorkers(db: Db): Promise<void> {
 
 export interface EndpointRow {
   readonly url: string | null;
+  /** Subscribed event types; null: every type. */
+  readonly eventTypes: readonly string[] | null;
   readonly secretCiphertext: string | null;
   readonly previousSecretCiphertext: string | null;
   readonly previousSecretExpiresAt: Date | null;
@@ -35,6 +37,7 @@ export async function findEndpoint(db: Db, providerId: number): Promise<Endpoint
     .leftJoin("webhook_endpoints as e", "e.provider_id", "p.id")
     .select([
       "p.webhook_url",
+      "p.webhook_event_types",
       "e.secret_ciphertext",
       "e.previous_secret_ciphertext",
       "e.previous_secret_expires_at",
@@ -47,6 +50,7 @@ export async function findEndpoint(db: Db, providerId: number): Promise<Endpoint
   if (!row) return undefined;
   return {
     url: row.webhook_url,
+    eventTypes: row.webhook_event_types ?? null,
     secretCiphertext: row.secret_ciphertext,
     previousSecretCiphertext: row.previous_secret_ciphertext,
     previousSecretExpiresAt: row.previous_secret_expires_at,
@@ -459,6 +463,24 @@ export async function findDelivery(db: Db, providerId: number, id: number): Prom
     .where("d.id", "=", id)
     .executeTakeFirst();
   return row ? toDelivery(row) : undefined;
+}
+
+/** The event a delivery sends, as the worker builds it (the payload shown with a delivery). */
+export async function findDeliveryEvent(db: Db, deliveryId: number): Promise<OutgoingEvent | undefined> {
+  const row = await db
+    .selectFrom("webhook_deliveries as d")
+    .innerJoin("lead_events as e", "e.id", "d.event_sequence")
+    .select(["e.event_id", "e.type", "e.created_at", "e.livemode", "e.data"])
+    .where("d.id", "=", deliveryId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.event_id,
+    type: row.type,
+    occurredAt: new Date(row.created_at),
+    livemode: row.livemode,
+    ...payloadOf(row.data as EventData),
+  };
 }
 
 /** Queues a finished delivery again as new (attempts from zero), due now, and wakes the workers. */

@@ -5,6 +5,7 @@ import { PROVIDERS_PATH } from "../providers/provider.rest.ts";
 import type { RestFeature } from "../rest/feature.ts";
 import { cursorPageJson } from "../rest/links.ts";
 import { actorOf as actor, operation } from "../rest/typed.ts";
+import { eventBody } from "./webhook.http.ts";
 import type { WebhookService } from "./webhook.service.ts";
 import type { Delivery, WebhookEndpoint } from "./webhook.ts";
 
@@ -18,6 +19,7 @@ export function endpointJson(e: WebhookEndpoint): components["schemas"]["Webhook
     disabled_reason: e.disabledReason,
     secret_rotated_at: iso(e.secretRotatedAt),
     previous_secret_expires_at: iso(e.previousSecretExpiresAt),
+    event_types: e.eventTypes === null ? null : [...e.eventTypes],
   };
 }
 
@@ -96,6 +98,9 @@ export function deliveryDetailJson(
 ): components["schemas"]["WebhookDeliveryDetail"] {
   return {
     ...deliveryJson(d),
+    // The body as sent (or as it will be): the event's `timestamp` is when it happened, so every
+    // attempt sends these same bytes; only the signature headers differ.
+    payload: d.event === undefined ? null : (JSON.parse(eventBody(d.event)) as Record<string, unknown>),
     attempt_log: d.attemptLog.map((a) => ({
       attempt: a.attempt,
       status_code: a.statusCode,

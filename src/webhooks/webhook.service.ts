@@ -9,6 +9,7 @@ import type { Database } from "../db/schema.ts";
 import { DomainError, throwIfViolations } from "../errors.ts";
 import { newEventId } from "../events/event.ts";
 import { Fields, type RawId } from "../fields.ts";
+import { providerView } from "../leads/lead.ts";
 import { type Page, pageOf, readPageRequest } from "../paging.ts";
 import { audit, MAX_GRACE_SECONDS, notFound, providerId } from "../providers/provider.service.ts";
 import * as repo from "./webhook.repository.ts";
@@ -16,6 +17,7 @@ import {
   type AttemptOutcome,
   type Delivery,
   generateSecret,
+  type OutgoingEvent,
   type WebhookEndpoint,
   type WebhookTransport,
 } from "./webhook.ts";
@@ -33,6 +35,8 @@ export interface WebhookServiceDeps {
   readonly crypto: KeyCrypto;
   readonly transport: WebhookTransport;
   readonly now?: () => Date;
+  /** The business time zone (BUSINESS_TIMEZONE): a delivery's payload is the provider's view, as sent. */
+  readonly zone?: string;
 }
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
@@ -73,6 +77,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       return {
         providerId: id,
         url: row.url,
+        eventTypes: row.eventTypes,
         secret,
         enabled: row.enabled,
         disabledReason: row.disabledReason,
@@ -150,7 +155,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     },
 
     /** One delivery with each of its attempts. */
-    async getDelivery(rawId: RawId, rawDeliveryId: RawId): Promise<Delivery & { attemptLog: repo.AttemptLogEntry[] }> {
+    async getDelivery(
+      rawId: RawId,
+      rawDeliveryId: RawId,
+    ): Promise<Delivery & { attemptLog: repo.AttemptLogEntry[]; event: OutgoingEvent | undefined }> {
       const f = new Fields();
       const id = f.id({ id: rawId }, "id") ?? 0;
       const deliveryId = f.id({ delivery_id: rawDeliveryId }, "delivery_id") ?? 0;
@@ -158,7 +166,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await endpointOf(id);
       const found = await repo.findDelivery(db, id, deliveryId);
       if (!found) throw deliveryNotFound(id, deliveryId);
-      return { ...found, attemptLog: await repo.listAttempts(db, deliveryId) };
+      const [attemptLog, event] = await Promise.all([
+        repo.listAttempts(db, deliveryId),
+        repo.findDeliveryEvent(db, deliveryId),
+      ]);
+      // As the worker sends it: actors by role only, a duplicate as the provider sees it.
+      const sent = event?.lead === undefined ? event : { ...event, lead: providerView(event.lead, deps.zone ?? "UTC") };
+      return { ...found, attemptLog, event: sent };
     },
 
     /** Queues a delivered, failed or disabled delivery again (attempts start over); a pending one is tried now. */

@@ -20,6 +20,8 @@ export function generateSecret(): string {
 export interface WebhookEndpoint {
   readonly providerId: number;
   readonly url: string | null;
+  /** The event types it receives; null: every type, including types added later. */
+  readonly eventTypes: readonly string[] | null;
   readonly secret: string | null;
   readonly enabled: boolean;
   readonly disabledReason: string | null;

@@ -13,6 +13,9 @@ export const money = (n: number | null | undefined): string =>
   n === null || n === undefined ? "—" : `${USD.format(n)} USD`;
 /** A date and time as people read it. */
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString("en-US") : "—");
+/** A time with its zone named ("11/28/2026, 5:40:13 PM UTC"), for times read beside one another. */
+export const whenZoned = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toLocaleString("en-US", { timeZoneName: "short" }) : "—";
 
 /** Field names as the screens name them (the API's names, in words). */
 const LABELS: Record<string, string> = {

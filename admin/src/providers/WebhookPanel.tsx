@@ -4,7 +4,9 @@
  */
 import { Alert, Button, Dialog, DialogActions, DialogContent, DialogTitle, Stack, Typography } from "@mui/material";
 import { useState } from "react";
-import { useNotify, useRecordContext } from "react-admin";
+import { useNotify, useRecordContext, useRefresh } from "react-admin";
+import { EVENT_TYPE_OPTIONS } from "../../../src/events/event-type-options.ts";
+import { describeEventTypes, EventTypesChoice } from "../../../ui/src/components/EventTypesChoice.tsx";
 import { num, span, when } from "../../../ui/src/format.ts";
 import { api, data, type Schemas } from "../api.ts";
 import { Duration, MAX_GRACE, secondsOf, type Unit, withinGrace } from "./Duration.tsx";
@@ -19,6 +21,9 @@ export function WebhookPanel() {
   const [rotating, setRotating] = useState(false);
   const [overlap, setOverlap] = useState<{ amount: string; unit: Unit }>({ amount: "24", unit: "hours" });
   const [test, setTest] = useState<Schemas["WebhookTestResult"] | null>(null);
+  // The subscription being edited; undefined: the dialog is closed.
+  const [choosing, setChoosing] = useState<string[] | null | undefined>(undefined);
+  const refresh = useRefresh();
   const id = record?.id;
   const page = useDeliveries(id);
   if (!record || id === undefined) return null;
@@ -48,6 +53,19 @@ export function WebhookPanel() {
         { type: "success" },
       );
     });
+  const saveEventTypes = () =>
+    act(async () => {
+      if (choosing === undefined) return;
+      await data(
+        api.PATCH("/api/v1/lead_providers/{id}/", {
+          params: { path: { id } },
+          body: { webhook_event_types: choosing },
+        }),
+      );
+      setChoosing(undefined);
+      notify(`Events sent: ${describeEventTypes(EVENT_TYPE_OPTIONS, choosing)}`, { type: "success" });
+      refresh();
+    });
   const sendTest = () =>
     act(async () => {
       setTest(await data(api.POST("/api/v1/lead_providers/{id}/webhook/test/", { params: { path: { id } } })));
@@ -64,6 +82,9 @@ export function WebhookPanel() {
         ) : (
           "No webhook URL: set one with Edit to send this provider its lead events."
         )}
+      </Typography>
+      <Typography variant="body2" gutterBottom data-testid="webhook-events">
+        Events sent: {describeEventTypes(EVENT_TYPE_OPTIONS, record.webhook_event_types ?? null)}.
       </Typography>
       {endpoint && (
         <>
@@ -94,6 +115,9 @@ export function WebhookPanel() {
             Rotate secret
           </Button>
         )}
+        <Button variant="outlined" onClick={() => setChoosing(record.webhook_event_types ?? null)}>
+          Choose events
+        </Button>
         {record.webhook_url && (
           <Button variant="outlined" onClick={sendTest}>
             Send a test event
@@ -119,6 +143,27 @@ export function WebhookPanel() {
           <Button onClick={() => setRotating(false)}>Cancel</Button>
           <Button variant="contained" onClick={rotate} disabled={!overlapOk}>
             Rotate secret
+          </Button>
+        </DialogActions>
+      </Dialog>
+      <Dialog
+        open={choosing !== undefined}
+        onClose={() => setChoosing(undefined)}
+        aria-labelledby="choose-events-title"
+        fullWidth
+      >
+        <DialogTitle id="choose-events-title">Events sent to the webhook</DialogTitle>
+        <DialogContent>
+          <Typography variant="body2" gutterBottom>
+            Events not chosen are not sent (the provider still sees them in its events feed). A change applies to events
+            that happen after it.
+          </Typography>
+          <EventTypesChoice options={EVENT_TYPE_OPTIONS} value={choosing ?? null} onChange={setChoosing} />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setChoosing(undefined)}>Cancel</Button>
+          <Button variant="contained" onClick={saveEventTypes}>
+            Save events
           </Button>
         </DialogActions>
       </Dialog>

@@ -1519,8 +1519,8 @@ export interface paths {
      */
     get: operations["getPortalWebhook"];
     /**
-     * Set or clear the webhook URL
-     * @description Sets the provider's webhook URL, with the checks administrators get (https in production, no private or loopback addresses unless the deployment allows them), or clears it with `null`. A first URL creates the signing secret; an endpoint disabled earlier receives again.
+     * Set or clear the webhook URL and choose its events
+     * @description Sets the provider's webhook URL and, with `webhook_event_types`, the event types it receives (omitted leaves them as they are; null is every type), with the checks administrators get (https in production, no private or loopback addresses unless the deployment allows them), or clears it with `null`. A first URL creates the signing secret; an endpoint disabled earlier receives again.
      */
     put: operations["setPortalWebhook"];
     post?: never;
@@ -4144,6 +4144,7 @@ export interface components {
        * @example https://hooks.acme-leads.example/lead-provider
        */
       webhook_url: string | null;
+      webhook_event_types?: components["schemas"]["WebhookEventTypes"];
     };
     PortalKeys: {
       live: components["schemas"]["ApiKeySummary"] | null;
@@ -4947,6 +4948,7 @@ export interface components {
        * @example https://hooks.acme-leads.example.com/lead-provider
        */
       webhook_url: string | null;
+      webhook_event_types?: components["schemas"]["WebhookEventTypes"];
       /** @example Onboarded by the partnerships team. */
       notes: string | null;
       /**
@@ -5070,13 +5072,14 @@ export interface components {
        * @example https://hooks.acme-leads.example.com/lead-provider
        */
       webhook_url?: string;
+      webhook_event_types?: components["schemas"]["WebhookEventTypes"];
       /**
        * @description Internal notes.
        * @example Onboarded by the partnerships team.
        */
       notes?: string;
     };
-    /** @description Fields to change; the others stay as they are. `null` clears contact_email, webhook_url or notes. Unknown fields are an error. */
+    /** @description Fields to change; the others stay as they are. `null` clears contact_email, webhook_url or notes; null for `webhook_event_types` subscribes to every type. Unknown fields are an error. */
     ProviderUpdate: {
       /** @example Acme Auto Leads */
       name?: string;
@@ -5100,6 +5103,7 @@ export interface components {
        * @example https://hooks.acme-leads.example.com/lead-provider
        */
       webhook_url?: string | null;
+      webhook_event_types?: components["schemas"]["WebhookEventTypes"];
       /** @example Contract renewed until October 2027. */
       notes?: string | null;
     };
@@ -5124,6 +5128,18 @@ export interface components {
        */
       previous_key_grace_seconds?: number;
     };
+    /**
+     * @description The event types the webhook receives; null (the default) means every type, including
+     *     types added later. Events of other types are not sent (they stay in the events feed).
+     *     A change applies to events written after it. Known types: lead.created, lead.quoted, lead.ordered, lead.status_changed, intake_rules.changed, terms.changed, payout.created, adjustment.created, lead.return_requested, lead.return_contested, lead.return_approved, lead.return_denied, lead.return_withdrawn. An unknown type or an
+     *     empty list is a 400 naming the field, with the allowed types described in words.
+     * @example [
+     *       "lead.created",
+     *       "lead.ordered"
+     *     ]
+     * @example null
+     */
+    WebhookEventTypes: string[] | null;
     /** @description A provider's webhook endpoint and its signing secret. */
     WebhookEndpoint: {
       /**
@@ -5153,6 +5169,7 @@ export interface components {
        * @example null
        */
       previous_secret_expires_at: string | null;
+      event_types?: components["schemas"]["WebhookEventTypes"];
     };
     /** @description Rotation options. Unknown fields are an error. */
     RotateWebhookSecretRequest: {
@@ -5293,6 +5310,14 @@ export interface components {
     };
     /** @description A delivery with each of its attempts, first to last. */
     WebhookDeliveryDetail: components["schemas"]["WebhookDelivery"] & {
+      /**
+       * @description The JSON body that was sent, or will be sent at the next attempt (the same on every
+       *     attempt; only the signature headers differ); null when the event is gone (outbox
+       *     retention).
+       */
+      payload?: {
+        [key: string]: unknown;
+      } | null;
       attempt_log: components["schemas"]["WebhookAttempt"][];
     };
     /** @description One page of a provider's deliveries, newest first. */
