@@ -38,11 +38,11 @@ const PAGE = `<!doctype html>
 // backgrounds: its text colours are darkened here, and its links underlined.
 const CUSTOM_CSS = `
 .light-mode, .light-mode .sidebar, .light-mode .t-doc__sidebar {
-  --scalar-color-1: #121212;
+  --scalar-color-1: #1a1a1a;
   --scalar-color-2: #3b3b3b;
   --scalar-color-3: #4f4f4f;
   --scalar-color-accent: #0b4ea2;
-  --scalar-sidebar-color-1: #121212;
+  --scalar-sidebar-color-1: #1a1a1a;
   --scalar-sidebar-color-2: #3b3b3b;
   --scalar-sidebar-color-active: #0b4ea2;
   --scalar-color-green: #0b6b2c;
