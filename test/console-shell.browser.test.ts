@@ -258,7 +258,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
     const page = await context.newPage();
     await adminSignIn(page);
     await page.goto(`${t.url}/admin/providers/${provider.id}/show`);
-    const cap = page.getByLabel("Day cap", { exact: false }).first();
+    const cap = page.getByRole("region", { name: "Intake rules" }).getByLabel("Per day");
     await cap.fill("50");
     await page.getByRole("button", { name: "Save intake rules" }).click();
     const dialog = page.getByRole("dialog", { name: "Save the intake rules?" });
