@@ -238,6 +238,11 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.keyboard.press("Escape");
     await panel.getByLabel("Per day").fill("0");
     await panel.getByRole("button", { name: "Save intake rules" }).click();
+    // Saving asks first, listing the changes.
+    await page
+      .getByRole("dialog", { name: "Save the intake rules?" })
+      .getByRole("button", { name: "Save and notify" })
+      .click();
     // The service's refusal is shown under the member it names.
     await panel
       .getByText(/Day cap must be a positive integer/)
@@ -258,6 +263,11 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await panel.getByLabel("Saturday closes").fill("13:00");
     await accessible(page, "provider-intake");
     await panel.getByRole("button", { name: "Save intake rules" }).click();
+    // Saving asks first, listing the changes.
+    await page
+      .getByRole("dialog", { name: "Save the intake rules?" })
+      .getByRole("button", { name: "Save and notify" })
+      .click();
     await panel.getByText(/^Version 1/).waitFor();
     await panel.getByText(/1 used, 24 left/).waitFor();
     const stored = (await (
@@ -767,10 +777,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
         `${t.url}/admin/audit?filter=${encodeURIComponent(JSON.stringify({ provider_id: p.id, actor: "TEST-ad" }))}`,
       );
       await page.getByText("Requests per minute: 1,000 → 90").waitFor(); // the app's default, then 90
-      await page
-        .getByRole("link", { name: `Provider ${p.id}` })
-        .first()
-        .click();
+      await page.getByRole("link", { name: pName }).first().click();
       await page.waitForURL(new RegExp(`/admin/providers/${p.id}/show$`));
 
       // Creating a provider says so in words.

@@ -158,13 +158,18 @@ describe.each(BACKENDS)("migrations ($name)", (backend) => {
         { email: "later@x.example", role: "member" },
         { email: "only@y.example", role: "member" },
       ]);
+    } finally {
+      await handle.close();
+      await target.drop();
+    }
+  });
 
   it("keeps every existing endpoint on every event type, and queues only subscribed types after (0024)", async () => {
     const target = await createTestDatabase(backend, { empty: true });
     const handle = await openDatabase({ databaseUrl: target.url, dataDir: "memory://", poolSize: 1, timeoutMs: 5000 });
     try {
       const db = handle.db;
-      expect((await createMigrator(db).migrateTo("0022-stats-periods")).error).toBeUndefined();
+      expect((await createMigrator(db).migrateTo("0023-portal-team-and-reset")).error).toBeUndefined();
       const { rows } = await sql<{ id: number }>`
         insert into providers (name, rate_limit_per_minute, rate_limit_per_day, webhook_url)
         values ('Hooked', 60, 2000, 'https://hooks.example.com/a') returning id`.execute(db);

@@ -1,4 +1,8 @@
-/** The back office at /admin/ (the router's basename): react-admin over the service's own contracts. */
+/**
+ * The back office at /admin/ (the router's basename): react-admin over the service's own
+ * contracts. Nothing of a screen shows before the session is known (`requireAuth`): signed out,
+ * the first screen drawn is sign-in.
+ */
 
 import AccountBalanceIcon from "@mui/icons-material/AccountBalance";
 import HistoryIcon from "@mui/icons-material/History";
@@ -6,22 +10,31 @@ import LocalShippingIcon from "@mui/icons-material/LocalShipping";
 import ReceiptLongIcon from "@mui/icons-material/ReceiptLong";
 import StorefrontIcon from "@mui/icons-material/Storefront";
 import UndoIcon from "@mui/icons-material/Undo";
-import { CustomRoutes, Resource } from "react-admin";
+import { Suspense } from "react";
+import { CustomRoutes, Loading, Resource } from "react-admin";
 import { Route } from "react-router-dom";
 import { ConsoleApp } from "../../ui/src/ConsoleApp.tsx";
-import { AuditList } from "./audit.tsx";
+import { lazyScreen } from "../../ui/src/lazy.ts";
 import { authProvider, FORBIDDEN_PATH } from "./authProvider.ts";
-import { ConsentRecordPage } from "./consents.tsx";
-import { Dashboard } from "./dashboard.tsx";
 import { dataProvider } from "./dataProvider.ts";
 import { ForbiddenPage } from "./ForbiddenPage.tsx";
 import { Layout } from "./Layout.tsx";
 import { LoginPage } from "./LoginPage.tsx";
-import { LeadList, LeadShow } from "./leads.tsx";
-import { PayablesPage } from "./payables.tsx";
-import { ProviderCreate, ProviderEdit, ProviderList, ProviderShow } from "./providers.tsx";
-import { RequestList, RequestShow } from "./requests.tsx";
-import { ReturnsPage } from "./returns.tsx";
+
+// Each screen is its own chunk, fetched on its first visit: sign-in loads only the shell.
+const Dashboard = lazyScreen(() => import("./dashboard.tsx"), "Dashboard");
+const AuditList = lazyScreen(() => import("./audit.tsx"), "AuditList");
+const ConsentRecordPage = lazyScreen(() => import("./consents.tsx"), "ConsentRecordPage");
+const LeadList = lazyScreen(() => import("./leads.tsx"), "LeadList");
+const LeadShow = lazyScreen(() => import("./leads.tsx"), "LeadShow");
+const PayablesPage = lazyScreen(() => import("./payables.tsx"), "PayablesPage");
+const ProviderCreate = lazyScreen(() => import("./providers.tsx"), "ProviderCreate");
+const ProviderEdit = lazyScreen(() => import("./providers.tsx"), "ProviderEdit");
+const ProviderList = lazyScreen(() => import("./providers.tsx"), "ProviderList");
+const ProviderShow = lazyScreen(() => import("./providers.tsx"), "ProviderShow");
+const RequestList = lazyScreen(() => import("./requests.tsx"), "RequestList");
+const RequestShow = lazyScreen(() => import("./requests.tsx"), "RequestShow");
+const ReturnsPage = lazyScreen(() => import("./returns.tsx"), "ReturnsPage");
 
 export function App() {
   return (
@@ -33,6 +46,7 @@ export function App() {
       authProvider={authProvider}
       loginPage={LoginPage}
       layout={Layout}
+      requireAuth
     >
       <Resource
         name="providers"
@@ -63,7 +77,14 @@ export function App() {
       <Resource name="returns" list={ReturnsPage} icon={UndoIcon} options={{ label: "Returns" }} />
       <CustomRoutes noLayout>
         <Route path={FORBIDDEN_PATH} element={<ForbiddenPage />} />
-        <Route path="/consents/:id" element={<ConsentRecordPage />} />
+        <Route
+          path="/consents/:id"
+          element={
+            <Suspense fallback={<Loading />}>
+              <ConsentRecordPage />
+            </Suspense>
+          }
+        />
       </CustomRoutes>
     </ConsoleApp>
   );

@@ -23,7 +23,7 @@ const filters = [
   <TextInput key="actor" source="actor" label="Actor (any part)" alwaysOn />,
 ];
 
-/** The entry's target as a link to its page. */
+/** The entry's target, named, as a link to its page. */
 function Target({ entry }: { entry: RaRecord }) {
   const path =
     entry.target_type === "provider"
@@ -31,7 +31,10 @@ function Target({ entry }: { entry: RaRecord }) {
       : entry.target_type === "lead"
         ? `/leads/${entry.target_id}/show`
         : undefined;
-  const text = `${entry.target_type === "provider" ? "Provider" : entry.target_type === "lead" ? "Lead" : entry.target_type} ${entry.target_id}`;
+  const kind =
+    entry.target_type === "provider" ? "Provider" : entry.target_type === "lead" ? "Lead" : entry.target_type;
+  // Its name (a provider's, a lead's order number and customer) where the service knows it.
+  const text = entry.target_name ? String(entry.target_name) : `${kind} ${entry.target_id}`;
   return path ? (
     <Link to={path} onClick={(e) => e.stopPropagation()}>
       {text}

@@ -31,6 +31,8 @@ import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
 import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
+import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
+import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { money, when } from "../../ui/src/format.ts";
 import { duplicateLabel } from "../../ui/src/labels.ts";
@@ -85,7 +87,7 @@ export function LeadList() {
         <SimpleList primaryText={(l) => <LeadHeadline lead={l} />} secondaryText={leadSubline} linkType="show" />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false}>
-          <TextField source="order_number" sortable={false} />
+          <RowLink source="order_number" label="Order number" sortable={false} />
           <TextField source="external_id" sortable={false} />
           <ReferenceField source="provider_id" reference="providers" link="show" sortable={false} />
           <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
@@ -201,6 +203,7 @@ const place = (p: { zip: string; city: string; state: string } | null) => (p ? `
 export function LeadShow() {
   return (
     <Show actions={<TopToolbar />} title={<LeadTitle />}>
+      <RecordHeading />
       <TestNotice />
       <MoveButtons />
       <LeadReturnPanel />

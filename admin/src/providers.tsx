@@ -33,6 +33,8 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
+import { ListHeading, RecordHeading } from "../../ui/src/components/PageHeading.tsx";
+import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { num, relative } from "../../ui/src/format.ts";
 import { ListActions } from "./listActions.tsx";
 import { DeactivateButton } from "./providers/DeactivateButton.tsx";
@@ -91,38 +93,41 @@ function Health({ h }: { h: { text: string; ok: boolean } }) {
 export function ProviderList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <List
-      filters={filters}
-      sort={{ field: "id", order: "ASC" }}
-      perPage={25}
-      actions={<ListActions create />}
-      exporter={false}
-    >
-      {small ? (
-        <SimpleList
-          primaryText={(p) => p.name}
-          secondaryText={(p) =>
-            `${p.is_active ? "Active" : "Inactive"} · ${num(p.activity?.leads_this_week)} leads this week · ${keyHealth(p.api_key).text} · ${webhookHealth(p.activity).text}`
-          }
-          linkType="show"
-        />
-      ) : (
-        <Datagrid rowClick="show" bulkActionButtons={false}>
-          <NumberField source="id" sortable={false} />
-          <TextField source="name" sortable={false} />
-          <BooleanField source="is_active" label="Active" sortable={false} />
-          <FunctionField label="Leads this week" render={(p) => num(p.activity?.leads_this_week)} />
-          <FunctionField label="Last lead" render={(p) => relative(p.activity?.last_lead_at)} />
-          <FunctionField label="Live key" render={(p) => <Health h={keyHealth(p.api_key)} />} />
-          <FunctionField label="Webhook" render={(p) => <Health h={webhookHealth(p.activity)} />} />
-          <FunctionField
-            label="Limits"
-            render={(p) => `${num(p.rate_limit_per_minute)}/min · ${num(p.rate_limit_per_day)}/day`}
+    <>
+      <ListHeading />
+      <List
+        filters={filters}
+        sort={{ field: "id", order: "ASC" }}
+        perPage={25}
+        actions={<ListActions create />}
+        exporter={false}
+      >
+        {small ? (
+          <SimpleList
+            primaryText={(p) => p.name}
+            secondaryText={(p) =>
+              `${p.is_active ? "Active" : "Inactive"} · ${num(p.activity?.leads_this_week)} leads this week · ${keyHealth(p.api_key).text} · ${webhookHealth(p.activity).text}`
+            }
+            linkType="show"
           />
-          <EditButton />
-        </Datagrid>
-      )}
-    </List>
+        ) : (
+          <Datagrid rowClick="show" bulkActionButtons={false}>
+            <NumberField source="id" sortable={false} />
+            <RowLink source="name" label="Name" sortable={false} />
+            <BooleanField source="is_active" label="Active" sortable={false} />
+            <FunctionField label="Leads this week" render={(p) => num(p.activity?.leads_this_week)} />
+            <FunctionField label="Last lead" render={(p) => relative(p.activity?.last_lead_at)} />
+            <FunctionField label="Live key" render={(p) => <Health h={keyHealth(p.api_key)} />} />
+            <FunctionField label="Webhook" render={(p) => <Health h={webhookHealth(p.activity)} />} />
+            <FunctionField
+              label="Limits"
+              render={(p) => `${num(p.rate_limit_per_minute)}/min · ${num(p.rate_limit_per_day)}/day`}
+            />
+            <EditButton />
+          </Datagrid>
+        )}
+      </List>
+    </>
   );
 }
 
@@ -250,6 +255,7 @@ function Panels() {
 export function ProviderShow() {
   return (
     <Show actions={<ShowActions />}>
+      <RecordHeading />
       <SimpleShowLayout>
         <TextField source="name" />
         <TextField source="contact_email" emptyText="—" />

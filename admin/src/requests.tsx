@@ -27,7 +27,9 @@ import {
 } from "react-admin";
 import { Link } from "react-router-dom";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
-import { OUTCOMES, ProblemAlert, RequestBody } from "../../ui/src/components/requests.tsx";
+import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
+import { RowLink } from "../../ui/src/components/RowLink.tsx";
+import { modeLabel, OUTCOMES, outcomeLabel, ProblemAlert, RequestBody } from "../../ui/src/components/requests.tsx";
 import { ListActions } from "./listActions.tsx";
 
 const MODES = [
@@ -49,26 +51,11 @@ const filters = [
   <DateTimeInput key="created_before" source="created_before" label="Before" />,
 ];
 
-/** Dark enough on white for WCAG AA (4.5:1) in both variants. */
-const OUTCOME_COLOURS: Record<string, string> = {
-  accepted: "#1b5e20",
-  rejected: "#b71c1c",
-  rate_limited: "#7a3d00",
-  failed: "#4a148c",
-};
-
 export function OutcomeChip() {
   const record = useRecordContext();
   if (!record) return null;
-  const colour = OUTCOME_COLOURS[record.outcome as string] ?? "#333";
-  return (
-    <Chip
-      size="small"
-      variant="outlined"
-      sx={{ color: colour, borderColor: colour }}
-      label={`${record.status} ${String(record.outcome).replace("_", " ")}`}
-    />
-  );
+  const { text, colour } = outcomeLabel(record as unknown as { status: number; outcome: string; operation: string });
+  return <Chip size="small" variant="outlined" sx={{ color: colour, borderColor: colour }} label={text} />;
 }
 
 /** A search by request id that finds exactly one entry opens it. */
@@ -97,15 +84,21 @@ export function RequestList() {
       <LandOnSearchedRequest />
       {small ? (
         <SimpleList
-          primaryText={(e) => `${e.status} ${e.outcome} · ${e.code ?? ""}`}
-          secondaryText={(e) => e.operation}
+          primaryText={(e) => `${outcomeLabel(e).text}${e.code ? ` · ${e.code}` : ""}`}
+          secondaryText={(e) => `${modeLabel(e.livemode)} · ${e.operation}`}
           tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
           linkType="show"
         />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false}>
-          <DateField source="created_at" label="When" showTime sortable={false} />
+          <RowLink
+            source="created_at"
+            label="When"
+            sortable={false}
+            render={(e) => new Date(e.created_at).toLocaleString("en-US")}
+          />
           <ReferenceField source="provider_id" reference="providers" link={false} sortable={false} emptyText="—" />
+          <FunctionField label="Mode" render={(e) => modeLabel(e.livemode)} />
           <TextField source="operation" sortable={false} />
           <FunctionField label="Outcome" render={() => <OutcomeChip />} />
           <TextField source="code" emptyText="—" sortable={false} />
@@ -126,6 +119,7 @@ function LeadLink() {
 export function RequestShow() {
   return (
     <Show title="Request">
+      <RecordHeading />
       <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="request_id" label="Request id" />
         <DateField source="created_at" label="When" showTime />
@@ -134,7 +128,7 @@ export function RequestShow() {
           reference="providers"
           emptyText="— (no provider: refused before a key named one)"
         />
-        <FunctionField label="Mode" render={(e) => (e.livemode === null ? "—" : e.livemode ? "Live" : "Test")} />
+        <FunctionField label="Mode" render={(e) => modeLabel(e.livemode)} />
         <TextField source="operation" />
         <FunctionField label="Outcome" render={() => <OutcomeChip />} />
         <TextField source="rpc_code" label="RPC code" emptyText="—" />

@@ -5991,6 +5991,11 @@ export interface components {
       target_type: string;
       /** @example 7 */
       target_id: string;
+      /**
+       * @description What the target is called, for reading the log - a provider's name, a lead's order number and customer name; null when the target is gone or has no name.
+       * @example Acme Shipping
+       */
+      target_name: string | null;
       /** @description Field names, ids and times; never a secret. */
       details: {
         [key: string]: unknown;

@@ -11,6 +11,7 @@ import {
   Datagrid,
   DateField,
   FunctionField,
+  type RaRecord,
   SelectInput,
   Show,
   SimpleList,
@@ -26,6 +27,8 @@ import { ConsentRecordView } from "../../ui/src/components/ConsentRecord.tsx";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
 import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
+import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
+import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { FIELD_LABELS } from "../../ui/src/labels.ts";
 import { api, data, explain } from "./api.ts";
@@ -96,6 +99,8 @@ const LeadListActions = () => (
   </TopToolbar>
 );
 
+const leadPath = (l: RaRecord) => `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`;
+
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
@@ -104,17 +109,12 @@ export function LeadList() {
         <SimpleList
           primaryText={(l) => <LeadHeadline lead={l} />}
           secondaryText={(l) => `${leadSubline(l)}${l.sub_id ? ` · ${FIELD_LABELS.sub_id} ${l.sub_id}` : ""}`}
-          linkType={(l) => `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`}
+          linkType={leadPath}
         />
       ) : (
         <Scrolls>
-          <Datagrid
-            rowClick={(_id, _r, l) =>
-              `/leads/${encodeURIComponent(l.external_id)}/show${l.livemode ? "" : "?mode=test"}`
-            }
-            bulkActionButtons={false}
-          >
-            <TextField source="order_number" sortable={false} />
+          <Datagrid rowClick={(_id, _r, l) => leadPath(l)} bulkActionButtons={false}>
+            <RowLink source="order_number" label="Order number" sortable={false} to={leadPath} />
             <TextField source="external_id" sortable={false} />
             <FunctionField label="State" render={(l) => <StateChip state={l.state} />} />
             <TextField source="lead_status" sortable={false} />
@@ -174,6 +174,7 @@ export function LeadShow() {
   const [params] = useSearchParams();
   return (
     <Show queryOptions={{ meta: { mode: params.get("mode") ?? "live" } }} title="Lead">
+      <RecordHeading />
       <SimpleShowLayout>
         <TestNotice />
         <TextField source="order_number" />

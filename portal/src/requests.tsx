@@ -20,6 +20,8 @@ import {
 } from "react-admin";
 import { useNavigate, useSearchParams } from "react-router-dom";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
+import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
+import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { OUTCOMES, ProblemAlert, RequestBody, refusalSummary } from "../../ui/src/components/requests.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { MODE_CHOICES } from "./leads.tsx";
@@ -85,7 +87,13 @@ export function RequestList() {
         ) : (
           <Scrolls>
             <Datagrid rowClick={(_id, _r, e) => link(e as never)} bulkActionButtons={false}>
-              <DateField source="created_at" label="When" showTime sortable={false} />
+              <RowLink
+                source="created_at"
+                label="When"
+                sortable={false}
+                to={(e) => link(e as never)}
+                render={(e) => new Date(e.created_at).toLocaleString("en-US")}
+              />
               <TextField source="operation" sortable={false} />
               <NumberField source="status" sortable={false} />
               <TextField source="outcome" sortable={false} />
@@ -116,6 +124,7 @@ export function RequestShow() {
         },
       }}
     >
+      <RecordHeading />
       <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="request_id" label="Request id" />
         <DateField source="created_at" label="When" showTime />

@@ -37,6 +37,37 @@ export async function recordAudit(db: Kysely<Database>, entry: AuditEntry): Prom
 export interface AuditRecord extends AuditEntry {
   readonly id: number;
   readonly at: Date;
+  /** What the target is called: a provider's name, a lead's order number and customer; null when unknown. */
+  readonly targetName?: string | null;
+}
+
+const whole = (ids: string[]) => [...new Set(ids.filter((id) => /^[1-9]\d{0,15}$/.test(id)).map(Number))];
+
+/**
+ * The entries with their targets' names: one query for the page's providers and one for its leads
+ * (primary-key lookups, however long the page), never one per entry.
+ */
+export async function withTargetNames(db: Kysely<Database>, entries: AuditRecord[]): Promise<AuditRecord[]> {
+  const of = (type: string) => whole(entries.filter((e) => e.targetType === type).map((e) => e.targetId));
+  const providerIds = of("provider");
+  const leadIds = of("lead");
+  const [providers, leads] = await Promise.all([
+    providerIds.length === 0
+      ? []
+      : db.selectFrom("providers").select(["id", "name"]).where("id", "in", providerIds).execute(),
+    leadIds.length === 0
+      ? []
+      : db
+          .selectFrom("leads")
+          .select(["id", "order_number", "first_name", "last_name"])
+          .where("id", "in", leadIds)
+          .execute(),
+  ]);
+  const names = new Map<string, string>([
+    ...providers.map((p) => [`provider:${p.id}`, p.name] as const),
+    ...leads.map((l) => [`lead:${l.id}`, `${l.order_number} · ${l.first_name} ${l.last_name}`.trim()] as const),
+  ]);
+  return entries.map((e) => ({ ...e, targetName: names.get(`${e.targetType}:${e.targetId}`) ?? null }));
 }
 
 export interface AuditFilter {

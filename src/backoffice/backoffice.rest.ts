@@ -69,6 +69,7 @@ export function backofficeRoutes(backoffice: Backoffice, publicBaseUrl?: string)
             action: a.action,
             target_type: a.targetType,
             target_id: a.targetId,
+            target_name: a.targetName ?? null,
             details: a.details ?? {},
           }),
           publicBaseUrl,

@@ -3,7 +3,7 @@
  * trail, and a provider's usage of its rate limits now. Administrators only (the edge's surface).
  */
 import type { Kysely } from "kysely";
-import { type AuditRecord, listAudit } from "../audit/audit.repository.ts";
+import { type AuditRecord, listAudit, withTargetNames } from "../audit/audit.repository.ts";
 import type { Database } from "../db/schema.ts";
 import { throwIfViolations } from "../errors.ts";
 import { Fields, type RawId } from "../fields.ts";
@@ -83,7 +83,8 @@ export function createBackoffice(deps: { readonly db: Kysely<Database>; readonly
       const actor = f.text({ actor: q.actor }, "actor", { max: 200, noControl: true });
       throwIfViolations(f.violations);
       const filter = { providerId: provider, actor: actor === "" ? undefined : actor, beforeId: page.afterId };
-      return pageOf(await listAudit(db, filter, page.size + 1), page.size, (a) => a.id);
+      const result = pageOf(await listAudit(db, filter, page.size + 1), page.size, (a) => a.id);
+      return { ...result, items: await withTargetNames(db, result.items) };
     },
 
     /** The provider's requests this minute and today against its limits, live and test, from the limiter. */

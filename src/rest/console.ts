@@ -7,8 +7,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import express, { Router } from "express";
+import { Router } from "express";
 import { PROBLEM_CONTENT_TYPE, problemJson } from "../edge/problem-json.ts";
+import { fileUnder, sendCompressed } from "./static-compressed.ts";
 
 export const CONSOLE_DIR = fileURLToPath(new URL("../../admin/dist", import.meta.url));
 /** The provider portal's build (portal/, Vite): served at /portal/. */
@@ -62,8 +63,9 @@ export function consoleRoutes(dir = CONSOLE_DIR, options: ConsoleOptions = {}): 
 }
 
 /**
- * A single-page app built by Vite, served at `prefix`: the CSP above on every answer, hashed
- * assets cached for a year, every other path under the prefix answered with index.html (a deep
+ * A single-page app built by Vite, served at `prefix`: the CSP above on every answer, every text
+ * file brotli- or gzip-compressed as the browser accepts (static-compressed.ts), hashed assets
+ * cached for a year (immutable), every other path under the prefix answered with index.html (a deep
  * link opens its screen), a 503 naming `make install` when it is not built.
  */
 export function appRoutes(prefix: string, dir: string, what: string, builds: string): Router {
@@ -79,23 +81,25 @@ export function appRoutes(prefix: string, dir: string, what: string, builds: str
     if (req.originalUrl.split("?")[0] === prefix) res.redirect(301, `${prefix}/`);
     else next();
   });
-  // Hashed file names never change: cache them for a year (replacing the no-store every answer
-  // starts with, observe.ts). index.html is never cached.
-  router.use(`${prefix}/assets`, (_req, res, next) => {
-    res.removeHeader("Cache-Control");
-    next();
+  // Hashed file names never change: cached for a year, immutable (replacing the no-store every
+  // answer starts with, observe.ts). Sent brotli- or gzip-compressed as the browser accepts.
+  router.get(`${prefix}/assets/{*path}`, (req, res, next) => {
+    const file = fileUnder(join(dir, "assets"), req.path.slice(`${prefix}/assets`.length));
+    if (!file) return next();
+    sendCompressed(req, res, file, "public, max-age=31536000, immutable");
   });
-  router.use(
-    `${prefix}/assets`,
-    express.static(join(dir, "assets"), { index: false, immutable: true, maxAge: "365d" }),
-  );
   router.use(`${prefix}/assets`, (req, res) => {
     res.setHeader("Cache-Control", "no-store"); // a missing asset may appear with the next build
     res.status(404).type(PROBLEM_CONTENT_TYPE);
     res.send(problemJson({ status: 404, code: "not_found", title: "Not found", detail: `no file ${req.originalUrl}` }));
   });
-  router.use(prefix, express.static(dir, { index: false, maxAge: "1h" }));
-  router.get(`${prefix}/{*path}`, (_req, res) => {
+  // Other files of the build (the icon): an hour. index.html is never cached.
+  router.get(`${prefix}/{*path}`, (req, res, next) => {
+    const file = fileUnder(dir, req.path.slice(prefix.length));
+    if (!file || file === index || /\.(br|gz)$/.test(file)) return next();
+    sendCompressed(req, res, file, "public, max-age=3600");
+  });
+  router.get(`${prefix}/{*path}`, (req, res) => {
     if (!existsSync(index)) {
       res.status(503).type(PROBLEM_CONTENT_TYPE);
       res.send(
@@ -108,8 +112,7 @@ export function appRoutes(prefix: string, dir: string, what: string, builds: str
       );
       return;
     }
-    res.setHeader("Cache-Control", "no-store");
-    res.sendFile(index);
+    sendCompressed(req, res, index, "no-store");
   });
   return router;
 }

@@ -34,15 +34,76 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
+// Scalar's default light theme draws some secondary text below WCAG AA (4.5:1) on its
+// backgrounds: its text colours are darkened here, and its links underlined.
+const CUSTOM_CSS = `
+.light-mode, .light-mode .sidebar, .light-mode .t-doc__sidebar {
+  --scalar-color-1: #1a1a1a;
+  --scalar-color-2: #3b3b3b;
+  --scalar-color-3: #4f4f4f;
+  --scalar-color-accent: #0b4ea2;
+  --scalar-sidebar-color-1: #1a1a1a;
+  --scalar-sidebar-color-2: #3b3b3b;
+  --scalar-sidebar-color-active: #0b4ea2;
+  --scalar-color-green: #0b6b2c;
+  --scalar-color-red: #b3261e;
+  --scalar-color-yellow: #7a4d00;
+  --scalar-color-blue: #0b4ea2;
+  --scalar-color-orange: #8a3b00;
+  --scalar-color-purple: #5b2a9b;
+}
+:focus-visible { outline: 3px solid #0b4ea2 !important; outline-offset: 2px; }
+`;
+
 // "Try it" targets the page's own origin (whatever port or proxy served it), not the contract's
-// example server, which the page's CSP (connect-src 'self') would block anywhere else.
+// example server, which the page's CSP (connect-src 'self') would block anywhere else. A region
+// that scrolls inside the page is given tabindex=0 and a name, so a keyboard can reach and scroll
+// it (WCAG 2.1.1; axe: scrollable-region-focusable), as Scalar draws and redraws them; list items
+// outside a list (its narrow-screen menu) get their parent marked as the list.
 const INIT = `Scalar.createApiReference("#app", {
   url: "/openapi.yaml",
   servers: [{ url: window.location.origin, description: "This server" }],
   withDefaultFonts: false,
   hideClientButton: false,
   telemetry: false,
+  forceDarkModeState: "light",
+  hideDarkModeToggle: true,
+  customCss: ${JSON.stringify(CUSTOM_CSS)},
 });
+(function focusableScrollRegions() {
+  var named = 0;
+  function mark() {
+    // Scalar's narrow-screen menu puts list items in a plain element: make it the list it is.
+    var items = document.querySelectorAll("#app li");
+    for (var j = 0; j < items.length; j++) {
+      var parent = items[j].parentElement;
+      if (parent && !/^(UL|OL|MENU)$/.test(parent.tagName) && !parent.getAttribute("role")) parent.setAttribute("role", "list");
+    }
+    var all = document.querySelectorAll("#app *");
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el.hasAttribute("data-scroll-region")) continue;
+      var style = getComputedStyle(el);
+      var scrolls = /(auto|scroll)/.test(style.overflowY + style.overflowX);
+      if (!scrolls || (el.scrollHeight <= el.clientHeight && el.scrollWidth <= el.clientWidth)) continue;
+      el.setAttribute("data-scroll-region", "");
+      if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "0");
+      if (!el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby")) {
+        named += 1;
+        var inSidebar = el.closest("nav, aside, .sidebar, .t-doc__sidebar");
+        el.setAttribute("aria-label", inSidebar ? "API reference contents" : "API reference, scrollable part " + named);
+      }
+      if (!el.getAttribute("role")) el.setAttribute("role", "region");
+    }
+  }
+  var pending = false;
+  new MutationObserver(function () {
+    if (pending) return;
+    pending = true;
+    setTimeout(function () { pending = false; mark(); }, 200);
+  }).observe(document.getElementById("app"), { childList: true, subtree: true });
+  window.addEventListener("resize", mark);
+})();
 `;
 
 /** The SDKs' READMEs, served as text at /docs/sdks/<name> (a checkout without sdks/ answers 404 there). */

@@ -4,6 +4,16 @@ import englishMessages from "ra-language-english";
 
 const messages = {
   ...englishMessages,
+  ra: {
+    ...englishMessages.ra,
+    // An empty list says what to do, and blames a filter only when one is set.
+    navigation: {
+      ...englishMessages.ra.navigation,
+      no_filtered_results: "No %{name} match the filters above. Change or clear a filter to see more.",
+      no_results: "No %{name} yet.",
+    },
+    page: { ...englishMessages.ra.page, empty: "No %{name} yet.", invite: "They appear here as they arrive." },
+  },
   resources: {
     providers: {
       name: "Provider |||| Providers",

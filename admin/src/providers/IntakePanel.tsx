@@ -21,7 +21,9 @@ import {
 import { useCallback, useEffect, useState } from "react";
 import { useNotify, useRecordContext } from "react-admin";
 import { INTAKE_RULES_TABLE } from "../../../src/intake/rule-table.ts";
+import { ConfirmDialog } from "../../../ui/src/components/ConfirmDialog.tsx";
 import { api, data, type Schemas } from "../api.ts";
+import { intakeChanges } from "./intake-changes.ts";
 import { Panel } from "./Panel.tsx";
 
 type Rules = Schemas["AdminIntakeRules"];
@@ -69,12 +71,17 @@ export function IntakePanel() {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
+  // The rules as last loaded or saved, and the changes awaiting confirmation (null: none asked).
+  const [saved, setSaved] = useState<Rules | null>(null);
+  const [asking, setAsking] = useState<string[] | null>(null);
   const id = record?.id;
 
   const load = useCallback(async () => {
     if (id === undefined) return;
     try {
-      setRules(await data(api.GET("/api/v1/lead_providers/{id}/intake_rules/", { params: { path: { id } } })));
+      const loaded = await data(api.GET("/api/v1/lead_providers/{id}/intake_rules/", { params: { path: { id } } }));
+      setRules(loaded);
+      setSaved(loaded);
     } catch (err) {
       setFailure(err instanceof Error ? err.message : String(err));
     }
@@ -108,16 +115,17 @@ export function IntakePanel() {
       .join(" ");
 
   const save = async () => {
+    setAsking(null);
     setSaving(true);
     setErrors({});
     setFailure(null);
     const { version: _v, updated_at: _u, cap_usage: _c, ...body } = rules;
     try {
-      setRules(
-        await data(
-          api.PUT("/api/v1/lead_providers/{id}/intake_rules/", { params: { path: { id: id as number } }, body }),
-        ),
+      const stored = await data(
+        api.PUT("/api/v1/lead_providers/{id}/intake_rules/", { params: { path: { id: id as number } }, body }),
       );
+      setRules(stored);
+      setSaved(stored);
       notify("Intake rules saved", { type: "success" });
     } catch (e) {
       const body_ = (e as { body?: { errors?: Record<string, string> } }).body;
@@ -346,10 +354,32 @@ export function IntakePanel() {
           </Alert>
         )}
         <Box>
-          <Button variant="contained" onClick={save} disabled={saving}>
+          <Button variant="contained" onClick={() => setAsking(intakeChanges(saved ?? {}, rules))} disabled={saving}>
             Save intake rules
           </Button>
         </Box>
+        <ConfirmDialog
+          open={asking !== null}
+          title="Save the intake rules?"
+          confirm="Save and notify"
+          busy={saving}
+          onConfirm={save}
+          onClose={() => setAsking(null)}
+        >
+          {asking?.length ? (
+            <ul data-testid="intake-changes">
+              {asking.map((line) => (
+                <li key={line}>{line}</li>
+              ))}
+            </ul>
+          ) : (
+            <p>Nothing differs from the saved rules; saving keeps them as they are.</p>
+          )}
+          <p>
+            The change applies at once to the next lead this provider sends, and the provider is notified
+            (intake_rules.changed).
+          </p>
+        </ConfirmDialog>
       </Stack>
     </Panel>
   );

@@ -12,6 +12,32 @@ export const OUTCOMES = [
   { id: "failed", name: "Failed" },
 ];
 
+const READ = /^(GET|HEAD) |\/(Get|List|Watch)[A-Z][A-Za-z]*$/;
+const CREATE = /^POST \/api\/v1\/public\/leads\/$|\/CreateLead$/;
+
+/**
+ * An entry's outcome in words and its colour (each dark enough on white for WCAG AA): a lead the
+ * service took is "accepted" (green), a successful read "OK · read" (blue), any other successful
+ * call "OK" (teal); refusals keep their outcome's name.
+ */
+export function outcomeLabel(entry: { status: number; outcome: string; operation?: string | null }): {
+  text: string;
+  colour: string;
+} {
+  const op = entry.operation ?? "";
+  if (entry.outcome === "accepted") {
+    if (CREATE.test(op)) return { text: `${entry.status} accepted`, colour: "#1b5e20" };
+    if (READ.test(op)) return { text: `${entry.status} OK · read`, colour: "#0d47a1" };
+    return { text: `${entry.status} OK`, colour: "#00564d" };
+  }
+  const colour = { rejected: "#b71c1c", rate_limited: "#7a3d00", failed: "#4a148c" }[entry.outcome] ?? "#333333";
+  return { text: `${entry.status} ${entry.outcome.replace("_", " ")}`, colour };
+}
+
+/** An entry's mode: Live, Test, or a dash (refused before a key named one). */
+export const modeLabel = (livemode: boolean | null | undefined): string =>
+  livemode === true ? "Live" : livemode === false ? "Test" : "—";
+
 /** Why an entry was refused, in words: each field's sentence naming its rule, or the code's words. */
 export function refusalSummary(record: { code?: string | null; errors?: readonly Violation[] | null }): string {
   if (!record.code) return "—";
