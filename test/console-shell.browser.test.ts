@@ -57,8 +57,15 @@ async function openFirstRowByKeyboard(page: Page, rows: string): Promise<string>
   await page.locator(rows).first().waitFor();
   await page.evaluate(() => (globalThis as Win).document.activeElement?.blur());
   await page.locator("body").focus();
+  const trail: string[] = [];
   for (let i = 0; i < 80; i += 1) {
     await page.keyboard.press("Tab");
+    trail.push(
+      await page.evaluate(() => {
+        const el = (globalThis as Win).document.activeElement;
+        return `${el?.tagName}.${(el?.getAttribute("class") ?? "").slice(0, 30)}:${(el?.textContent ?? "").slice(0, 20)}`;
+      }),
+    );
     const hit = await page.evaluate((selector) => {
       const el = (globalThis as Win).document.activeElement;
       if (el?.tagName !== "A" || !el.closest(selector)) return null;
@@ -74,7 +81,7 @@ async function openFirstRowByKeyboard(page: Page, rows: string): Promise<string>
       return new URL(page.url()).pathname;
     }
   }
-  throw new Error(`no row link in ${rows} within 80 Tab presses`);
+  throw new Error(`no row link in ${rows} within 80 Tab presses: ${page.url()} ${trail.join(" | ")}`);
 }
 
 describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
@@ -87,7 +94,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
   const providerName = `Acme Shipping ${Date.now()}`;
 
   const newContext = (viewport: { width: number; height: number }): Promise<BrowserContext> =>
-    watchedContext(browser, t.url, viewport, { problems, elsewhere });
+    watchedContext(browser, t.url, viewport, { problems, elsewhere }, { ignoreConsole: /status of 401/ });
 
   async function adminSignIn(page: Page) {
     await page.goto(`${t.url}/admin/`);

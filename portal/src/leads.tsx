@@ -28,7 +28,7 @@ import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { StateChip, TestBanner, TestChip } from "../../ui/src/components/chips.tsx";
 import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
 import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
-import { RowLink } from "../../ui/src/components/RowLink.tsx";
+import { ItemLink, RowLink } from "../../ui/src/components/RowLink.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { FIELD_LABELS } from "../../ui/src/labels.ts";
 import { api, data, explain } from "./api.ts";
@@ -107,7 +107,11 @@ export function LeadList() {
     <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Leads" actions={<LeadListActions />}>
       {small ? (
         <SimpleList
-          primaryText={(l) => <LeadHeadline lead={l} />}
+          primaryText={(l) => (
+            <ItemLink to={leadPath(l)}>
+              <LeadHeadline lead={l} />
+            </ItemLink>
+          )}
           secondaryText={(l) => `${leadSubline(l)}${l.sub_id ? ` · ${FIELD_LABELS.sub_id} ${l.sub_id}` : ""}`}
           linkType={leadPath}
         />

@@ -21,7 +21,7 @@ import {
 import { useNavigate, useSearchParams } from "react-router-dom";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
-import { RowLink } from "../../ui/src/components/RowLink.tsx";
+import { ItemLink, RowLink } from "../../ui/src/components/RowLink.tsx";
 import { OUTCOMES, ProblemAlert, RequestBody, refusalSummary } from "../../ui/src/components/requests.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { MODE_CHOICES } from "./leads.tsx";
@@ -79,7 +79,7 @@ export function RequestList() {
       <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Requests">
         {small ? (
           <SimpleList
-            primaryText={(e) => `${e.status} ${e.outcome}`}
+            primaryText={(e) => <ItemLink to={link(e as never)}>{`${e.status} ${e.outcome}`}</ItemLink>}
             secondaryText={(e) => (e.code ? refusalSummary(e) : e.operation)}
             tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
             linkType={(e) => link(e as never)}

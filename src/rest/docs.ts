@@ -77,7 +77,11 @@ const INIT = `Scalar.createApiReference("#app", {
     var items = document.querySelectorAll("#app li");
     for (var j = 0; j < items.length; j++) {
       var parent = items[j].parentElement;
-      if (parent && !/^(UL|OL|MENU)$/.test(parent.tagName) && !parent.getAttribute("role")) parent.setAttribute("role", "list");
+      if (!parent || items[j].getAttribute("role")) continue;
+      var parentRole = parent.getAttribute("role");
+      if (!parentRole && !/^(UL|OL|MENU)$/.test(parent.tagName)) parent.setAttribute("role", "list");
+      // A list item under an element that is given another role is no list item to a reader.
+      else if (parentRole && parentRole !== "list") items[j].setAttribute("role", "none");
     }
     var all = document.querySelectorAll("#app *");
     for (var i = 0; i < all.length; i++) {

@@ -26,3 +26,15 @@ export function RowLink(props: {
     </Link>
   );
 }
+
+/**
+ * The same way in for a phone's list (SimpleList), whose rows open by a click handler, not a
+ * link: the row's headline as a real link to `to`.
+ */
+export function ItemLink({ to, children }: { to: string; children: ReactNode }) {
+  return (
+    <Link to={to} onClick={(e) => e.stopPropagation()}>
+      {children}
+    </Link>
+  );
+}
