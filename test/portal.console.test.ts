@@ -201,8 +201,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the provider portal in a browser", () => {
     // Webhooks: set the URL, send a test event, verify it with the secret the page shows.
     await page.getByRole("menuitem", { name: "Webhooks" }).click();
     await page.getByLabel("Webhook URL").fill(receiver.url);
-    await page.getByRole("button", { name: "Save URL" }).click();
-    await page.getByText("The webhook URL is saved.").waitFor();
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText(/^The webhook is saved\. Events sent: /).waitFor();
     await page.getByRole("button", { name: "Send test event" }).click();
     await page.getByText(/^Test event evt_\w+ delivered: your endpoint answered 204/).waitFor();
     await page.getByRole("button", { name: "Show secret" }).click();

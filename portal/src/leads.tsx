@@ -113,7 +113,7 @@ export function LeadList() {
             </ItemLink>
           )}
           secondaryText={(l) => `${leadSubline(l)}${l.sub_id ? ` · ${FIELD_LABELS.sub_id} ${l.sub_id}` : ""}`}
-          linkType={leadPath}
+          linkType={false}
         />
       ) : (
         <Scrolls>

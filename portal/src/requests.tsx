@@ -82,7 +82,7 @@ export function RequestList() {
             primaryText={(e) => <ItemLink to={link(e as never)}>{`${e.status} ${e.outcome}`}</ItemLink>}
             secondaryText={(e) => (e.code ? refusalSummary(e) : e.operation)}
             tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
-            linkType={(e) => link(e as never)}
+            linkType={false}
           />
         ) : (
           <Scrolls>

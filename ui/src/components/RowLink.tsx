@@ -28,8 +28,8 @@ export function RowLink(props: {
 }
 
 /**
- * The same way in for a phone's list (SimpleList), whose rows open by a click handler, not a
- * link: the row's headline as a real link to `to`.
+ * The same way in for a phone's list (SimpleList, with `linkType={false}`: a row that is itself
+ * a button around a link is a nested control): the row's headline as a real link to `to`.
  */
 export function ItemLink({ to, children }: { to: string; children: ReactNode }) {
   return (
