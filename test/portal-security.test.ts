@@ -688,9 +688,13 @@ describe("the second-factor gate (PORTAL_REQUIRE_2FA) on every portal route of o
     "GET /api/v1/portal/me/",
     "POST /api/v1/portal/me/second_factor/",
     "POST /api/v1/portal/me/second_factor/confirm/",
+    // Asked for before signing in: whether reset is offered, the request and the link's use.
+    "GET /api/v1/portal/password_reset/",
+    "POST /api/v1/portal/password_reset/",
+    "POST /api/v1/portal/password_reset/confirm/",
   ]);
 
-  it("refuses a signed-in user without a second factor on every route but sign-in, sign-out, me and enrolment, reads included", async () => {
+  it("refuses a signed-in user without a second factor on every route but sign-in, sign-out, password reset, me and enrolment, reads included", async () => {
     const operations = portalOperations();
     const gated = operations.filter((o) => !UNGATED.has(`${o.method} ${o.path}`));
     // The table is read from the contract: a new portal route is in it without editing this test.
