@@ -28,7 +28,7 @@ function notYourself(what: string): DomainError {
 const actorOf = (p: PortalPrincipal) => `portal:${p.email}`;
 
 /** The principal, when it is an admin free to act (a second factor set up where one is required). */
-function asAdmin(p: PortalPrincipal): PortalPrincipal {
+export function asAdmin(p: PortalPrincipal): PortalPrincipal {
   if (p.role !== "admin") throw adminRequired();
   if (p.mustEnrolSecondFactor) throw secondFactorFirst();
   return p;

@@ -39,6 +39,7 @@ import {
   testResultJson,
 } from "../webhooks/webhook.rest.ts";
 import type { PortalService } from "./portal.service.ts";
+import { asAdmin } from "./portal-team.service.ts";
 import type { Invite, PortalUserService } from "./portal-user.service.ts";
 import type { PortalUser } from "./portal-user.ts";
 
@@ -461,5 +462,10 @@ export function portalRoutes(
       res.json(portalUserJson(await users.disable(actor(res), req.params.id, req.params.user_id)));
     }),
   );
-  return { router, explainers: { quotePortalLead: (body) => options.quoteViolations(body) } };
+  // The team's routes are an admin's: a member is refused before its request is validated.
+  const guard = Router().use(`${P}users/`, (_req, res, next) => {
+    asAdmin(portalOf(res));
+    next();
+  });
+  return { router, guard, explainers: { quotePortalLead: (body) => options.quoteViolations(body) } };
 }

@@ -116,6 +116,7 @@ export function createRestApp(deps: RestDeps): express.Express {
   for (const surface of SURFACES)
     if (surface.restPrefix)
       app.use(surface.restPrefix, gateFor(deps.gate, surface, deps.clientAddress, deps.publicBaseUrl));
+  for (const feature of deps.features) if (feature.guard) app.use(feature.guard);
 
   app.use(
     OpenApiValidator.middleware({
