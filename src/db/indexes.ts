@@ -167,6 +167,13 @@ export const BIG_TABLE_INDEXES: readonly BigTableIndex[] = [
     definition: "(provider_id, livemode, sub_id, id desc) where sub_id is not null",
     serves: "portal: a provider's leads of one sub-source, newest first (a rare sub_id walked all its leads)",
   },
+  {
+    name: "lead_stats_periods_period_idx",
+    table: "lead_stats_periods",
+    definition: "(unit, period)",
+    serves:
+      "the statistics rollup: a day's, week's or month's rows of every provider, replaced and merged into weeks and months (stats-periods.repository.ts); each read the whole table, 16 times for a month",
+  },
 ];
 
 /** The advisory lock key of the index builder ("lp-index" as a number). */
