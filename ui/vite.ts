@@ -45,11 +45,32 @@ function precompress(): Plugin {
   };
 }
 
+/**
+ * Moves the build's stylesheet links from the head to the end of the body. A stylesheet in the
+ * head holds back the first paint until it has loaded; after the loading state, it lets the
+ * browser draw index.html's own loading state at once (the app's few rules are needed only when
+ * its script has run).
+ */
+function stylesAfterLoadingState(): Plugin {
+  return {
+    name: "styles-after-loading-state",
+    apply: "build",
+    transformIndexHtml: {
+      order: "post",
+      handler(html) {
+        const links = html.match(/[ \t]*<link rel="stylesheet"[^>]*>\n?/g) ?? [];
+        const without = links.reduce((out, link) => out.replace(link, ""), html);
+        return without.replace("</body>", `${links.map((l) => `  ${l.trim()}`).join("\n")}\n  </body>`);
+      },
+    },
+  };
+}
+
 export function appConfig(app: { root: string; base: string; port: number; proxy: string[] }): UserConfig {
   return defineConfig({
     root: app.root,
     base: app.base,
-    plugins: [react(), precompress()],
+    plugins: [react(), stylesAfterLoadingState(), precompress()],
     build: {
       outDir: "dist",
       emptyOutDir: true,
