@@ -205,6 +205,27 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on half a milli
       "a big provider's ordered leads",
       () => listProviderLeads(db, { providerId: big, livemode: true }, { state: "ORDER" }, 21),
     ],
+    // The portal's Leads screen: a sub-source, and the console's search held to the provider and mode.
+    [
+      "a big provider's leads of one sub-source",
+      () => listProviderLeads(db, { providerId: big, livemode: true }, { subId: "src-7" }, 21),
+    ],
+    [
+      "a big provider's leads of a sub-source it never used",
+      () => listProviderLeads(db, { providerId: big, livemode: true }, { subId: "src-unused" }, 21),
+    ],
+    [
+      "a big provider's search of its leads for part of a phone number",
+      () => searchLeads(db, { providerId: big, livemode: true, q: "247-0142" }, 21),
+    ],
+    [
+      "a big provider's search of its leads for a surname",
+      () => searchLeads(db, { providerId: big, livemode: true, q: "kowalski" }, 21),
+    ],
+    [
+      "a small provider's search of its test leads for part of an email address",
+      () => searchLeads(db, { providerId: small, livemode: false, q: "garcia12" }, 21),
+    ],
     ["a small provider's audit log", () => listAudit(db, { providerId: small }, 26)],
     ["a big provider's audit log", () => listAudit(db, { providerId: big }, 26)],
     ["a big provider's webhook deliveries", () => listDeliveries(db, big - (big % 3) + 3, undefined, 21)],
