@@ -89,6 +89,9 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByText(name).first().waitFor();
     const providerId = Number(/providers\/(\d+)\/show/.exec(page.url())?.[1]);
     expect(providerId).toBeGreaterThan(0);
+    // A new provider opens on its Keys tab: issuing its key comes next.
+    await page.waitForURL(new RegExp(`/admin/providers/${providerId}/show/keys$`));
+    expect(await page.getByRole("tab", { name: "Keys" }).getAttribute("aria-selected")).toBe("true");
 
     // Issue its key, reveal it again, copy it, rotate it.
     await page.getByRole("button", { name: "Generate live key" }).click();
@@ -226,7 +229,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     ).json()) as Json;
     expect(dup.billable).toBe(false);
 
-    await page.goto(`${t.url}/admin/providers/${second.id}/show#token=${admin}`);
+    await page.goto(`${t.url}/admin/providers/${second.id}/show/intake#token=${admin}`);
     const panel = page.getByRole("region", { name: "Intake rules" });
     await panel.getByText("never changed").waitFor();
     // The help texts are the rule table's descriptions.
@@ -699,6 +702,9 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
         .first()
         .waitFor();
       expect(await usage.textContent()).not.toMatch(/\d{3,} s\)/);
+      // The webhook's secret and deliveries are on the Webhooks tab, opened as a person would.
+      await page.getByRole("tab", { name: "Webhooks" }).click();
+      await page.waitForURL(new RegExp(`/admin/providers/${p.id}/show/webhooks$`));
       await page.getByRole("button", { name: "Reveal signing secret" }).click();
       await page.getByRole("button", { name: "Rotate secret" }).click();
       const overlap = page.getByRole("dialog", { name: "Rotate the signing secret" });
@@ -739,7 +745,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       await accessible(page, "delivery-attempts", { dialog: true });
       await attempts.getByRole("button", { name: "Close" }).click();
 
-      // Revoking is in the console, red, and stops the key.
+      // Revoking is in the console (the Keys tab), red, and stops the key.
+      await page.getByRole("tab", { name: "Keys" }).click();
       await page.getByRole("button", { name: "Revoke test key" }).click();
       const revoke = page.getByRole("dialog", { name: "Revoke the test key?" });
       const red = "rgb(198, 40, 40)"; // the theme's error colour, as on the trigger

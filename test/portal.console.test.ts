@@ -117,7 +117,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the provider portal in a browser", () => {
     await console_.goto(`${t.url}/admin/`);
     await console_.getByRole("button", { name: "Use the development token" }).click();
     await console_.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
-    await console_.goto(`${t.url}/admin/providers/${mine.id}/show`);
+    await console_.goto(`${t.url}/admin/providers/${mine.id}/show/portal-users`);
     const panel = console_.getByRole("region", { name: "Portal users" });
     await panel.getByLabel("Email").fill(email);
     await panel.getByLabel("Name").fill("Dana Ruiz");
