@@ -500,6 +500,33 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     return Math.max(0, records - 1);
   }
 
+  /** A CSV's rows of cells (RFC 4180: a quoted cell may hold commas, doubled quotes and line breaks). */
+  function csvCells(text: string): string[][] {
+    const rows: string[][] = [];
+    let row: string[] = [];
+    let cell = "";
+    let quoted = false;
+    for (let i = 0; i < text.length; i += 1) {
+      const c = text[i];
+      if (quoted && c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i += 1;
+      } else if (c === '"') quoted = !quoted;
+      else if (!quoted && c === ",") {
+        row.push(cell);
+        cell = "";
+      } else if (!quoted && (c === "\n" || c === "\r")) {
+        if (c === "\r" && text[i + 1] === "\n") i += 1;
+        row.push(cell);
+        rows.push(row);
+        row = [];
+        cell = "";
+      } else cell += c;
+    }
+    if (cell !== "" || row.length > 0) rows.push([...row, cell]);
+    return rows;
+  }
+
   /** Every row of an admin list over the API, by cursor (what an export must hold). */
   async function countAll(path: string): Promise<number> {
     const admin = await t.token();
@@ -607,6 +634,21 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(twoVehicles).toHaveLength(1);
     for (const part of [`exp-${tag}-0,`, "Ford", "QUOTE"]) expect(twoVehicles[0]).toContain(part);
     expect(leadsCsv.split("\n")[0]).toContain("order_number");
+    // What a spreadsheet shows: a value or words in every cell, never JSON; the vehicles readable.
+    const table = csvCells(leadsCsv);
+    const header = table[0] ?? [];
+    expect(table.filter((row) => row.length !== header.length)).toEqual([]);
+    expect(table.flat().filter((cell) => /^\s*[[{]|\[object Object\]/.test(cell))).toEqual([]);
+    const porsche = table.find((row) => row.includes(`exp-${tag}-0`)) ?? [];
+    const cellOf = (column: string) => porsche[header.indexOf(column)];
+    expect(cellOf("vehicle_count")).toBe("2");
+    expect(cellOf("vehicles")).toBe("2022 Porsche 911 (CAR); 2019 Ford F-150 (PICKUP)");
+    expect([cellOf("vehicle_1_make"), cellOf("vehicle_2_make"), cellOf("vehicle_2_tariff")]).toEqual([
+      "Porsche",
+      "Ford",
+      "900",
+    ]);
+    expect(cellOf("history")).toMatch(/^LEAD \S+ by \S+; QUOTE \S+ by \S+$/);
 
     // Providers, the request log and the audit log export what their filters match, all pages.
     await page.getByRole("menuitem", { name: /Providers/ }).click();
