@@ -4,8 +4,9 @@
  * person cannot see yet) within the bytes docs/back-office.md states; every list's rows open
  * with the keyboard alone, focus is visible, each page has one h1, and axe-core finds no moderate
  * or worse violation; the audit log names its targets, the request log tells reads from accepted
- * leads and shows the mode, the intake-rules confirmation says what changes; /docs passes axe and
- * its scroll region takes focus.
+ * leads and shows the mode, the intake-rules confirmation says what changes; the provider page's
+ * tabs open with the arrow keys and Enter, each at its own path; /docs passes axe and its scroll
+ * region takes focus.
  */
 import { existsSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
@@ -270,7 +271,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
     const context = await newContext(WIDTHS[0]);
     const page = await context.newPage();
     await adminSignIn(page);
-    await page.goto(`${t.url}/admin/providers/${provider.id}/show`);
+    await page.goto(`${t.url}/admin/providers/${provider.id}/show/intake`);
     const cap = page.getByRole("region", { name: "Intake rules" }).getByLabel("Per day");
     await cap.fill("50");
     await page.getByRole("button", { name: "Save intake rules" }).click();
@@ -286,6 +287,84 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
     ).json()) as Json;
     expect(rules.caps.day).toBe(50);
     await context.close();
+  }, 300_000);
+
+  it("puts the provider page in tabs the keyboard opens, each at its own path, at 1280 and 390 px", async () => {
+    // Each tab: its name, its path after /show, and the panels (regions with an h2) it shows.
+    const tabs = [
+      ["Overview", "", ["Usage now"]],
+      ["Keys", "/keys", ["Live API key", "Test API key (sandbox)"]],
+      ["Intake rules", "/intake", ["Intake rules"]],
+      ["Money", "/money", ["Terms", "Money"]],
+      ["Webhooks", "/webhooks", ["Webhooks"]],
+      ["Portal users", "/portal-users", ["Portal users"]],
+      ["Drop-in form", "/form", ["Drop-in form"]],
+    ] as const;
+    const allPanels = tabs.flatMap(([, , panels]) => panels);
+    const show = `/admin/providers/${provider.id}/show`;
+    const focused = (page: Page) =>
+      page.evaluate(() => {
+        const el = (globalThis as Win).document.activeElement;
+        return { role: el?.getAttribute("role"), name: el?.textContent, selected: el?.getAttribute("aria-selected") };
+      });
+    for (const viewport of WIDTHS) {
+      const context = await newContext(viewport);
+      const page = await context.newPage();
+      await adminSignIn(page);
+      await page.goto(`${t.url}${show}`);
+      await page.getByRole("region", { name: "Usage now" }).waitFor();
+      await page.getByText(providerName).first().waitFor();
+      if (viewport.width > 600) {
+        // The old page of every panel was about 3,100 px high; the overview is the fields and usage.
+        const height = Number(await page.evaluate("document.documentElement.scrollHeight"));
+        console.log(`console-shell: provider overview ${height} px high at ${viewport.width} px`);
+        expect(height, "the overview's height").toBeLessThan(1600);
+      }
+      // From the top of the page, Tab reaches the tab list at the selected tab.
+      await page.evaluate(() => (globalThis as Win).document.activeElement?.blur());
+      await page.locator("body").focus();
+      for (let i = 0; i < 60 && (await focused(page)).role !== "tab"; i += 1) await page.keyboard.press("Tab");
+      expect(await focused(page)).toEqual({ role: "tab", name: "Overview", selected: "true" });
+
+      for (const [index, [name, path, panels]] of tabs.entries()) {
+        const where = `${name} at ${viewport.width} px`;
+        if (index > 0) {
+          await page.keyboard.press("ArrowRight");
+          expect((await focused(page)).name, where).toBe(name);
+          await page.keyboard.press("Enter");
+          await page.waitForURL((u) => u.pathname === `${show}${path}`);
+        }
+        for (const panel of panels) {
+          await page
+            .getByRole("region", { name: panel, exact: true })
+            .getByRole("heading", { level: 2, name: panel, exact: true })
+            .waitFor();
+        }
+        // Only this tab's panels are on the page.
+        for (const other of allPanels.filter((p) => !(panels as readonly string[]).includes(p))) {
+          expect(await page.getByRole("region", { name: other, exact: true }).count(), `${where}: ${other}`).toBe(0);
+        }
+        expect(await focused(page), where).toEqual({ role: "tab", name, selected: "true" });
+        expect(await h1s(page), `${where}: one h1`).toBe(1);
+        expect(await axeModerate(page), where).toEqual([]);
+        const { scrollWidth, innerWidth, tabRight } = await page.evaluate(() => {
+          const w = globalThis as Win;
+          return {
+            scrollWidth: w.document.documentElement.scrollWidth,
+            innerWidth: w.innerWidth,
+            tabRight: w.document.activeElement.getBoundingClientRect().right,
+          };
+        });
+        expect(scrollWidth, `${where}: no sideways scroll`).toBeLessThanOrEqual(innerWidth);
+        // The tab list scrolls instead: the chosen tab is in view.
+        expect(tabRight, `${where}: the tab is in view`).toBeLessThanOrEqual(innerWidth);
+      }
+      // A tab's path opens it directly (a link to the money of a provider).
+      await page.goto(`${t.url}${show}/money`);
+      await page.getByRole("region", { name: "Terms" }).waitFor();
+      expect(await page.getByRole("tab", { name: "Money" }).getAttribute("aria-selected")).toBe("true");
+      await context.close();
+    }
   }, 300_000);
 
   it("opens the portal's lead and request rows with Tab and Enter, one h1 a page", async () => {

@@ -89,6 +89,9 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     await page.getByText(name).first().waitFor();
     const providerId = Number(/providers\/(\d+)\/show/.exec(page.url())?.[1]);
     expect(providerId).toBeGreaterThan(0);
+    // A new provider opens on its Keys tab: issuing its key comes next.
+    await page.waitForURL(new RegExp(`/admin/providers/${providerId}/show/keys$`));
+    expect(await page.getByRole("tab", { name: "Keys" }).getAttribute("aria-selected")).toBe("true");
 
     // Issue its key, reveal it again, copy it, rotate it.
     await page.getByRole("button", { name: "Generate live key" }).click();
@@ -226,7 +229,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     ).json()) as Json;
     expect(dup.billable).toBe(false);
 
-    await page.goto(`${t.url}/admin/providers/${second.id}/show#token=${admin}`);
+    await page.goto(`${t.url}/admin/providers/${second.id}/show/intake#token=${admin}`);
     const panel = page.getByRole("region", { name: "Intake rules" });
     await panel.getByText("never changed").waitFor();
     // The help texts are the rule table's descriptions.
@@ -497,6 +500,33 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     return Math.max(0, records - 1);
   }
 
+  /** A CSV's rows of cells (RFC 4180: a quoted cell may hold commas, doubled quotes and line breaks). */
+  function csvCells(text: string): string[][] {
+    const rows: string[][] = [];
+    let row: string[] = [];
+    let cell = "";
+    let quoted = false;
+    for (let i = 0; i < text.length; i += 1) {
+      const c = text[i];
+      if (quoted && c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i += 1;
+      } else if (c === '"') quoted = !quoted;
+      else if (!quoted && c === ",") {
+        row.push(cell);
+        cell = "";
+      } else if (!quoted && (c === "\n" || c === "\r")) {
+        if (c === "\r" && text[i + 1] === "\n") i += 1;
+        row.push(cell);
+        rows.push(row);
+        row = [];
+        cell = "";
+      } else cell += c;
+    }
+    if (cell !== "" || row.length > 0) rows.push([...row, cell]);
+    return rows;
+  }
+
   /** Every row of an admin list over the API, by cursor (what an export must hold). */
   async function countAll(path: string): Promise<number> {
     const admin = await t.token();
@@ -604,6 +634,21 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
     expect(twoVehicles).toHaveLength(1);
     for (const part of [`exp-${tag}-0,`, "Ford", "QUOTE"]) expect(twoVehicles[0]).toContain(part);
     expect(leadsCsv.split("\n")[0]).toContain("order_number");
+    // What a spreadsheet shows: a value or words in every cell, never JSON; the vehicles readable.
+    const table = csvCells(leadsCsv);
+    const header = table[0] ?? [];
+    expect(table.filter((row) => row.length !== header.length)).toEqual([]);
+    expect(table.flat().filter((cell) => /^\s*[[{]|\[object Object\]/.test(cell))).toEqual([]);
+    const porsche = table.find((row) => row.includes(`exp-${tag}-0`)) ?? [];
+    const cellOf = (column: string) => porsche[header.indexOf(column)];
+    expect(cellOf("vehicle_count")).toBe("2");
+    expect(cellOf("vehicles")).toBe("2022 Porsche 911 (CAR); 2019 Ford F-150 (PICKUP)");
+    expect([cellOf("vehicle_1_make"), cellOf("vehicle_2_make"), cellOf("vehicle_2_tariff")]).toEqual([
+      "Porsche",
+      "Ford",
+      "900",
+    ]);
+    expect(cellOf("history")).toMatch(/^LEAD \S+ by \S+; QUOTE \S+ by \S+$/);
 
     // Providers, the request log and the audit log export what their filters match, all pages.
     await page.getByRole("menuitem", { name: /Providers/ }).click();
@@ -699,6 +744,9 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
         .first()
         .waitFor();
       expect(await usage.textContent()).not.toMatch(/\d{3,} s\)/);
+      // The webhook's secret and deliveries are on the Webhooks tab, opened as a person would.
+      await page.getByRole("tab", { name: "Webhooks" }).click();
+      await page.waitForURL(new RegExp(`/admin/providers/${p.id}/show/webhooks$`));
       await page.getByRole("button", { name: "Reveal signing secret" }).click();
       await page.getByRole("button", { name: "Rotate secret" }).click();
       const overlap = page.getByRole("dialog", { name: "Rotate the signing secret" });
@@ -739,7 +787,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       await accessible(page, "delivery-attempts", { dialog: true });
       await attempts.getByRole("button", { name: "Close" }).click();
 
-      // Revoking is in the console, red, and stops the key.
+      // Revoking is in the console (the Keys tab), red, and stops the key.
+      await page.getByRole("tab", { name: "Keys" }).click();
       await page.getByRole("button", { name: "Revoke test key" }).click();
       const revoke = page.getByRole("dialog", { name: "Revoke the test key?" });
       const red = "rgb(198, 40, 40)"; // the theme's error colour, as on the trigger

@@ -264,6 +264,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the drop-in form's screens in a browser", () =>
 
     // The provider page: the live key issued, then rotated after a red confirmation.
     await page.goto(`${t.url}/admin/providers/${provider.id}/show`);
+    await page.getByRole("tab", { name: "Drop-in form" }).click();
+    await page.waitForURL(`**/admin/providers/${provider.id}/show/form`);
     const panel = page.getByRole("region", { name: "Drop-in form" });
     await panel.getByRole("button", { name: "Issue live key" }).click();
     await panel.getByTestId("publishable-key-live").waitFor();

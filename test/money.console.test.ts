@@ -107,7 +107,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the money screens in a browser", () => {
     await page.goto(`${t.url}/admin/`);
     await page.getByRole("button", { name: "Use the development token" }).click();
     await page.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
-    await page.goto(`${t.url}/admin/providers/${provider.id}/show`);
+    // The provider page's Money tab: the terms and the money panel.
+    await page.goto(`${t.url}/admin/providers/${provider.id}/show/money`);
     const terms = page.getByRole("region", { name: "Terms" });
     await terms.getByTestId("terms-in-words").getByText("Every lead earns $0.00.").waitFor();
 
@@ -271,7 +272,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the money screens in a browser", () => {
     await small.goto(`${t.url}/admin/payables`);
     await small.getByTestId("trial-balance-total").waitFor();
     await check(small, "payables");
-    await small.goto(`${t.url}/admin/providers/${provider.id}/show`);
+    await small.goto(`${t.url}/admin/providers/${provider.id}/show/money`);
     await small.getByRole("region", { name: "Money" }).getByTestId("balance-available").waitFor();
     await check(small, "provider-money");
     await phone.close();

@@ -117,7 +117,7 @@ describe.skipIf(!HAVE_CHROMIUM)("the provider portal in a browser", () => {
     await console_.goto(`${t.url}/admin/`);
     await console_.getByRole("button", { name: "Use the development token" }).click();
     await console_.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
-    await console_.goto(`${t.url}/admin/providers/${mine.id}/show`);
+    await console_.goto(`${t.url}/admin/providers/${mine.id}/show/portal-users`);
     const panel = console_.getByRole("region", { name: "Portal users" });
     await panel.getByLabel("Email").fill(email);
     await panel.getByLabel("Name").fill("Dana Ruiz");
@@ -227,6 +227,45 @@ describe.skipIf(!HAVE_CHROMIUM)("the provider portal in a browser", () => {
     expect(created).toMatchObject({ livemode: false, state: "LEAD" });
     // The SDK snippet beside it carries the same key (test/sdk-typescript-package.test.ts runs it).
     expect(await page.getByTestId("sandbox-sdk").textContent()).toContain(`apiKey: "${testKey}"`);
+
+    // With a key issued, showing it is the filled (primary) button; rotating is an outlined one that asks first.
+    const showKey = page.getByRole("button", { name: "Show test key" });
+    const rotate = page.getByRole("button", { name: "Rotate test key" });
+    await rotate.waitFor();
+    const fill = (l: typeof rotate) =>
+      l.evaluate(
+        (el) =>
+          (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el)
+            .backgroundColor,
+      );
+    expect(await fill(showKey)).not.toBe("rgba(0, 0, 0, 0)");
+    expect(await fill(rotate)).toBe("rgba(0, 0, 0, 0)");
+    const live = (key: string) =>
+      t.call("GET", `/api/v1/public/leads/${encodeURIComponent(String(created.external_id))}/`, { auth: key });
+    await rotate.click();
+    const ask = page.getByRole("dialog", { name: "Rotate the test key?" });
+    await ask.getByText("keeps working for one more hour, then stops", { exact: false }).waitFor();
+    await check(page, "sandbox-rotate");
+    // Cancelled: nothing changes, the key shown and the key that works are the same.
+    await ask.getByRole("button", { name: "Cancel" }).click();
+    await ask.waitFor({ state: "hidden" });
+    await showKey.click();
+    await expect.poll(() => page.getByTestId("test-key").textContent()).toBe(testKey);
+    const session = { headers: { cookie: `__Host-portal=${cookie?.value}` } };
+    expect((await (await t.call("GET", "/api/v1/portal/keys/test/", session)).json()) as Json).toMatchObject({
+      api_key: testKey,
+      previous_key_expires_at: null,
+    });
+    // Confirmed: a new key, shown with the curl; the old one keeps working for its hour.
+    await rotate.click();
+    await ask.getByRole("button", { name: "Rotate test key" }).click();
+    await page.getByText(/^A new test key is issued; the previous one works until /).waitFor();
+    await expect.poll(() => page.getByTestId("test-key").textContent()).not.toBe(testKey);
+    const rotated = (await page.getByTestId("test-key").textContent()) ?? "";
+    expect(rotated).toMatch(/^lp_test_/);
+    expect(await page.getByTestId("sandbox-curl").textContent()).toContain(rotated);
+    expect((await live(rotated)).status).toBe(200);
+    expect((await live(testKey)).status).toBe(200);
     // The test lead, under the test mode of Leads.
     await page.goto(`${t.url}/portal/leads?filter=${encodeURIComponent(JSON.stringify({ mode: "test" }))}`);
     await page.getByText(created.order_number).first().waitFor();

@@ -184,7 +184,7 @@ describe.skipIf(!HAVE_CHROMIUM)("webhook event subscriptions in a browser", () =
       await page.goto(`${t.url}/admin/`);
       await page.getByRole("button", { name: "Use the development token" }).click();
       await page.getByRole("heading", { name: "All providers, last 30 days" }).waitFor();
-      await page.goto(`${t.url}/admin/providers/${theirs.id}/show`);
+      await page.goto(`${t.url}/admin/providers/${theirs.id}/show/webhooks`);
       await page.getByTestId("webhook-events").waitFor();
       if (size === DESKTOP) {
         expect(await page.getByTestId("webhook-events").textContent()).toBe(

@@ -37,6 +37,7 @@ import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
 import { money, when } from "../../ui/src/format.ts";
 import { duplicateLabel } from "../../ui/src/labels.ts";
 import { workflow } from "./api.ts";
+import { leadForCsv } from "./csv.ts";
 import { ListActions } from "./listActions.tsx";
 import { LeadReturnPanel } from "./returns.tsx";
 
@@ -82,7 +83,11 @@ function DuplicateBadge({ link }: { link: boolean }) {
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <CursorList filters={filters} sort={{ field: "id", order: "DESC" }} actions={<ListActions />}>
+    <CursorList
+      filters={filters}
+      sort={{ field: "id", order: "DESC" }}
+      actions={<ListActions exportRow={leadForCsv} />}
+    >
       {small ? (
         <SimpleList primaryText={(l) => <LeadHeadline lead={l} />} secondaryText={leadSubline} linkType="show" />
       ) : (

@@ -23,7 +23,8 @@ import {
   Show,
   SimpleForm,
   SimpleList,
-  SimpleShowLayout,
+  TabbedShowLayout,
+  TabbedShowLayoutTabs,
   TextField,
   TextInput,
   Toolbar,
@@ -159,7 +160,8 @@ export function ProviderCreate() {
       mutationOptions={{
         onSuccess: (p: { id: number; name: string }) => {
           notify(`Provider ${p.name} created`, { type: "success" });
-          redirect("show", "providers", p.id);
+          // A new provider's next step is its key: the Keys tab.
+          redirect(`/providers/${p.id}/show/keys`);
         },
       }}
     >
@@ -234,40 +236,73 @@ function ShowActions() {
   );
 }
 
-function Panels() {
-  const record = useRecordContext();
-  if (!record) return null;
-  return (
-    <>
-      <KeyPanel mode="live" />
-      <KeyPanel mode="test" />
-      <UsagePanel />
-      <IntakePanel />
-      <TermsPanel />
-      <MoneyPanel />
-      <WebhookPanel />
-      <PortalUsersPanel />
-      <FormPanel />
-    </>
-  );
-}
-
+/**
+ * The detail page in tabs, each addressable by its path (`/providers/7/show/money`), so a link can
+ * open the panel it is about. Tabs scroll sideways on a phone rather than the page; arrow keys move
+ * between them and Enter opens one (they are links). Panels sit in a plain `<div>`: a tab puts a
+ * label above each child that is a component, and a panel has its own h2.
+ */
 export function ProviderShow() {
   return (
     <Show actions={<ShowActions />}>
       <RecordHeading />
-      <SimpleShowLayout>
-        <TextField source="name" />
-        <TextField source="contact_email" emptyText="—" />
-        <BooleanField source="is_active" label="Active" />
-        <NumberField source="rate_limit_per_minute" label="Requests per minute" />
-        <NumberField source="rate_limit_per_day" label="Requests per day" />
-        <TextField source="webhook_url" label="Webhook URL" emptyText="—" />
-        <TextField source="notes" emptyText="—" />
-        <DateField source="created_at" showTime />
-        <DateField source="updated_at" showTime />
-      </SimpleShowLayout>
-      <Panels />
+      <TabbedShowLayout
+        tabs={
+          <TabbedShowLayoutTabs
+            variant="scrollable"
+            scrollButtons="auto"
+            allowScrollButtonsMobile
+            aria-label="Provider sections"
+          />
+        }
+      >
+        <TabbedShowLayout.Tab label="Overview">
+          <TextField source="name" />
+          <TextField source="contact_email" emptyText="—" />
+          <BooleanField source="is_active" label="Active" />
+          <NumberField source="rate_limit_per_minute" label="Requests per minute" />
+          <NumberField source="rate_limit_per_day" label="Requests per day" />
+          <TextField source="webhook_url" label="Webhook URL" emptyText="—" />
+          <TextField source="notes" emptyText="—" />
+          <DateField source="created_at" showTime />
+          <DateField source="updated_at" showTime />
+          <div>
+            <UsagePanel />
+          </div>
+        </TabbedShowLayout.Tab>
+        <TabbedShowLayout.Tab label="Keys" path="keys">
+          <div>
+            <KeyPanel mode="live" />
+            <KeyPanel mode="test" />
+          </div>
+        </TabbedShowLayout.Tab>
+        <TabbedShowLayout.Tab label="Intake rules" path="intake">
+          <div>
+            <IntakePanel />
+          </div>
+        </TabbedShowLayout.Tab>
+        <TabbedShowLayout.Tab label="Money" path="money">
+          <div>
+            <TermsPanel />
+            <MoneyPanel />
+          </div>
+        </TabbedShowLayout.Tab>
+        <TabbedShowLayout.Tab label="Webhooks" path="webhooks">
+          <div>
+            <WebhookPanel />
+          </div>
+        </TabbedShowLayout.Tab>
+        <TabbedShowLayout.Tab label="Portal users" path="portal-users">
+          <div>
+            <PortalUsersPanel />
+          </div>
+        </TabbedShowLayout.Tab>
+        <TabbedShowLayout.Tab label="Drop-in form" path="form">
+          <div>
+            <FormPanel />
+          </div>
+        </TabbedShowLayout.Tab>
+      </TabbedShowLayout>
     </Show>
   );
 }

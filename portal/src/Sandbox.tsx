@@ -86,15 +86,22 @@ export function SandboxPage() {
           <KeyLine name="Live key" k={keys.data.live} />
           <Typography variant="body2">Live keys are issued and shown by your administrator.</Typography>
           <KeyLine name="Test key" k={keys.data.test} />
-          <Stack direction="row" spacing={1}>
-            {keys.data.test && (
-              <Button variant="outlined" onClick={show}>
-                Show test key
+          {/* Showing the key is what a person comes for; rotating it is rarer and ends the current key, so it asks. */}
+          <Stack direction="row" spacing={1} useFlexGap sx={{ flexWrap: "wrap" }}>
+            {keys.data.test ? (
+              <>
+                <Button variant="contained" onClick={show}>
+                  Show test key
+                </Button>
+                <Button variant="outlined" color="error" onClick={() => setAsking(true)}>
+                  Rotate test key
+                </Button>
+              </>
+            ) : (
+              <Button variant="contained" onClick={issue}>
+                Issue test key
               </Button>
             )}
-            <Button variant="contained" onClick={() => (keys.data.test ? setAsking(true) : issue())}>
-              {keys.data.test ? "Rotate test key" : "Issue test key"}
-            </Button>
           </Stack>
         </Stack>
       )}
@@ -131,11 +138,14 @@ export function SandboxPage() {
       <ConfirmDialog
         open={asking}
         title="Rotate the test key?"
-        confirm="Rotate"
+        confirm="Rotate test key"
+        danger
         onConfirm={issue}
         onClose={() => setAsking(false)}
       >
-        A new test key is issued. The current one keeps working for one more hour, then stops.
+        A new test key is issued at once. The current test key keeps working for one more hour, then stops: requests
+        with it are refused from then on, so switch your integration to the new key within the hour. This cannot be
+        undone. Live keys are not affected.
       </ConfirmDialog>
       <Typography component="h2" variant="h6" sx={{ mt: 2 }}>
         Reserved test values
