@@ -4,6 +4,10 @@
  * a nested member joins its path with `_` (`origin_zip`, `duplicate_original_id`), and a list is
  * written in words in one cell (`phone_number; email`). A lead's vehicles also get a count and
  * numbered columns of their own, so they can be sorted and summed.
+ *
+ * Written here rather than with react-admin's jsonexport: jsonexport names nested members with
+ * dots and orders a column first met in a later row at the end, where `vehicle_2_year` belongs
+ * beside `vehicle_1_vin`; the CSV writing itself is RFC 4180's three quoting rules.
  */
 
 type Cell = string | number | boolean | null;
@@ -73,10 +77,15 @@ export function leadForCsv(lead: Record<string, unknown>): CsvRow {
   return row;
 }
 
-/** A cell as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break. */
+/**
+ * A cell as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break. Text a
+ * spreadsheet would run as a formula (a provider's lead named `=HYPERLINK(…)`) gets a leading
+ * apostrophe, as the portal's export does (portal/src/leads-csv.ts).
+ */
 function cell(value: Cell | undefined): string {
   if (value === null || value === undefined) return "";
-  const text = String(value);
+  let text = String(value);
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

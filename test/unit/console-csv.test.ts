@@ -197,4 +197,13 @@ describe("the leads CSV export", () => {
       "field: origin_zip, code: invalid_zip, message: Origin ZIP 00000 is not a known US ZIP code; field: ship_via, code: invalid, message: no",
     );
   });
+
+  it("writes text a spreadsheet would run as a formula with a leading apostrophe, numbers as they are", () => {
+    const text = toCsv([
+      { first_name: '=HYPERLINK("https://evil.example")', last_name: "+1-2", note: "@SUM(A1)", tariff: -150 },
+    ]);
+    const [header, row] = parseCsv(text);
+    expect(header).toEqual(["first_name", "last_name", "note", "tariff"]);
+    expect(row).toEqual(['\'=HYPERLINK("https://evil.example")', "'+1-2", "'@SUM(A1)", "-150"]);
+  });
 });
