@@ -3,7 +3,6 @@ import { Stack, type Theme, useMediaQuery } from "@mui/material";
 import {
   AutocompleteInput,
   Datagrid,
-  DateField,
   FunctionField,
   type RaRecord,
   ReferenceInput,
@@ -13,7 +12,8 @@ import {
 } from "react-admin";
 import { Link } from "react-router-dom";
 import { CursorList } from "../../ui/src/components/CursorList.tsx";
-import { label, shown, span } from "../../ui/src/format.ts";
+import { WhenField } from "../../ui/src/components/WhenField.tsx";
+import { label, shown, span, when } from "../../ui/src/format.ts";
 import { ListActions } from "./listActions.tsx";
 
 const filters = [
@@ -74,7 +74,13 @@ function Details({ details }: { details: Record<string, unknown> }) {
 export function AuditList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <CursorList filters={filters} sort={{ field: "id", order: "DESC" }} title="Audit log" actions={<ListActions />}>
+    <CursorList
+      filters={filters}
+      sort={{ field: "id", order: "DESC" }}
+      title="Audit log"
+      actions={<ListActions />}
+      times
+    >
       {small ? (
         <SimpleList
           primaryText={(e) => e.action}
@@ -83,12 +89,12 @@ export function AuditList() {
               {e.actor} · <Target entry={e} />
             </span>
           )}
-          tertiaryText={(e) => new Date(e.at).toLocaleString("en-US")}
+          tertiaryText={(e) => when(e.at)}
           linkType={false}
         />
       ) : (
         <Datagrid bulkActionButtons={false} rowClick={false}>
-          <DateField source="at" label="When" showTime sortable={false} />
+          <WhenField source="at" label="When" sortable={false} />
           <TextField source="actor" sortable={false} />
           <TextField source="action" sortable={false} />
           <FunctionField label="Target" render={(e) => <Target entry={e} />} />

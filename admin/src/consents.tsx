@@ -8,6 +8,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useAuthenticated } from "react-admin";
 import { Link, useParams } from "react-router-dom";
 import { ConsentRecordView } from "../../ui/src/components/ConsentRecord.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { api, data, type Schemas } from "./api.ts";
 
 const NO_PRINT = { "@media print": { display: "none" } };
@@ -35,6 +36,7 @@ export function ConsentRecordPage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Consent record {id}
       </Typography>
+      <TimeZoneNote />
       {record.error && <Alert severity="error">{record.error.message}</Alert>}
       {c && (
         <>

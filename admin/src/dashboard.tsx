@@ -29,6 +29,8 @@ import { useState } from "react";
 import { Title, useAuthState, useDataProvider } from "react-admin";
 import { Link, useSearchParams } from "react-router-dom";
 import { PerDayChart } from "../../ui/src/components/money.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { when } from "../../ui/src/format.ts";
 import type { Schemas } from "./api.ts";
 import type { StatsQuery } from "./dataProvider.ts";
 
@@ -83,10 +85,13 @@ function PerDay({ stats }: { stats: Stats }) {
   const days = stats.periods.map((p) => p.period.slice(5));
   return (
     <Section title="Leads per day by outcome">
-      <Box role="img" aria-label={`Leads per day from ${stats.from} to ${stats.to}: accepted, duplicates and rejected`}>
+      <Box
+        role="img"
+        aria-label={`Leads per business day (${stats.timezone}) from ${stats.from} to ${stats.to}: accepted, duplicates and rejected`}
+      >
         <BarChart
           height={280}
-          xAxis={[{ data: days, scaleType: "band", label: "Day" }]}
+          xAxis={[{ data: days, scaleType: "band", label: `Business day (${stats.timezone})` }]}
           series={[
             {
               label: "Accepted",
@@ -275,7 +280,7 @@ function ProviderTable(props: {
                 <TableCell align="right">{rate(r.totals.accepted, r.totals.submitted)}</TableCell>
                 <TableCell align="right">{rate(r.totals.duplicates, r.totals.accepted)}</TableCell>
                 <TableCell align="right">{rate(r.totals.ordered, r.totals.accepted)}</TableCell>
-                <TableCell>{r.totals.lastLeadAt ? new Date(r.totals.lastLeadAt).toLocaleString() : "—"}</TableCell>
+                <TableCell>{when(r.totals.lastLeadAt)}</TableCell>
                 <TableCell>
                   <Stack direction="row" spacing={1}>
                     <MuiLink component={Link} to={`/?provider_id=${r.id}`} aria-label={`Stats of ${r.name}`}>
@@ -351,6 +356,7 @@ export function Dashboard() {
           <Tab value="test" label="Test" />
         </Tabs>
       </Stack>
+      <TimeZoneNote business={stats?.timezone} />
       {daily.error && (
         <Typography role="alert">Could not load the statistics: {String(daily.error.message)}</Typography>
       )}

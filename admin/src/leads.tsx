@@ -8,7 +8,6 @@ import {
   BooleanField,
   BooleanInput,
   Datagrid,
-  DateField,
   DateTimeInput,
   FunctionField,
   NumberField,
@@ -34,7 +33,9 @@ import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
 import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
 import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
-import { money, when } from "../../ui/src/format.ts";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { WhenField } from "../../ui/src/components/WhenField.tsx";
+import { money, when, yourTime } from "../../ui/src/format.ts";
 import { duplicateLabel } from "../../ui/src/labels.ts";
 import { workflow } from "./api.ts";
 import { leadForCsv } from "./csv.ts";
@@ -56,8 +57,8 @@ const filters = [
     <AutocompleteInput label="Provider" optionText="name" />
   </ReferenceInput>,
   <SelectInput key="state" source="state" choices={STATES} />,
-  <DateTimeInput key="created_after" source="created_after" label="Created after" />,
-  <DateTimeInput key="created_before" source="created_before" label="Created before" />,
+  <DateTimeInput key="created_after" source="created_after" label={yourTime("Created after")} />,
+  <DateTimeInput key="created_before" source="created_before" label={yourTime("Created before")} />,
   <BooleanInput key="include_test" source="include_test" label="Include test leads" />,
   <BooleanInput key="duplicate" source="duplicate" label="Duplicates only" />,
 ];
@@ -87,9 +88,15 @@ export function LeadList() {
       filters={filters}
       sort={{ field: "id", order: "DESC" }}
       actions={<ListActions exportRow={leadForCsv} />}
+      times
     >
       {small ? (
-        <SimpleList primaryText={(l) => <LeadHeadline lead={l} />} secondaryText={leadSubline} linkType="show" />
+        <SimpleList
+          primaryText={(l) => <LeadHeadline lead={l} />}
+          secondaryText={leadSubline}
+          tertiaryText={(l) => when(l.created_at)}
+          linkType="show"
+        />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false}>
           <RowLink source="order_number" label="Order number" sortable={false} />
@@ -100,7 +107,7 @@ export function LeadList() {
           <FunctionField label="Customer" render={(l) => `${l.first_name} ${l.last_name}`} />
           <FunctionField label="Mode" render={(l) => (l.livemode ? "Live" : <TestChip />)} />
           <FunctionField label="Duplicate" render={() => <DuplicateBadge link={false} />} />
-          <DateField source="created_at" showTime sortable={false} />
+          <WhenField source="created_at" label="Created" sortable={false} />
         </Datagrid>
       )}
     </CursorList>
@@ -209,6 +216,7 @@ export function LeadShow() {
   return (
     <Show actions={<TopToolbar />} title={<LeadTitle />}>
       <RecordHeading />
+      <TimeZoneNote />
       <TestNotice />
       <MoveButtons />
       <LeadReturnPanel />
@@ -279,7 +287,7 @@ export function LeadShow() {
             </Datagrid>
           </Scrolls>
         </ArrayField>
-        <DateField source="created_at" showTime />
+        <WhenField source="created_at" label="Created" />
       </SimpleShowLayout>
     </Show>
   );

@@ -25,6 +25,8 @@ import { Title, useAuthState } from "react-admin";
 import { Link } from "react-router-dom";
 import { DataTable, numeric } from "../../ui/src/components/DataTable.tsx";
 import { PageButtons, usePages } from "../../ui/src/components/money.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { when } from "../../ui/src/format.ts";
 import { cents } from "../../ui/src/money.ts";
 import { api, data, type Schemas } from "./api.ts";
 import { getToken } from "./session.ts";
@@ -67,7 +69,7 @@ function TrialBalance() {
         {trial.isError && <Alert severity="error">{String(trial.error.message)}</Alert>}
         {t && (
           <>
-            <DataTable label="Trial balance" region columns={["Account", ...numeric("Live", "Test")]}>
+            <DataTable label="Every account of each book" region columns={["Account", ...numeric("Live", "Test")]}>
               {ACCOUNTS.map(([account, name]) => (
                 <TableRow key={account}>
                   <TableCell>{name}</TableCell>
@@ -96,7 +98,7 @@ function TrialBalance() {
               {t.total_cents === 0 ? " — every transaction balances." : " — the ledger does not balance!"}
             </Typography>
             <Typography variant="caption" color="text.secondary">
-              As of {new Date(t.as_of).toLocaleString()}.
+              As of {when(t.as_of)}.
             </Typography>
           </>
         )}
@@ -158,6 +160,7 @@ export function PayablesPage() {
         What the broker owes each provider: pending (inside the settlement window), available (settled, to be paid out)
         and paid out so far.
       </Typography>
+      <TimeZoneNote />
       {csvError && <Alert severity="error">{csvError}</Alert>}
       {payables.isError && <Alert severity="error">{String(payables.error.message)}</Alert>}
       {page && (

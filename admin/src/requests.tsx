@@ -8,7 +8,6 @@ import { useEffect, useRef } from "react";
 import {
   AutocompleteInput,
   Datagrid,
-  DateField,
   DateTimeInput,
   FunctionField,
   NumberField,
@@ -30,6 +29,9 @@ import { CursorList } from "../../ui/src/components/CursorList.tsx";
 import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
 import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { modeLabel, OUTCOMES, outcomeLabel, ProblemAlert, RequestBody } from "../../ui/src/components/requests.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { WhenField } from "../../ui/src/components/WhenField.tsx";
+import { when, yourTime } from "../../ui/src/format.ts";
 import { ListActions } from "./listActions.tsx";
 
 const MODES = [
@@ -47,8 +49,8 @@ const filters = [
   <SelectInput key="livemode" source="livemode" label="Mode" choices={MODES} />,
   <TextInput key="external_id" source="external_id" label="External id" />,
   <TextInput key="client_ip" source="client_ip" label="Client address" />,
-  <DateTimeInput key="created_after" source="created_after" label="After" />,
-  <DateTimeInput key="created_before" source="created_before" label="Before" />,
+  <DateTimeInput key="created_after" source="created_after" label={yourTime("After")} />,
+  <DateTimeInput key="created_before" source="created_before" label={yourTime("Before")} />,
 ];
 
 export function OutcomeChip() {
@@ -80,23 +82,19 @@ export function RequestList() {
       sort={{ field: "created_at", order: "DESC" }}
       title="Request log"
       actions={<ListActions />}
+      times
     >
       <LandOnSearchedRequest />
       {small ? (
         <SimpleList
           primaryText={(e) => `${outcomeLabel(e).text}${e.code ? ` · ${e.code}` : ""}`}
           secondaryText={(e) => `${modeLabel(e.livemode)} · ${e.operation}`}
-          tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
+          tertiaryText={(e) => when(e.created_at)}
           linkType="show"
         />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false}>
-          <RowLink
-            source="created_at"
-            label="When"
-            sortable={false}
-            render={(e) => new Date(e.created_at).toLocaleString("en-US")}
-          />
+          <RowLink source="created_at" label="When" sortable={false} render={(e) => when(e.created_at)} />
           <ReferenceField source="provider_id" reference="providers" link={false} sortable={false} emptyText="—" />
           <FunctionField label="Mode" render={(e) => modeLabel(e.livemode)} />
           <TextField source="operation" sortable={false} />
@@ -120,9 +118,10 @@ export function RequestShow() {
   return (
     <Show title="Request">
       <RecordHeading />
+      <TimeZoneNote />
       <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="request_id" label="Request id" />
-        <DateField source="created_at" label="When" showTime />
+        <WhenField source="created_at" label="When" />
         <ReferenceField
           source="provider_id"
           reference="providers"

@@ -29,6 +29,7 @@ import { Title, useAuthState, useNotify, useRecordContext, useRefresh } from "re
 import { Link } from "react-router-dom";
 import { PageButtons, usePages } from "../../ui/src/components/money.tsx";
 import { EvidenceLinks, RETURN_REASON_WORDS, ReturnStateChip, reasonWords } from "../../ui/src/components/returns.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { when } from "../../ui/src/format.ts";
 import { cents } from "../../ui/src/money.ts";
 import { api, data, type Schemas } from "./api.ts";
@@ -208,6 +209,7 @@ export function ReturnsPage() {
         Soonest contest deadline first. A return the provider does not contest by its deadline is approved by itself; a
         contested one waits for your decision. Approving reverses the lead's purchase.
       </Typography>
+      <TimeZoneNote />
       {returns.isError && <Alert severity="error">{message(returns.error)}</Alert>}
       {page && page.results.length === 0 && <Typography>No returns here.</Typography>}
       {page?.results.map((r) => (

@@ -3,6 +3,7 @@ import { Alert, Box, Button, Stack, TextField, Typography } from "@mui/material"
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Title, useLogout } from "react-admin";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { when } from "../../ui/src/format.ts";
 import { api, data, explain } from "./api.ts";
 
@@ -113,6 +114,7 @@ export function AccountPage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Account
       </Typography>
+      <TimeZoneNote />
       {m && (
         <Stack spacing={1}>
           <Typography>

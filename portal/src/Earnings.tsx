@@ -30,13 +30,15 @@ import {
   PerDayChart,
   usePages,
 } from "../../ui/src/components/money.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { when } from "../../ui/src/format.ts";
 import { cents, termsSentences } from "../../ui/src/money.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Mode = "live" | "test";
 const LINES_PAGE = 20;
 
-/** The start of a YYYY-MM-DD day in the browser's calendar, as an instant. */
+/** The start of a YYYY-MM-DD day in the viewer's calendar (the lines' times are shown in it), as an instant. */
 const startOf = (day: string, plusDays = 0) => {
   const [y, m, d] = day.split("-").map(Number) as [number, number, number];
   return new Date(y, m - 1, d + plusDays).toISOString();
@@ -82,7 +84,7 @@ function Ledger({ mode }: { mode: Mode }) {
         <LineTypeFilter value={type} onChange={filter(setType)} />
         <TextField
           fullWidth={false}
-          label="From"
+          label="From (your calendar)"
           type="date"
           size="small"
           value={from}
@@ -91,7 +93,7 @@ function Ledger({ mode }: { mode: Mode }) {
         />
         <TextField
           fullWidth={false}
-          label="To"
+          label="To (your calendar)"
           type="date"
           size="small"
           value={to}
@@ -122,7 +124,7 @@ function Statements({ mode }: { mode: Mode }) {
   return (
     <Section title="Statements">
       <Typography variant="body2" gutterBottom>
-        One per calendar month; a month is closed a few minutes after it ends and never changes again.
+        One per calendar month of business days; a month is closed a few minutes after it ends and never changes again.
       </Typography>
       {statements.isError && <Alert severity="error">{explain(statements.error)}</Alert>}
       {statements.data && (
@@ -169,8 +171,8 @@ function Terms({ terms }: { terms: Schemas["PublishedTerms"] }) {
     <Section title="Your terms">
       <Typography variant="body2" gutterBottom>
         Version {terms.version}
-        {terms.effective_at ? `, in force since ${new Date(terms.effective_at).toLocaleString()}` : ""}. A change
-        applies to leads accepted after it, never to one already accepted.
+        {terms.effective_at ? `, in force since ${when(terms.effective_at)}` : ""}. A change applies to leads accepted
+        after it, never to one already accepted.
       </Typography>
       <Typography component="h3" variant="subtitle1">
         What a lead earns
@@ -232,6 +234,7 @@ export function EarningsPage() {
           <MenuItem value="test">Test (sandbox)</MenuItem>
         </TextField>
       </Stack>
+      <TimeZoneNote business={earnings.data?.timezone} />
       {balance.isError && <Alert severity="error">{explain(balance.error)}</Alert>}
       {balance.data && <BalanceCards balance={balance.data} />}
       <Section title="Earned per day, last 30 days">

@@ -16,6 +16,7 @@ import {
   PublishableKeys,
   Snippet,
 } from "../../ui/src/components/formSettings.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { api, data } from "./api.ts";
 
 declare module "react" {
@@ -63,6 +64,7 @@ export function FormPage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Drop-in form
       </Typography>
+      <TimeZoneNote />
       <Typography variant="body2" gutterBottom>
         Paste the snippet into a page of your site: the page shows a quote form whose leads come straight to us, each
         with the consent the person gave. It works only on the origins you allow below.

@@ -7,17 +7,21 @@ import { Alert, Box, Card, CardContent, Chip, Stack, Typography } from "@mui/mat
 import { useQuery } from "@tanstack/react-query";
 import { Title } from "react-admin";
 import { Link } from "react-router-dom";
-import { num, when } from "../../ui/src/format.ts";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { dayIn, num, when } from "../../ui/src/format.ts";
 import { codeLabel, fieldLabel } from "../../ui/src/labels.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
-/** Monday of this week and today, as YYYY-MM-DD in the browser's calendar. */
-export function thisWeek(now = new Date()): { from: string; to: string } {
-  const day = (now.getDay() + 6) % 7; // Monday 0
-  const monday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - day);
-  const iso = (d: Date) =>
-    `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
-  return { from: iso(monday), to: iso(now) };
+/**
+ * Monday of this week and today, as YYYY-MM-DD business days: the calendar of `zone`
+ * (BUSINESS_TIMEZONE, as the service names it), not the browser's.
+ */
+export function thisWeek(zone: string, now = new Date()): { from: string; to: string } {
+  const to = dayIn(zone, now);
+  const [y, m, d] = to.split("-").map(Number) as [number, number, number];
+  const today = new Date(Date.UTC(y, m - 1, d));
+  const monday = new Date(today.getTime() - ((today.getUTCDay() + 6) % 7) * 86_400_000);
+  return { from: monday.toISOString().slice(0, 10), to };
 }
 
 function Figure({ name, value, note }: { name: string; value: number; note?: string }) {
@@ -39,17 +43,22 @@ function Figure({ name, value, note }: { name: string; value: number; note?: str
 }
 
 export function Home() {
-  const week = thisWeek();
-  const stats = useQuery({
-    queryKey: ["home-stats", week.from],
-    queryFn: () =>
-      data(
-        api.GET("/api/v1/portal/stats/", { params: { query: { from: week.from, to: week.to, granularity: "day" } } }),
-      ) as Promise<Schemas["Stats"]>,
-  });
   const rules = useQuery({
     queryKey: ["home-intake"],
     queryFn: () => data(api.GET("/api/v1/portal/intake_rules/")),
+  });
+  // The week is the broker's (BUSINESS_TIMEZONE, named by the intake rules): asked once it is known.
+  const zone = rules.data?.business_timezone;
+  const week = zone ? thisWeek(zone) : undefined;
+  const stats = useQuery({
+    queryKey: ["home-stats", week?.from, week?.to],
+    enabled: week !== undefined,
+    queryFn: () =>
+      data(
+        api.GET("/api/v1/portal/stats/", {
+          params: { query: { from: week?.from ?? "", to: week?.to ?? "", granularity: "day" } },
+        }),
+      ) as Promise<Schemas["Stats"]>,
   });
   const t = stats.data?.totals;
   const rejected = Object.entries(t?.rejected ?? {}).filter(([, n]) => (n as number) > 0);
@@ -59,10 +68,12 @@ export function Home() {
       <Typography component="h1" variant="h5" gutterBottom>
         This week
       </Typography>
+      <TimeZoneNote business={zone} />
       <Typography variant="body2" gutterBottom>
-        Live leads from Monday {week.from} to today (business days in {stats.data?.timezone ?? "the broker's time zone"}
-        ). A resend of a lead you already sent is not counted.
+        Live leads from Monday {week?.from ?? "…"} to today (business days in {zone ?? "the broker's time zone"}). A
+        resend of a lead you already sent is not counted.
       </Typography>
+      {rules.isError && <Alert severity="error">{explain(rules.error)}</Alert>}
       {stats.isError && <Alert severity="error">{explain(stats.error)}</Alert>}
       {t && (
         <Stack direction="row" flexWrap="wrap" useFlexGap spacing={2} sx={{ my: 2 }}>

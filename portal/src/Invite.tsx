@@ -3,6 +3,8 @@ import { Alert, Button, Stack, TextField, Typography } from "@mui/material";
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useNavigate } from "react-router-dom";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { when } from "../../ui/src/format.ts";
 import { api, data, explain } from "./api.ts";
 import { OpenPage } from "./OpenPage.tsx";
 import { forgetInvite, inviteToken } from "./session.ts";
@@ -46,6 +48,7 @@ export function InvitePage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Choose your password
       </Typography>
+      <TimeZoneNote />
       {token === null && (
         <Alert severity="error">This page opens from an invite link. Ask your administrator for one.</Alert>
       )}
@@ -58,8 +61,7 @@ export function InvitePage() {
         <>
           <Typography variant="body2" gutterBottom>
             {invite.data.name}, you are invited to the portal of <strong>{invite.data.provider_name}</strong> as{" "}
-            <strong>{invite.data.email}</strong>. The link works until{" "}
-            {new Date(invite.data.expires_at).toLocaleString("en-US")}.
+            <strong>{invite.data.email}</strong>. The link works until {when(invite.data.expires_at)}.
           </Typography>
           <Typography variant="body2" gutterBottom>
             Use at least 12 characters that are hard to guess: a phrase of four or more unrelated words works well.

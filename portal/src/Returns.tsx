@@ -23,6 +23,7 @@ import { useState } from "react";
 import { Title } from "react-admin";
 import { PageButtons, usePages } from "../../ui/src/components/money.tsx";
 import { EvidenceLinks, ReturnStateChip, reasonWords } from "../../ui/src/components/returns.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { when } from "../../ui/src/format.ts";
 import { cents } from "../../ui/src/money.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
@@ -234,6 +235,7 @@ export function ReturnsPage() {
         Leads the broker returned. You may contest a return once, before its deadline; an approved return takes the
         lead's price off your balance, a denied one changes nothing.
       </Typography>
+      <TimeZoneNote />
       {returns.isError && <Alert severity="error">{explain(returns.error)}</Alert>}
       {page && page.results.length === 0 && <Typography>No returns.</Typography>}
       {page?.results.map((r) => (

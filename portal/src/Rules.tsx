@@ -9,7 +9,8 @@ import { useQuery } from "@tanstack/react-query";
 import { type ReactNode, useState } from "react";
 import { Title } from "react-admin";
 import { DataTable } from "../../ui/src/components/DataTable.tsx";
-import { num, when } from "../../ui/src/format.ts";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { whenYours as at, num } from "../../ui/src/format.ts";
 import { FIELD_LABELS, fieldLabel, RULE_LABELS, words } from "../../ui/src/labels.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
@@ -26,9 +27,6 @@ const WEEKDAYS = [
 ] as const;
 const CAP_WHEN = { day: "today", week: "this week", month: "this month" } as const;
 
-/** The viewer's own time zone, named beside every instant. */
-const viewerZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
-const at = (iso: string | null | undefined) => `${when(iso)} (your time, ${viewerZone()})`;
 const anyOr = (list: readonly string[] | null | undefined, any: string) =>
   list === null || list === undefined ? any : list.length === 0 ? "None" : list.join(", ");
 
@@ -92,6 +90,7 @@ export function RulesPage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Intake rules
       </Typography>
+      <TimeZoneNote business={r?.business_timezone} />
       <Typography variant="body2" gutterBottom>
         What the broker accepts from you now, as the API answers it (<code>GET /api/v1/public/intake_rules/</code>).
         Only the broker's administrators change these rules.

@@ -10,6 +10,7 @@ import { Title } from "react-admin";
 import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
 import { CopyButton } from "../../ui/src/components/CopyButton.tsx";
 import { DataTable } from "../../ui/src/components/DataTable.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 import { curlFor, sdkSnippetFor } from "./sandbox-examples.ts";
@@ -76,6 +77,7 @@ export function SandboxPage() {
         A test key (<code>lp_test_…</code>) creates test leads: they follow the same rules and send the same signed
         webhooks (with <code>"livemode": false</code>), but never reach the sales team, the live counts or billing.
       </Typography>
+      <TimeZoneNote />
       {message && (
         <Alert severity={message.ok ? "success" : "error"} sx={{ my: 1 }}>
           {message.text}

@@ -6,17 +6,15 @@
 import { Alert, Box, Button, MenuItem, Stack, TableCell, TableRow, TextField, Typography } from "@mui/material";
 import { BarChart } from "@mui/x-charts/BarChart";
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { HttpError, Title } from "react-admin";
 import { DataTable, numeric } from "../../ui/src/components/DataTable.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { num } from "../../ui/src/format.ts";
 import { codeLabel, FIELD_LABELS } from "../../ui/src/labels.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 import { thisWeek } from "./Home.tsx";
 
-const iso = (d: Date) =>
-  `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
-const daysAgo = (n: number) => iso(new Date(Date.now() - n * 86_400_000));
 /** A rate of 0–1 as a percentage with one decimal; "—" when there is none. */
 export const percent = (r: number | null | undefined) =>
   r === null || r === undefined ? "—" : `${(r * 100).toFixed(1)} %`;
@@ -47,13 +45,15 @@ function Cells({ o, codes }: { o: Outcomes; codes: string[] }) {
 }
 
 export function StatsPage() {
-  const [from, setFrom] = useState(daysAgo(29));
-  const [to, setTo] = useState(thisWeek().to);
+  // Unset: the service's range, the last 30 business days to today in BUSINESS_TIMEZONE (the
+  // browser's calendar may be on another day).
+  const [from, setFrom] = useState<string | undefined>(undefined);
+  const [to, setTo] = useState<string | undefined>(undefined);
   const [granularity, setGranularity] = useState<"day" | "week" | "month">("day");
   const [groupBy, setGroupBy] = useState<"" | "sub_id">("");
   const [mode, setMode] = useState<"live" | "test">("live");
   const [csvError, setCsvError] = useState<string | null>(null);
-  const query = { from, to, granularity, mode, ...(groupBy && { group_by: groupBy }) };
+  const query = { granularity, mode, ...(from && { from }), ...(to && { to }), ...(groupBy && { group_by: groupBy }) };
   const stats = useQuery({
     queryKey: ["stats", query],
     // JSON here (the CSV is the same operation with Accept: text/csv, fetched below).
@@ -62,8 +62,14 @@ export function StatsPage() {
     retry: (count, err) => !(err instanceof HttpError && err.status < 500) && count < 2,
   });
 
+  // The range the fields show: the one chosen, else the service's (kept while another loads).
+  const served = useRef<{ from: string; to: string } | undefined>(undefined);
+  if (stats.data) served.current = { from: stats.data.from, to: stats.data.to };
+  const shownFrom = from ?? served.current?.from ?? "";
+  const shownTo = to ?? served.current?.to ?? "";
+
   function thisWeekBy(g: "day" | "week") {
-    const w = thisWeek();
+    const w = thisWeek(stats.data?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
     setFrom(w.from);
     setTo(w.to);
     setGranularity(g);
@@ -80,7 +86,7 @@ export function StatsPage() {
     const blob = await res.blob();
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    a.download = `stats-${mode}-${from}-${to}-${granularity}${groupBy ? "-by-sub-source" : ""}.csv`;
+    a.download = `stats-${mode}-${shownFrom}-${shownTo}-${granularity}${groupBy ? "-by-sub-source" : ""}.csv`;
     a.click();
     URL.revokeObjectURL(a.href);
   }
@@ -109,6 +115,7 @@ export function StatsPage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Statistics
       </Typography>
+      <TimeZoneNote business={stats.data?.timezone} times={false} />
       <Stack direction="row" spacing={1} flexWrap="wrap" useFlexGap sx={{ my: 1 }}>
         <Button size="small" variant="outlined" onClick={() => thisWeekBy("week")}>
           This week
@@ -118,8 +125,22 @@ export function StatsPage() {
         </Button>
       </Stack>
       <Stack direction="row" spacing={2} flexWrap="wrap" useFlexGap sx={{ my: 1 }}>
-        <TextField label="From" type="date" size="small" value={from} onChange={(e) => setFrom(e.target.value)} />
-        <TextField label="To" type="date" size="small" value={to} onChange={(e) => setTo(e.target.value)} />
+        <TextField
+          label="From"
+          type="date"
+          size="small"
+          value={shownFrom}
+          onChange={(e) => setFrom(e.target.value)}
+          slotProps={{ inputLabel: { shrink: true } }}
+        />
+        <TextField
+          label="To"
+          type="date"
+          size="small"
+          value={shownTo}
+          onChange={(e) => setTo(e.target.value)}
+          slotProps={{ inputLabel: { shrink: true } }}
+        />
         <TextField
           select
           size="small"

@@ -26,6 +26,7 @@ import { Title } from "react-admin";
 import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
 import { CopyButton } from "../../ui/src/components/CopyButton.tsx";
 import { DataTable } from "../../ui/src/components/DataTable.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { when } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 import { me } from "./authProvider.ts";
@@ -128,6 +129,7 @@ export function TeamPage() {
       <Typography component="h1" variant="h5" gutterBottom>
         Team
       </Typography>
+      <TimeZoneNote />
       {self.data && !isAdmin && (
         <Alert severity="info">Only your provider's portal administrators can manage its team.</Alert>
       )}

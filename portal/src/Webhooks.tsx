@@ -26,16 +26,12 @@ import { ConfirmDialog } from "../../ui/src/components/ConfirmDialog.tsx";
 import { TestChip } from "../../ui/src/components/chips.tsx";
 import { DataTable } from "../../ui/src/components/DataTable.tsx";
 import { describeEventTypes, EventTypesChoice } from "../../ui/src/components/EventTypesChoice.tsx";
-import { relative, resendLabel, when, whenZoned } from "../../ui/src/format.ts";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { relative, resendLabel, when, yourTime } from "../../ui/src/format.ts";
 import { api, data, explain, type Schemas } from "./api.ts";
 
 type Delivery = Schemas["WebhookDelivery"];
 const PAGE = 10;
-/** The browser's time zone, named in the column headers of times. */
-const zone =
-  new Intl.DateTimeFormat("en-US", { timeZoneName: "short" })
-    .formatToParts(new Date())
-    .find((p) => p.type === "timeZoneName")?.value ?? "local time";
 
 /** A delivery's next attempt, its attempts and the body sent (or to be sent). */
 function Attempts({ id, onClose }: { id: number; onClose: () => void }) {
@@ -50,7 +46,7 @@ function Attempts({ id, onClose }: { id: number; onClose: () => void }) {
       <DialogContent>
         {detail.data?.state === "pending" && (
           <Typography gutterBottom data-testid="next-attempt">
-            Next attempt: {whenZoned(detail.data.next_attempt_at)}
+            Next attempt: {when(detail.data.next_attempt_at)}
           </Typography>
         )}
         <Typography component="h3" variant="subtitle1">
@@ -60,7 +56,7 @@ function Attempts({ id, onClose }: { id: number; onClose: () => void }) {
         <ol>
           {detail.data?.attempt_log.map((a) => (
             <li key={a.attempt}>
-              {whenZoned(a.at)}: {a.status_code ?? "no answer"} in {a.latency_ms} ms{a.error ? ` — ${a.error}` : ""}
+              {when(a.at)}: {a.status_code ?? "no answer"} in {a.latency_ms} ms{a.error ? ` — ${a.error}` : ""}
             </li>
           ))}
         </ol>
@@ -155,8 +151,8 @@ function Deliveries() {
           "State",
           "Attempts",
           "Last answer",
-          `Created (${zone})`,
-          `Next attempt (${zone})`,
+          yourTime("Created"),
+          yourTime("Next attempt"),
           "Actions",
         ]}
       >
@@ -283,6 +279,7 @@ export function WebhooksPage() {
         Each lead event is POSTed to this URL, signed (Standard Webhooks: webhook-id, webhook-timestamp,
         webhook-signature) with the secret below.
       </Typography>
+      <TimeZoneNote />
       {message && (
         <Alert severity={message.ok ? "success" : "error"} sx={{ my: 1 }} role={message.ok ? "status" : "alert"}>
           {message.text}

@@ -9,7 +9,6 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import {
   Datagrid,
-  DateField,
   FunctionField,
   type RaRecord,
   SelectInput,
@@ -30,6 +29,9 @@ import { LeadHeadline, leadSubline } from "../../ui/src/components/leads.tsx";
 import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
 import { ItemLink, RowLink } from "../../ui/src/components/RowLink.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { WhenField } from "../../ui/src/components/WhenField.tsx";
+import { when } from "../../ui/src/format.ts";
 import { FIELD_LABELS } from "../../ui/src/labels.ts";
 import { api, data, explain } from "./api.ts";
 import { allLeads, CSV_MAX_LEADS, leadsCsv } from "./leads-csv.ts";
@@ -104,7 +106,13 @@ const leadPath = (l: RaRecord) => `/leads/${encodeURIComponent(l.external_id)}/s
 export function LeadList() {
   const small = useMediaQuery((theme: Theme) => theme.breakpoints.down("sm"));
   return (
-    <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Leads" actions={<LeadListActions />}>
+    <CursorList
+      filters={filters}
+      filterDefaultValues={{ mode: "live" }}
+      title="Leads"
+      actions={<LeadListActions />}
+      times
+    >
       {small ? (
         <SimpleList
           primaryText={(l) => (
@@ -113,6 +121,7 @@ export function LeadList() {
             </ItemLink>
           )}
           secondaryText={(l) => `${leadSubline(l)}${l.sub_id ? ` · ${FIELD_LABELS.sub_id} ${l.sub_id}` : ""}`}
+          tertiaryText={(l) => when(l.created_at)}
           linkType={false}
         />
       ) : (
@@ -126,7 +135,7 @@ export function LeadList() {
             <FunctionField label="Customer" render={(l) => `${l.first_name} ${l.last_name}`} />
             <FunctionField label="Mode" render={(l) => (l.livemode ? "Live" : <TestChip />)} />
             <FunctionField label="Billable" render={(l) => (l.billable ? "Yes" : "No")} />
-            <DateField source="created_at" showTime sortable={false} />
+            <WhenField source="created_at" label="Created" sortable={false} />
           </Datagrid>
         </Scrolls>
       )}
@@ -141,7 +150,7 @@ function History() {
     <ol>
       {(lead.history as { to_state: string; lead_status: string; changed_at: string; actor: string }[]).map((h) => (
         <li key={`${h.changed_at}-${h.to_state}-${h.lead_status}`}>
-          {new Date(h.changed_at).toLocaleString("en-US")}: {h.to_state} ({h.lead_status}) by {h.actor}
+          {when(h.changed_at)}: {h.to_state} ({h.lead_status}) by {h.actor}
         </li>
       ))}
     </ol>
@@ -179,6 +188,7 @@ export function LeadShow() {
   return (
     <Show queryOptions={{ meta: { mode: params.get("mode") ?? "live" } }} title="Lead">
       <RecordHeading />
+      <TimeZoneNote />
       <SimpleShowLayout>
         <TestNotice />
         <TextField source="order_number" />
@@ -211,7 +221,7 @@ export function LeadShow() {
         />
         <TextField source="sub_id" label={FIELD_LABELS.sub_id} emptyText="None sent" />
         <FunctionField label="Came in through" render={(l) => SOURCES[l.source as string] ?? "Not recorded"} />
-        <DateField source="created_at" showTime />
+        <WhenField source="created_at" label="Created" />
         <FunctionField label="History" render={() => <History />} />
         <FunctionField label="Consent" render={(l) => <Consent lead={l} />} />
       </SimpleShowLayout>

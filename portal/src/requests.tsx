@@ -6,7 +6,6 @@ import { Button, TextField as MuiTextField, Stack, type Theme, useMediaQuery } f
 import { type FormEvent, useState } from "react";
 import {
   Datagrid,
-  DateField,
   FunctionField,
   NumberField,
   SelectInput,
@@ -24,6 +23,9 @@ import { RecordHeading } from "../../ui/src/components/PageHeading.tsx";
 import { ItemLink, RowLink } from "../../ui/src/components/RowLink.tsx";
 import { OUTCOMES, ProblemAlert, RequestBody, refusalSummary } from "../../ui/src/components/requests.tsx";
 import { Scrolls } from "../../ui/src/components/Scrolls.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { WhenField } from "../../ui/src/components/WhenField.tsx";
+import { when } from "../../ui/src/format.ts";
 import { MODE_CHOICES } from "./leads.tsx";
 
 const filters = [
@@ -76,12 +78,12 @@ export function RequestList() {
   return (
     <>
       <FindRequest />
-      <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Requests">
+      <CursorList filters={filters} filterDefaultValues={{ mode: "live" }} title="Requests" times>
         {small ? (
           <SimpleList
             primaryText={(e) => <ItemLink to={link(e as never)}>{`${e.status} ${e.outcome}`}</ItemLink>}
             secondaryText={(e) => (e.code ? refusalSummary(e) : e.operation)}
-            tertiaryText={(e) => new Date(e.created_at).toLocaleString("en-US")}
+            tertiaryText={(e) => when(e.created_at)}
             linkType={false}
           />
         ) : (
@@ -92,7 +94,7 @@ export function RequestList() {
                 label="When"
                 sortable={false}
                 to={(e) => link(e as never)}
-                render={(e) => new Date(e.created_at).toLocaleString("en-US")}
+                render={(e) => when(e.created_at)}
               />
               <TextField source="operation" sortable={false} />
               <NumberField source="status" sortable={false} />
@@ -125,9 +127,10 @@ export function RequestShow() {
       }}
     >
       <RecordHeading />
+      <TimeZoneNote />
       <SimpleShowLayout sx={{ overflowWrap: "anywhere" }}>
         <TextField source="request_id" label="Request id" />
-        <DateField source="created_at" label="When" showTime />
+        <WhenField source="created_at" label="When" />
         <TextField source="operation" />
         <NumberField source="status" />
         <TextField source="outcome" />

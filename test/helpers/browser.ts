@@ -18,9 +18,10 @@ export async function watchedContext(
   serviceUrl: string,
   viewport: { width: number; height: number },
   watch: Watch,
-  options: { timeoutMs?: number; ignoreConsole?: RegExp } = {},
+  options: { timeoutMs?: number; ignoreConsole?: RegExp; timezoneId?: string } = {},
 ): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport });
+  // timezoneId: the viewer's time zone (the browser's own unless given).
+  const context = await browser.newContext({ viewport, ...(options.timezoneId && { timezoneId: options.timezoneId }) });
   // A ceiling on each wait for the page (an element, a navigation): 60 s, for a loaded machine.
   context.setDefaultTimeout(options.timeoutMs ?? 60_000);
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: serviceUrl });

@@ -11,11 +11,30 @@ export const num = (n: number | null | undefined): string => (n === null || n ==
 /** Whole dollars with the currency: $1,450 (USD). */
 export const money = (n: number | null | undefined): string =>
   n === null || n === undefined ? "—" : `${USD.format(n)} USD`;
-/** A date and time as people read it. */
-export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString("en-US") : "—");
-/** A time with its zone named ("11/28/2026, 5:40:13 PM UTC"), for times read beside one another. */
-export const whenZoned = (iso: string | null | undefined): string =>
+/**
+ * The viewer's own time zone (IANA, "Europe/Berlin"): every timestamp on a screen is shown in it.
+ * Business days (statistics, caps' "today", schedules, statements) are the broker's
+ * BUSINESS_TIMEZONE instead, which the service names in its answers (docs/stats.md).
+ */
+export const viewerZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone;
+/**
+ * A timestamp in the viewer's time zone, the zone named ("11/28/2026, 5:40:13 PM EST"): the one
+ * way every screen of both apps writes an instant.
+ */
+export const when = (iso: string | null | undefined): string =>
   iso ? new Date(iso).toLocaleString("en-US", { timeZoneName: "short" }) : "—";
+/** A timestamp with the viewer's zone spelled out: "11/28/2026, 5:40:13 PM GMT+1 (your time, Europe/Berlin)". */
+export const whenYours = (iso: string | null | undefined): string =>
+  iso ? `${when(iso)} (your time, ${viewerZone()})` : "—";
+/** A column or field name for timestamps: "Created (your time, Europe/Berlin)". */
+export const yourTime = (name: string): string => `${name} (your time, ${viewerZone()})`;
+/** The calendar day (YYYY-MM-DD) it is in `zone` at `at`: a business day when `zone` is BUSINESS_TIMEZONE. */
+export function dayIn(zone: string, at: Date = new Date()): string {
+  // en-CA writes dates as YYYY-MM-DD.
+  return new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
+    at,
+  );
+}
 
 /** Field names as the screens name them (the API's names, in words). */
 const LABELS: Record<string, string> = {
@@ -48,13 +67,19 @@ const LABELS: Record<string, string> = {
 export const label = (field: string): string =>
   LABELS[field] ?? field.replaceAll("_", " ").replace(/^./, (c) => c.toUpperCase());
 
-/** A value as a person reads it. */
+/** An ISO 8601 instant as the API writes one ("2026-11-28T15:15:02.301Z", or with an offset). */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A value as a person reads it; an instant in the viewer's time zone (`when`). */
 export function shown(v: unknown): string {
   if (v === null || v === undefined || v === "") return "—";
   if (typeof v === "boolean") return v ? "Yes" : "No";
   if (typeof v === "number") return num(v);
   if (Array.isArray(v)) return v.map(shown).join(", ");
-  if (typeof v === "object") return JSON.stringify(v);
+  // Its instants too in the viewer's time zone: no UTC clock beside the screen's own.
+  if (typeof v === "object")
+    return JSON.stringify(v, (_k, x) => (typeof x === "string" && INSTANT.test(x) ? when(x) : x));
+  if (typeof v === "string" && INSTANT.test(v)) return when(v);
   return String(v);
 }
 

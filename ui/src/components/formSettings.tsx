@@ -293,7 +293,8 @@ export function FormWeek(props: { stats: components["schemas"]["FormStats"] | un
       {st && (
         <>
           <Typography variant="body2" gutterBottom data-testid="form-leads">
-            {st.form_leads} form {st.form_leads === 1 ? "lead" : "leads"} since {when(st.week_start)}
+            {st.form_leads} form {st.form_leads === 1 ? "lead" : "leads"} since {when(st.week_start)}: the start of the
+            business week (Monday 00:00 in the broker's time zone), in your time.
           </Typography>
           <DataTable label="Refused submissions by reason" columns={["Reason", "Code", "Refused"]}>
             {st.refusals.length === 0 ? (

@@ -181,7 +181,8 @@ export function PerDayChart({ series, title }: { series: PerDay; title: string }
     <Box>
       <Typography variant="body2" data-testid="per-day-total">
         {cents(series.total_cents, series.currency)} for {num(series.total_leads)}{" "}
-        {series.total_leads === 1 ? "lead" : "leads"} from {series.from} to {series.to} ({series.timezone}).
+        {series.total_leads === 1 ? "lead" : "leads"} from {series.from} to {series.to} (business days in{" "}
+        {series.timezone}).
       </Typography>
       <Box
         role="img"
@@ -190,7 +191,7 @@ export function PerDayChart({ series, title }: { series: PerDay; title: string }
       >
         <BarChart
           height={240}
-          xAxis={[{ scaleType: "band", data: series.days.map((d) => d.date.slice(5)), label: "Day" }]}
+          xAxis={[{ scaleType: "band", data: series.days.map((d) => d.date.slice(5)), label: "Business day" }]}
           yAxis={[
             { valueFormatter: (v: number | null) => cents(Math.round((v ?? 0) * 100), series.currency), width: 80 },
           ]}
