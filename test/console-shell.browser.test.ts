@@ -314,6 +314,9 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
       await page.goto(`${t.url}${show}`);
       await page.getByRole("region", { name: "Usage now" }).waitFor();
       await page.getByText(providerName).first().waitFor();
+      // Its times (created, updated, keys' last use, deliveries) are the viewer's, and say so.
+      expect(await page.getByTestId("time-zone-note").textContent()).toMatch(/^Times are in your time zone, \S+\./);
+      expect(await page.getByText(/\d{1,2}:\d{2}:\d{2} [AP]M [A-Z]{2,5}|GMT/).count()).toBeGreaterThan(0);
       if (viewport.width > 600) {
         // The old page of every panel was about 3,100 px high; the overview is the fields and usage.
         const height = Number(await page.evaluate("document.documentElement.scrollHeight"));

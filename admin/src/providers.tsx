@@ -1,11 +1,10 @@
 /** Providers: list, create, edit, and the detail page with keys, usage, intake, terms, money and webhooks. */
-import { Button, type Theme, Typography, useMediaQuery } from "@mui/material";
+import { Box, Button, type Theme, Typography, useMediaQuery } from "@mui/material";
 import {
   BooleanField,
   BooleanInput,
   Create,
   Datagrid,
-  DateField,
   Edit,
   EditButton,
   email,
@@ -36,6 +35,8 @@ import {
 import { Link } from "react-router-dom";
 import { ListHeading, RecordHeading } from "../../ui/src/components/PageHeading.tsx";
 import { RowLink } from "../../ui/src/components/RowLink.tsx";
+import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
+import { WhenField } from "../../ui/src/components/WhenField.tsx";
 import { num, relative } from "../../ui/src/format.ts";
 import { ListActions } from "./listActions.tsx";
 import { DeactivateButton } from "./providers/DeactivateButton.tsx";
@@ -246,6 +247,9 @@ export function ProviderShow() {
   return (
     <Show actions={<ShowActions />}>
       <RecordHeading />
+      <Box sx={{ px: 2 }}>
+        <TimeZoneNote />
+      </Box>
       <TabbedShowLayout
         tabs={
           <TabbedShowLayoutTabs
@@ -264,8 +268,8 @@ export function ProviderShow() {
           <NumberField source="rate_limit_per_day" label="Requests per day" />
           <TextField source="webhook_url" label="Webhook URL" emptyText="—" />
           <TextField source="notes" emptyText="—" />
-          <DateField source="created_at" showTime />
-          <DateField source="updated_at" showTime />
+          <WhenField source="created_at" label="Created" />
+          <WhenField source="updated_at" label="Updated" />
           <div>
             <UsagePanel />
           </div>
