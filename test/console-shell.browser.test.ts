@@ -366,6 +366,16 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
       await page.goto(`${t.url}${show}/money`);
       await page.getByRole("region", { name: "Terms" }).waitFor();
       expect(await page.getByRole("tab", { name: "Money" }).getAttribute("aria-selected")).toBe("true");
+      // Its forms: creating a provider and editing this one, each with one h1 and no axe finding.
+      for (const [form, field] of [
+        ["/admin/providers/create", "Name"],
+        [`/admin/providers/${provider.id}`, "Name"],
+      ] as const) {
+        await page.goto(`${t.url}${form}`);
+        await page.getByRole("textbox", { name: field }).first().waitFor();
+        expect(await h1s(page), `${form} at ${viewport.width} px: one h1`).toBe(1);
+        expect(await axeModerate(page), `${form} at ${viewport.width} px`).toEqual([]);
+      }
       await context.close();
     }
   }, 300_000);

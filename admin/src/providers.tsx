@@ -33,7 +33,7 @@ import {
   useRedirect,
 } from "react-admin";
 import { Link } from "react-router-dom";
-import { ListHeading, RecordHeading } from "../../ui/src/components/PageHeading.tsx";
+import { ListHeading, PageHeading, RecordHeading } from "../../ui/src/components/PageHeading.tsx";
 import { RowLink } from "../../ui/src/components/RowLink.tsx";
 import { TimeZoneNote } from "../../ui/src/components/TimeZoneNote.tsx";
 import { WhenField } from "../../ui/src/components/WhenField.tsx";
@@ -166,6 +166,7 @@ export function ProviderCreate() {
         },
       }}
     >
+      <PageHeading hidden>New provider</PageHeading>
       <SimpleForm>
         <ProviderFields creating />
       </SimpleForm>
@@ -193,6 +194,7 @@ export function ProviderEdit() {
         },
       }}
     >
+      <RecordHeading />
       <SimpleForm toolbar={<SaveOnly />}>
         <ProviderFields creating={false} />
       </SimpleForm>
