@@ -152,6 +152,11 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
               w.__framed.push(d.body.innerText.slice(0, 80));
           }).observe((globalThis as Win).document, { childList: true, subtree: true });
         });
+        // Navigations of the page: to /admin/ and on to sign-in (each seen twice), never a loop of redirects.
+        const navigations: string[] = [];
+        page.on("framenavigated", (f) => {
+          if (f === page.mainFrame()) navigations.push(new URL(f.url()).pathname);
+        });
         // Bytes of everything the sign-in screen loads: over the wire (compressed) and decoded.
         const bytes = { wire: 0, raw: 0 };
         const cdp = await context.newCDPSession(page);
@@ -171,12 +176,12 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
             boot: w.document.querySelector("#root > [data-boot][role=status]") !== null,
           };
         });
-        return { page, paint, bytes };
+        return { page, paint, bytes, navigations };
       };
-      let { page, paint, bytes } = await firstPaint();
+      let { page, paint, bytes, navigations } = await firstPaint();
       for (let tries = 1; tries < 3 && paint.painted >= 200; tries += 1) {
         await page.close();
-        ({ page, paint, bytes } = await firstPaint());
+        ({ page, paint, bytes, navigations } = await firstPaint());
       }
       console.log(`console-shell: ${JSON.stringify(paint)} ms after navigation started (${viewport.width} px)`);
       expect(paint.boot, "the loading state is index.html's own, before any script").toBe(true);
@@ -185,7 +190,13 @@ describe.skipIf(!HAVE_CHROMIUM)("the consoles' shell in a browser", () => {
       expect(await status.textContent()).toContain("Loading the back office");
       expect(await status.isVisible()).toBe(true);
       release();
+      const released = Date.now();
       await page.getByRole("heading", { name: "Lead Provider back office" }).waitFor();
+      console.log(
+        `console-shell: sign-in ${Date.now() - released} ms after the scripts, ${navigations.length} navigations`,
+      );
+      expect(navigations.length, navigations.join(" → ")).toBeLessThanOrEqual(4);
+      expect(navigations.at(-1)).toBe("/admin/login");
       await page.waitForLoadState("networkidle");
       expect(await page.evaluate(() => (globalThis as unknown as { __framed: string[] }).__framed)).toEqual([]);
       expect(await h1s(page)).toBe(1);

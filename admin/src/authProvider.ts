@@ -34,6 +34,12 @@ async function probe(): Promise<{ kind: "ok" } | { kind: "forbidden" } | { kind:
   return { kind: "refused", reason: detail ?? `the service answered ${response.status}` };
 }
 
+/**
+ * No getPermissions: the console reads the token's claims itself (session.ts). With `requireAuth`,
+ * react-admin's signed-out catch-all logs out on mount, and a getPermissions that resolves at once
+ * re-rendered it after each redirect: a loop of some two thousand navigations to /login, a blank
+ * page for 10–20 s before sign-in.
+ */
 export const authProvider: AuthProvider = {
   async login({ token }: { token: string }) {
     if (!token?.trim()) throw new Error("Paste a JWT first.");
@@ -70,8 +76,5 @@ export const authProvider: AuthProvider = {
     const claims = claimsOf(getToken());
     const sub = String(claims.sub ?? "administrator");
     return { id: sub, fullName: String(claims.name ?? sub) };
-  },
-  async getPermissions() {
-    return claimsOf(getToken());
   },
 };
