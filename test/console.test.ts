@@ -337,7 +337,8 @@ describe.skipIf(!HAVE_CHROMIUM)("the back office in a browser", () => {
       const funnel = page.getByRole("img", { name: "Submitted 4, Accepted 3, Quoted 0, Ordered 0" });
       await funnel.waitFor();
       await page.getByRole("img", { name: "invalid_zip 1" }).waitFor();
-      const perDay = page.getByRole("img", { name: /^Leads per day from / });
+      // Business days, in the broker's zone as the service names it.
+      const perDay = page.getByRole("img", { name: /^Leads per business day \(America\/New_York\) from / });
       await perDay.waitFor();
       // Real bars drawn by the chart library, not an empty frame.
       await expect.poll(() => perDay.locator("svg rect, svg path").count()).toBeGreaterThan(0);
