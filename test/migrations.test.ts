@@ -21,6 +21,7 @@ const TABLES = [
   "lead_stats_daily",
   "lead_stats_periods",
   "lead_stats_rollup",
+  "lead_stats_running",
   "leads",
   "ledger_accounts",
   "ledger_entries",

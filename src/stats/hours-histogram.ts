@@ -21,11 +21,14 @@ export function bucketHours(key: number): number {
 
 /** Counts per bucket, merged from rollup rows and today's leads. */
 export class Histogram {
-  readonly #counts = new Map<number, number>();
+  // Made at the first value: most cells of a long answer are whole periods, read without one.
+  #counts: Map<number, number> | undefined;
   #n = 0;
 
-  /** Adds `counts[i]` values in bucket `keys[i]`. */
-  add(keys: readonly number[], counts: readonly number[]): void {
+  /** Adds `counts[i]` values in bucket `keys[i]` (none: null). */
+  add(keys: readonly number[] | null, counts: readonly number[] | null): void {
+    if (keys === null || counts === null || keys.length === 0) return;
+    this.#counts ??= new Map();
     for (let i = 0; i < keys.length; i += 1) {
       const k = Number(keys[i]);
       const c = Number(counts[i]);
@@ -44,7 +47,7 @@ export class Histogram {
    * floor((n−1)/2) and floor(n/2) (0-based), each the hours its bucket stands for; null when empty.
    */
   median(): number | null {
-    if (this.#n === 0) return null;
+    if (this.#n === 0 || this.#counts === undefined) return null;
     const lo = Math.floor((this.#n - 1) / 2);
     const hi = Math.floor(this.#n / 2);
     let below = 0;

@@ -5,8 +5,10 @@
  * request_outcomes_daily side by side. The stats rollup fills it once lead_stats_daily holds a
  * day whole (`periods_through`), and fills again what a move changed; stats read a range's whole
  * periods from it, one row a period and group, and only the days after it the way they read
- * before (stats.repository.ts). Histograms and refusal codes are merged in SQL (`merged`), so
- * what leaves the database is one row per answer row.
+ * before (stats.repository.ts). A whole period's row is read without its histograms (its median
+ * buckets kept with it); the few day and week rows at a range's ends, and a range's totals, come
+ * with theirs, merged in TypeScript. The rollup merges in SQL (`merged`). lead_stats_running
+ * holds each provider's sums through each day, for ranking providers over any range.
  */
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { DateTime } from "luxon";
@@ -193,6 +195,17 @@ export function segments(
   return out;
 }
 
+/**
+ * The days [from, through], as a list: a parameter the planner estimates at a few rows, where
+ * generate_series over dates counts as a thousand (a day's roll then planned as millions of rows,
+ * and compiled by JIT for most of a second).
+ */
+function daysOf(from: string, through: string): string[] {
+  const out: string[] = [];
+  for (let d = from; d <= through; d = shift(d, 1)) out.push(d);
+  return out;
+}
+
 function shift(day: string, days: number): string {
   return dt(day).plus({ days }).toISODate() as string;
 }
@@ -234,12 +247,13 @@ export interface MergedRow {
   readonly quoted: number;
   readonly ordered: number;
   readonly refused: number;
-  readonly last_lead_at: Date | null;
-  /** Empty but where the period's histogram is merged with later days' (readPeriods' `keep`). */
-  readonly quote_keys: number[];
-  readonly quote_counts: number[];
-  readonly order_keys: number[];
-  readonly order_counts: number[];
+  /** A time, or (a whole period's row) its epoch milliseconds. */
+  readonly last_lead_at: Date | number | null;
+  /** A day or week row's histogram, merged by the caller; null in a whole period's row. */
+  readonly quote_keys: number[] | null;
+  readonly quote_counts: number[] | null;
+  readonly order_keys: number[] | null;
+  readonly order_counts: number[] | null;
   readonly refusal_codes: string[];
   readonly refusal_counts: number[];
   /** The buckets of the median's two middle ranks ([lo, hi]); null when nothing moved. */
@@ -249,104 +263,138 @@ export interface MergedRow {
 
 /**
  * The range's rows per period (of the granularity) and group: a whole period's own rows as they
- * are (their medians kept with them: no histogram leaves the database), the days at either end
- * merged per period and group. The period `keep` (the one the days after the rollup continue)
- * comes with its histograms, to be merged with those days'.
+ * are (their medians kept with them: no histogram leaves the database), and the rows of the
+ * days (and whole weeks) at either end with their histograms, to be merged per period and group.
  */
-export async function readPeriods(db: Db, r: PeriodRead, keep: string | null = null): Promise<MergedRow[]> {
+export async function readPeriods(db: Db, r: PeriodRead): Promise<MergedRow[]> {
   const grp = r.groupBy === "sub_id" ? sql`sub_id` : r.groupBy === "provider" ? sql`provider_id::text` : sql`''::text`;
   const where = readWhere(r);
-  const empty = sql`'{}'::smallint[] as quote_keys, '{}'::int[] as quote_counts, '{}'::smallint[] as order_keys, '{}'::int[] as order_counts`;
+  // A whole period's row comes without histograms (its median buckets kept with it) and its last
+  // lead as epoch milliseconds: a long answer's rows are parsed by the thousand.
+  const empty = sql`null::smallint[] as quote_keys, null::int[] as quote_counts, null::smallint[] as order_keys, null::int[] as order_counts`;
   const parts: RawBuilder<unknown>[] = [];
-  const edges: RawBuilder<unknown>[] = [];
   for (const seg of segments(r.granularity, r.from, r.to)) {
     if (seg.unit === r.granularity) {
       parts.push(sql`
         select to_char(period::timestamp, 'YYYY-MM-DD') as period, ${grp} as grp, accepted, duplicates, quoted, ordered,
-               refused, last_lead_at, ${empty}, refusal_codes, refusal_counts, quote_median, order_median
+               refused, (extract(epoch from last_lead_at) * 1000)::float8 as last_lead_at, ${empty}, refusal_codes,
+               refusal_counts, quote_median, order_median
         from lead_stats_periods
         where unit = ${seg.unit} and ${where} and period >= ${seg.from}::date and period <= ${seg.to}::date`);
     } else {
-      edges.push(sql`
-        select to_char(date_trunc(${r.granularity}, period::timestamp), 'YYYY-MM-DD') as period, ${grp} as grp, ${VALUE_LIST}
-        from lead_stats_periods
-        where unit = 'day' and ${where} and period >= ${seg.from}::date and period <= ${seg.to}::date`);
+      // The days at either end come as they are, with their histograms, merged per period and
+      // group by the caller (stats.repository.ts mergeCells): a few rows a group (a partial month
+      // is its whole weeks and the days left), merged in TypeScript in microseconds, where merging
+      // their buckets in SQL cost a row per bucket (20 ms for a page of providers by month).
+      const pieces = r.granularity === "month" ? segments("week", seg.from, seg.to) : [seg];
+      for (const p of pieces) {
+        parts.push(sql`
+          select to_char(date_trunc(${r.granularity}, period::timestamp), 'YYYY-MM-DD') as period, ${grp} as grp,
+                 accepted, duplicates, quoted, ordered, refused, (extract(epoch from last_lead_at) * 1000)::float8 as last_lead_at,
+                 quote_keys, quote_counts, order_keys, order_counts, refusal_codes, refusal_counts,
+                 null::smallint[] as quote_median, null::smallint[] as order_median
+          from lead_stats_periods
+          where unit = ${p.unit} and ${where} and period >= ${p.from}::date and period <= ${p.to}::date`);
+      }
     }
-  }
-  if (edges.length > 0) {
-    const kept = (column: string, type: string) =>
-      sql`case when m.period = ${keep} then m.${sql.raw(column)} else '{}'::${sql.raw(type)} end`;
-    parts.push(sql`
-      select m.period, m.grp, m.accepted, m.duplicates, m.quoted, m.ordered, m.refused, m.last_lead_at,
-             ${kept("quote_keys", "smallint[]")} as quote_keys, ${kept("quote_counts", "int[]")} as quote_counts,
-             ${kept("order_keys", "smallint[]")} as order_keys, ${kept("order_counts", "int[]")} as order_counts,
-             m.refusal_codes, m.refusal_counts,
-             hours_median_keys(m.quote_keys, m.quote_counts) as quote_median,
-             hours_median_keys(m.order_keys, m.order_counts) as order_median
-      from (${merged(sql.join(edges, sql` union all `), ["period", "grp"])}) m`);
   }
   const { rows } = await sql<MergedRow>`${sql.join(parts, sql` union all `)}`.execute(db);
   return rows;
 }
 
 /**
- * The range's totals (within what lead_stats_periods holds) for one provider or all (0), with
- * their histograms: its months, the weeks inside what is left and the days for the rest, merged.
+ * The rows the range's totals (within what lead_stats_periods holds) are merged from, for one
+ * provider or all (0), with their histograms: its months, the weeks inside what is left and the
+ * days for the rest (a year is about 20 rows; the caller merges them).
  */
 export async function readPeriodTotals(
   db: Db,
   r: Omit<PeriodRead, "granularity" | "groupBy" | "providerIds">,
-): Promise<MergedRow | undefined> {
+): Promise<MergedRow[]> {
   const where = readWhere({ ...r, granularity: "day" });
   const parts: RawBuilder<unknown>[] = [];
   for (const m of segments("month", r.from, r.to)) {
     for (const p of m.unit === "month" ? [m] : segments("week", m.from, m.to)) {
       parts.push(sql`
-        select '' as period, '' as grp, ${VALUE_LIST}
+        select '' as period, '' as grp, accepted, duplicates, quoted, ordered, refused,
+               (extract(epoch from last_lead_at) * 1000)::float8 as last_lead_at, quote_keys, quote_counts,
+               order_keys, order_counts, refusal_codes, refusal_counts,
+               null::smallint[] as quote_median, null::smallint[] as order_median
         from lead_stats_periods
         where unit = ${p.unit} and ${where} and period >= ${p.from}::date and period <= ${p.to}::date`);
     }
   }
-  const { rows } = await sql<MergedRow>`
-    select m.*, null::smallint[] as quote_median, null::smallint[] as order_median
-    from (${merged(sql.join(parts, sql` union all `), ["period", "grp"])}) m`.execute(db);
-  return rows[0];
-}
-
-/** A provider's sums over a range, for ranking the providers (group_by=provider). */
-export interface ProviderTotals {
-  readonly providerId: number;
-  readonly accepted: number;
-  readonly duplicates: number;
-  readonly quoted: number;
-  readonly ordered: number;
-  readonly refused: number;
-  readonly lastLeadAt: Date | null;
+  const { rows } = await sql<MergedRow>`${sql.join(parts, sql` union all `)}`.execute(db);
+  return rows;
 }
 
 /**
- * Every provider's sums over [from, to] (within what lead_stats_periods holds), read from the
- * ranking index alone: per provider, the whole periods' rows and the days' at either end.
+ * Every provider's sums over [from, to] (within what lead_stats_running holds): two rows a
+ * provider, its running totals on `to` less those on the day before `from`. A provider with
+ * nothing in the range is left out; the last lead is `to`'s unless the day before has the same.
  */
-export function periodTotalsSource(
+export function runningTotalsSource(
   livemode: boolean,
   from: string,
   to: string,
-  also: RawBuilder<unknown> = sql``,
+  providerId?: number,
 ): RawBuilder<unknown> {
-  // Months where they fit, weeks inside what is left, days for the rest.
-  const parts: RawBuilder<unknown>[] = [];
-  for (const m of segments("month", from, to)) {
-    const pieces = m.unit === "month" ? [m] : segments("week", m.from, m.to);
-    for (const p of pieces) {
-      parts.push(sql`
-        select provider_id, accepted, duplicates, quoted, ordered, refused, last_lead_at
-        from lead_stats_periods
-        where unit = ${p.unit} and livemode = ${livemode} and sub_id is null and provider_id <> 0 ${also}
-          and period >= ${p.from}::date and period <= ${p.to}::date`);
-    }
-  }
-  return sql.join(parts, sql` union all `);
+  const one = providerId === undefined ? sql`` : sql`and b.provider_id = ${providerId}`;
+  const diff = (column: string) => sql.raw(`b.${column} - coalesce(a.${column}, 0)`);
+  return sql`
+    select b.provider_id, ${diff("accepted")} as accepted, ${diff("duplicates")} as duplicates,
+           ${diff("quoted")} as quoted, ${diff("ordered")} as ordered, ${diff("refused")} as refused,
+           case when b.last_lead_at is distinct from a.last_lead_at then b.last_lead_at end as last_lead_at
+    from lead_stats_running b
+    left join lead_stats_running a
+      on a.day = ${from}::date - 1 and a.livemode = b.livemode and a.provider_id = b.provider_id
+    where b.day = ${to}::date and b.livemode = ${livemode} ${one}
+      and (b.accepted, b.duplicates, b.quoted, b.ordered, b.refused, b.last_lead_at) is distinct from
+          (coalesce(a.accepted, 0), coalesce(a.duplicates, 0), coalesce(a.quoted, 0), coalesce(a.ordered, 0),
+           coalesce(a.refused, 0), a.last_lead_at)`;
+}
+
+/**
+ * Writes lead_stats_running's rows of the days [from, through] (through at most what
+ * lead_stats_periods holds): for every provider with a row the day before `from` or a day row in
+ * the range, or for `only`'s, the day before's sums plus each day's row, day by day. A provider
+ * has a row from its first counted day on.
+ */
+export async function rollRunning(db: Db, from: string, through: string, only?: ProvidersOfMode): Promise<void> {
+  const mode = only
+    ? sql`and livemode = ${only.livemode} and provider_id = any(${[...only.providerIds]}::bigint[])`
+    : sql``;
+  await sql`delete from lead_stats_running where day >= ${from}::date and day <= ${through}::date ${mode}`.execute(db);
+  const columns = ["accepted", "duplicates", "quoted", "ordered", "refused"];
+  const sums = columns.map((c) => sql.raw(`coalesce(b.${c}, 0) + coalesce(sum(d.${c}) over w, 0) as ${c}`));
+  await sql`
+    with base as (
+      select livemode, provider_id, accepted, duplicates, quoted, ordered, refused, last_lead_at
+      from lead_stats_running where day = ${from}::date - 1 ${mode}
+    ),
+    daily as (
+      select livemode, provider_id, period as day, accepted, duplicates, quoted, ordered, refused, last_lead_at
+      from lead_stats_periods
+      where unit = 'day' and sub_id is null and provider_id <> 0 and period >= ${from}::date and period <= ${through}::date ${mode}
+    ),
+    grid as (
+      select k.livemode, k.provider_id, g.day
+      from (select livemode, provider_id from base union select livemode, provider_id from daily) k
+      cross join unnest(${daysOf(from, through)}::date[]) as g(day)
+    ),
+    summed as (
+      select g.day, g.livemode, g.provider_id, ${sql.join(sums)},
+             greatest(b.last_lead_at, max(d.last_lead_at) over w) as last_lead_at,
+             b.provider_id is not null or count(d.provider_id) over w > 0 as counted
+      from grid g
+      left join base b on b.livemode = g.livemode and b.provider_id = g.provider_id
+      left join daily d on d.livemode = g.livemode and d.provider_id = g.provider_id and d.day = g.day
+      window w as (partition by g.livemode, g.provider_id order by g.day)
+    )
+    insert into lead_stats_running (day, livemode, provider_id, ${sql.raw(columns.join(", "))}, last_lead_at)
+    select day, livemode, provider_id, ${sql.raw(columns.join(", "))}, last_lead_at from summed where counted`.execute(
+    db,
+  );
 }
 
 /** The advisory lock key of the rollup job (one instance at a time). */
@@ -373,6 +421,7 @@ export async function rollPeriodsOf(db: Db, day: string, after: string | null): 
       from lead_stats_rollup where id = 1`.execute(trx);
     if (!rows[0]?.ok || (rows[0].through ?? null) !== after) return false;
     await rollPeriodDay(trx, day);
+    await rollRunning(trx, day, day);
     for (const unit of ["week", "month"] as const) {
       if (periodEnd(unit, day) === day) await rollPeriod(trx, unit, periodStart(unit, day));
     }
@@ -434,10 +483,18 @@ export async function rollPeriodsAgain(
       await rollPeriod(db, p.unit, p.start, { livemode: p.livemode, providerIds });
     }
   }
+  // The running totals of the moved providers, from the first day moved on (per mode).
+  for (const livemode of [true, false]) {
+    const moved = [...days.values()].filter((d) => d.livemode === livemode);
+    if (moved.length === 0) continue;
+    const from = moved.reduce((first, d) => (d.day < first ? d.day : first), through);
+    const providers = new Set(moved.flatMap((d) => [...d.providers]));
+    for (const providerIds of slices(providers)) await rollRunning(db, from, through, { livemode, providerIds });
+  }
 }
 
 /**
- * Empties lead_stats_periods when lead_stats_daily starts over (its watermark null: a new
+ * Empties lead_stats_periods (and the running totals) when lead_stats_daily starts over (its watermark null: a new
  * database, or an operator's rebuild), so no period outlives the days it was rolled from.
  */
 export async function resetPeriods(db: Db): Promise<void> {
@@ -447,6 +504,7 @@ export async function resetPeriods(db: Db): Promise<void> {
       from lead_stats_rollup where id = 1 and rolled_through is null and periods_through is not null`.execute(trx);
     if (!rows[0]?.ok) return;
     await sql`delete from lead_stats_periods`.execute(trx);
+    await sql`delete from lead_stats_running`.execute(trx);
     await sql`update lead_stats_rollup set periods_through = null where id = 1`.execute(trx);
   });
 }

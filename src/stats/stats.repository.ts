@@ -11,12 +11,11 @@ import type { Database } from "../db/schema.ts";
 import { bucketHours, Histogram } from "./hours-histogram.ts";
 import {
   type MergedRow,
-  periodStart,
-  periodTotalsSource,
   ROLLUP_LOCK,
   readPeriods,
   readPeriodTotals,
   rollPeriodsAgain,
+  runningTotalsSource,
 } from "./stats-periods.repository.ts";
 
 type Db = Kysely<Database>;
@@ -169,19 +168,18 @@ async function leadCountsIn(db: Db, s: StatsScope): Promise<LeadCounts[]> {
   // A page of providers needs no totals here: they are every provider's (stats.service.ts).
   const withTotals = s.providerIds === undefined;
   const periodRows: RawRow[] = [];
-  let totals: RawRow | undefined;
+  const totals: RawRow[] = [];
   if (periodTo !== null) {
     const read = { livemode: s.livemode, from: s.from, to: periodTo, providerId: s.providerId };
-    // The period the later days continue comes with its histograms, to be merged with theirs.
-    const keep = rest ? periodStart(s.granularity, restFrom) : null;
     periodRows.push(
-      ...(await readPeriods(
-        db,
-        { ...read, granularity: s.granularity, groupBy: s.groupBy, providerIds: s.providerIds },
-        keep,
-      )),
+      ...(await readPeriods(db, {
+        ...read,
+        granularity: s.granularity,
+        groupBy: s.groupBy,
+        providerIds: s.providerIds,
+      })),
     );
-    if (withTotals) totals = await readPeriodTotals(db, read);
+    if (withTotals) totals.push(...(await readPeriodTotals(db, read)));
   }
   const restRows = rest
     ? [...(await restLeadRows(db, s, restFrom, coverage)), ...(await restRefusalRows(db, s, restFrom))]
@@ -296,14 +294,14 @@ async function restRefusalRows(db: Db, s: StatsScope, from: string): Promise<Raw
 }
 
 /**
- * The rows summed per period and group, and the totals (period and group null): the totals row of
+ * The rows summed per period and group, and the totals (period and group null): the totals rows of
  * the period rollup's part with the later days' rows. A period's median is its histogram's, or
  * the one kept with its only row.
  */
 function mergeCells(
   periodRows: readonly RawRow[],
   restRows: readonly RawRow[],
-  totals: RawRow | undefined,
+  totals: readonly RawRow[],
 ): LeadCounts[] {
   const cells = new Map<string, Cell>();
   const cellOf = (period: string | null, group: string | null) => {
@@ -352,7 +350,7 @@ function mergeCells(
     add(cellOf(r.period, r.grp), r);
     add(total, r);
   }
-  if (totals !== undefined) add(total, totals);
+  for (const r of totals) add(total, r);
   const median = (h: Histogram, kept: number[] | null) =>
     !h.isEmpty() || kept === null ? h.median() : (bucketHours(Number(kept[0])) + bucketHours(Number(kept[1]))) / 2;
   return [...cells.values()].map((c) => ({
@@ -400,9 +398,9 @@ export type RankColumn = (typeof RANK_COLUMNS)[number];
 
 /**
  * One page of the providers with anything in the scope's range, ranked by a column's sum over it
- * (ties by provider id): the whole periods' and days' rows of lead_stats_periods (its ranking
- * index alone), the days after it from lead_stats_daily and the request log's daily counts, the
- * leads after the rollup's watermark.
+ * (ties by provider id): two rows a provider of lead_stats_running for the days the period
+ * rollup holds, whatever the range's length; the days after it from lead_stats_daily and the
+ * request log's daily counts, the leads after the rollup's watermark.
  */
 export function rankProviders(
   db: Db,
@@ -416,7 +414,7 @@ export function rankProviders(
     const { periodTo, restFrom } = splitRange(s, coverage);
     const parts: ReturnType<typeof sql>[] = [];
     const one = s.providerId !== undefined ? sql`and provider_id = ${s.providerId}` : sql``;
-    if (periodTo !== null) parts.push(periodTotalsSource(s.livemode, s.from, periodTo, one));
+    if (periodTo !== null) parts.push(runningTotalsSource(s.livemode, s.from, periodTo, s.providerId));
     if (restFrom <= s.to) {
       const rolled = coverage.rolledThrough;
       const { today, start, end } = liveWindow(s, restFrom, coverage);

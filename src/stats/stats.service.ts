@@ -131,12 +131,15 @@ function outcomes(leads: LeadCounts | undefined, returns: ReturnCount | undefine
 
 /** Every period's first day from `from` to `to` (a dense series when nothing is grouped). */
 function periodsOf(from: string, to: string, granularity: Granularity): string[] {
+  // Calendar days in UTC, stepped with Date: a year of days is 365 steps, each a few allocations.
   const out: string[] = [];
-  let d = DateTime.fromISO(from, { zone: "UTC" }).startOf(granularity === "week" ? "week" : granularity);
-  const last = DateTime.fromISO(to, { zone: "UTC" });
-  while (d <= last) {
-    out.push(d.toISODate() as string);
-    d = d.plus({ [granularity]: 1 });
+  const d = new Date(`${from}T00:00:00Z`);
+  if (granularity === "week") d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
+  if (granularity === "month") d.setUTCDate(1);
+  for (let day = d.toISOString().slice(0, 10); day <= to; day = d.toISOString().slice(0, 10)) {
+    out.push(day);
+    if (granularity === "month") d.setUTCMonth(d.getUTCMonth() + 1);
+    else d.setUTCDate(d.getUTCDate() + (granularity === "week" ? 7 : 1));
   }
   return out;
 }
@@ -173,16 +176,18 @@ export function createStatsService(deps: {
   }
 
   /** The rows of the scope (of some providers: `providerIds`) and the totals of the whole scope. */
-  async function stats(scope: StatsScope, nextPageToken = ""): Promise<Stats> {
-    const [leads, returns] = await Promise.all([leadCounts(db, scope), returnCounts(db, scope)]);
-    // group_by=provider answers a page of providers; its totals are every provider's.
-    const whole =
-      scope.providerIds === undefined
-        ? undefined
-        : await Promise.all([
-            leadCounts(db, { ...scope, groupBy: undefined, providerIds: undefined }),
-            returnCounts(db, { ...scope, groupBy: undefined, providerIds: undefined }),
-          ]);
+  async function stats(
+    scope: StatsScope,
+    nextPageToken = "",
+    wholeScope?: Promise<[LeadCounts[], ReturnCount[]]>,
+  ): Promise<Stats> {
+    // group_by=provider answers a page of providers; its totals are every provider's (read
+    // meanwhile: `wholeScope`, started with the ranking).
+    const [leads, returns, whole] = await Promise.all([
+      leadCounts(db, scope),
+      returnCounts(db, scope),
+      scope.providerIds === undefined ? undefined : (wholeScope ?? totalsOf(scope)),
+    ]);
     const key = (period: string | null, group: string | null) => `${period}\u0000${group ?? ""}`;
     const leadsBy = new Map(leads.map((l) => [key(l.period, l.group), l]));
     const returnsBy = new Map(returns.map((r) => [key(r.period, r.group), r]));
@@ -237,6 +242,13 @@ export function createStatsService(deps: {
     };
   }
 
+  /** Every provider's totals of a scope (a page of group_by=provider's). */
+  const totalsOf = (scope: StatsScope) =>
+    Promise.all([
+      leadCounts(db, { ...scope, groupBy: undefined, providerIds: undefined }),
+      returnCounts(db, { ...scope, groupBy: undefined, providerIds: undefined }),
+    ]);
+
   /** What a page token stands for: the query it was issued for (anything else is refused). */
   const fingerprint = (scope: Omit<StatsScope, "zone">, sort: string, pageSize: number) =>
     createHash("sha256")
@@ -284,10 +296,12 @@ export function createStatsService(deps: {
       if (!paged) return stats(base);
       const descending = sort.startsWith("-");
       const column = (descending ? sort.slice(1) : sort) as RankColumn;
+      const whole = totalsOf(base);
+      whole.catch(() => {}); // awaited in stats(); a ranking that fails first must not leave it unhandled
       const ranked = await rankProviders(db, base, { column, descending }, offset, pageSize + 1);
       const page = ranked.slice(0, pageSize);
       const next = ranked.length > pageSize ? `${offset + pageSize}.${token}` : "";
-      return stats({ ...base, providerIds: page }, next);
+      return stats({ ...base, providerIds: page }, next, whole);
     },
   };
 }
