@@ -509,7 +509,7 @@ export async function resetPeriods(db: Db): Promise<void> {
   });
 }
 
-/** Refreshes the planner's statistics of lead_stats_periods (after a catch-up). */
+/** Refreshes the planner's statistics of lead_stats_periods and lead_stats_running (after a catch-up). */
 export async function analyzePeriods(db: Db): Promise<void> {
-  await sql`analyze lead_stats_periods`.execute(db);
+  await sql`analyze lead_stats_periods, lead_stats_running`.execute(db);
 }
