@@ -43,6 +43,9 @@ interface PageGlobals {
       shadowRoot: {
         activeElement: { id: string } | null;
         querySelectorAll(selector: string): { length: number };
+        querySelector(selector: string): {
+          addEventListener(type: string, listener: (e: { detail: { state: string } }) => void): void;
+        } | null;
       } | null;
     } | null;
     documentElement: { scrollWidth: number };
@@ -50,6 +53,7 @@ interface PageGlobals {
   };
   submitted?: unknown;
   pwned?: number;
+  widgetStates?: string[];
 }
 
 /** A provider's marketing page on `host` (a loopback address), port 0: its origin. */
@@ -261,6 +265,16 @@ ${snippet}
     expect(visited).not.toContain("company_website");
     await check(page, "form-filled");
 
+    // Every state the challenge widget goes through from here: a refused answer asks it for a
+    // fresh solution, and the error field's focus must not start a second solve that aborts the
+    // first (which the widget reports as "Verification failed" in a red popover).
+    await page.evaluate(() => {
+      const w = globalThis as unknown as PageGlobals;
+      const states: string[] = [];
+      w.widgetStates = states;
+      const widget = w.document.querySelector("lead-quote-form")?.shadowRoot?.querySelector("altcha-widget");
+      widget?.addEventListener("statechange", (e) => states.push(e.detail.state));
+    });
     const refusedAnswer = page.waitForResponse((r) => r.url().includes("/api/v1/forms/leads/"));
     await page.keyboard.press("Enter");
     const refused = (await (await refusedAnswer).json()) as Json;
@@ -295,6 +309,9 @@ ${snippet}
       livemode: false,
     });
     await check(page, "form-sent");
+    const states = await page.evaluate(() => (globalThis as unknown as PageGlobals).widgetStates);
+    expect(states, "the widget's states").toContain("verified");
+    expect(states, "the widget's states").not.toContain("error");
 
     const sentBody = JSON.parse(body) as Json;
     expect(sentBody.company_website).toBe("");

@@ -49,12 +49,18 @@ describe.skipIf(!HAVE_CHROMIUM)("the drop-in form's screens in a browser", () =>
     const bad = await axeViolations(page);
     const width = page.viewportSize()?.width ?? 0;
     expect(bad, `${screen} at ${width} px: accessibility\n${bad.join("\n")}`).toEqual([]);
-    const scrollWidth = await page.evaluate(
-      () =>
-        (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement
-          .scrollWidth,
-    );
-    expect(scrollWidth, `${screen} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width);
+    // Polled: the page's width once its layout has settled (fonts and the app bar's last render).
+    await expect
+      .poll(
+        () =>
+          page.evaluate(
+            () =>
+              (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+                .documentElement.scrollWidth,
+          ),
+        { message: `${screen} at ${width} px scrolls sideways` },
+      )
+      .toBeLessThanOrEqual(width);
     if (SHOTS) {
       mkdirSync(SHOTS, { recursive: true });
       await page.screenshot({ path: join(SHOTS, `${screen}-${width}.png`), fullPage: true });

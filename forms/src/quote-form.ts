@@ -519,7 +519,12 @@ class LeadQuoteForm extends HTMLElement {
     const w = this.#widget;
     if (!w?.reset || !w.verify) return;
     w.reset();
-    void w.verify();
+    // The widget starts solving by itself when a field of the form takes focus (auto: onfocus), as
+    // the field an error names does right after this; a second verify() would abort that solve,
+    // which the widget reports as failed (a red popover). Ask only when nothing has started it.
+    setTimeout(() => {
+      if (this.#widgetState === "unverified") void w.verify?.();
+    }, 0);
   }
 
   /** The widget's solution: from its hidden input, else when it has solved the challenge. */

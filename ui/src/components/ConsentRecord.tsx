@@ -53,7 +53,15 @@ export function ConsentRecordView({ record: c }: { record: ConsentRecord }) {
       <Box
         component="blockquote"
         data-testid="consent-text"
-        sx={{ borderLeft: 4, borderColor: "divider", m: 0, my: 1, pl: 2, whiteSpace: "pre-wrap" }}
+        sx={{
+          borderLeft: 4,
+          borderColor: "divider",
+          m: 0,
+          my: 1,
+          pl: 2,
+          whiteSpace: "pre-wrap",
+          overflowWrap: "anywhere",
+        }}
       >
         {c.text}
       </Box>
