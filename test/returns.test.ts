@@ -312,10 +312,15 @@ describe.each(BACKENDS)("returns ($name)", (backend) => {
       expect(lines.results.map((l: Json) => [l.account, l.amount_cents, l.lead.external_id])).toEqual([
         ["pending", -1500, lead.external_id],
       ]);
-      const month = DateTime.fromISO(lead.created_at).setZone("America/New_York").toFormat("yyyy-MM");
-      const statement = await j(t.call("GET", `/api/v1/public/statements/${month}/`, { auth: p.key }));
-      expect(statement.totals.return).toBe(-1500);
-      expect(statement.accounts.pending.totals).toMatchObject({ lead_purchase: 1500, return: -1500 });
+      // The purchase is in the statement of the lead's month, the reversal in that of the month it
+      // was posted in (48 hours later: the next month's for a lead of a month's last two days).
+      const monthOf = (at: string) => DateTime.fromISO(at).setZone("America/New_York").toFormat("yyyy-MM");
+      const statementOf = (month: string) => j(t.call("GET", `/api/v1/public/statements/${month}/`, { auth: p.key }));
+      const bought = await statementOf(monthOf(lead.created_at));
+      expect(bought.accounts.pending.totals.lead_purchase).toBe(1500);
+      const returned = await statementOf(monthOf(lines.results[0].created_at));
+      expect(returned.totals.return).toBe(-1500);
+      expect(returned.accounts.pending.totals.return).toBe(-1500);
     });
 
     it("auto-approves a reason in auto_approve at once", async () => {
