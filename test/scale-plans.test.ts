@@ -359,25 +359,47 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on half a milli
     expect(indexes, text).not.toContain("leads_search_idx");
   });
 
-  /** Every statement `query` sends, EXPLAINed with its values: the rows its scans read, and its problems. */
+  /**
+   * Every statement `query` sends, EXPLAINed with its values in one transaction, the settings it
+   * makes (set_config) made there too: the rows its scans read, and its problems. The planner is
+   * told parallel workers cost nothing, as on a bigger table: a read that leaves parallel plans to
+   * it gets one here (a worker's start costs more than these reads on a small machine).
+   */
   async function plans(query: () => Promise<unknown>): Promise<{ read: number; problems: string[]; text: string }> {
     captured.length = 0;
     await query();
     let read = 0;
     const problems: string[] = [];
     const texts: string[] = [];
-    for (const statement of captured.filter((c) => /^\s*(select|with)\b/i.test(c.sql))) {
-      const explained = await pool.query(`explain (analyze, format json) ${statement.sql}`, [...statement.parameters]);
-      const root = (explained.rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
-      const walk = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(walk)];
-      for (const n of walk(root)) {
-        if (/Scan$/.test(n["Node Type"]) && n["Relation Name"] !== undefined) read += rowsOut(n);
-        if (n["Node Type"] === "Seq Scan" && STATS_TABLES.has(n["Relation Name"] ?? ""))
-          problems.push(`sequential scan of ${n["Relation Name"]}`);
+    const client = await pool.connect();
+    try {
+      await client.query("begin");
+      await client.query(
+        "set local parallel_setup_cost = 0; set local parallel_tuple_cost = 0; set local min_parallel_index_scan_size = 0; set local min_parallel_table_scan_size = 0",
+      );
+      for (const statement of captured.filter((c) => /^\s*(select|with)\b/i.test(c.sql))) {
+        if (/^\s*select set_config\(/i.test(statement.sql)) {
+          await client.query(statement.sql, [...statement.parameters]);
+          continue;
+        }
+        const explained = await client.query(`explain (analyze, format json) ${statement.sql}`, [
+          ...statement.parameters,
+        ]);
+        const root = (explained.rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
+        const walk = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(walk)];
+        for (const n of walk(root)) {
+          if (/Scan$/.test(n["Node Type"]) && n["Relation Name"] !== undefined) read += rowsOut(n);
+          if (n["Node Type"] === "Seq Scan" && STATS_TABLES.has(n["Relation Name"] ?? ""))
+            problems.push(`sequential scan of ${n["Relation Name"]}`);
+          if (n["Node Type"].startsWith("Gather")) problems.push("a parallel plan");
+        }
+        problems.push(...problemsOf(root).filter((p) => !p.startsWith("sort of")));
+        const plain = await client.query(`explain (analyze) ${statement.sql}`, [...statement.parameters]);
+        texts.push(statement.sql, plain.rows.map((r) => r["QUERY PLAN"]).join("\n"));
       }
-      problems.push(...problemsOf(root).filter((p) => !p.startsWith("sort of")));
-      const plain = await pool.query(`explain (analyze) ${statement.sql}`, [...statement.parameters]);
-      texts.push(statement.sql, plain.rows.map((r) => r["QUERY PLAN"]).join("\n"));
+    } finally {
+      await client.query("rollback");
+      client.release();
     }
     return { read, problems, text: texts.join("\n\n") };
   }

@@ -103,14 +103,26 @@ export interface Stats {
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
-function outcomes(leads: LeadCounts | undefined, returns: ReturnCount | undefined): Outcomes {
-  const rejected: Record<string, number> = { ...leads?.rejected };
+const NONE: Readonly<Record<string, number>> = Object.freeze({});
+
+/**
+ * The outcomes of a period and group (or of the totals), written onto `head` (its period and
+ * group): one object a row, as a long answer makes them by the thousand.
+ */
+function outcomes<H extends object>(
+  head: H,
+  leads: LeadCounts | undefined,
+  returns: ReturnCount | undefined,
+): H & Outcomes {
+  // Each cell's refusals are its own object (stats.repository.ts mergeCells), never changed after.
+  const rejected = leads?.rejected ?? NONE;
   const accepted = leads?.accepted ?? 0;
-  const refused = Object.values(rejected).reduce((n, r) => n + r, 0);
+  let refused = 0;
+  for (const code in rejected) refused += rejected[code] as number;
   const rate = (n: number) => (accepted === 0 ? null : round(n / accepted, 4));
   const hours = (h: number | null | undefined) => (h === null || h === undefined ? null : round(h, 2));
   const submitted = accepted + refused;
-  return {
+  return Object.assign(head, {
     submitted,
     accepted,
     rejected,
@@ -126,7 +138,7 @@ function outcomes(leads: LeadCounts | undefined, returns: ReturnCount | undefine
     medianHoursToQuote: hours(leads?.hoursToQuote),
     medianHoursToOrder: hours(leads?.hoursToOrder),
     lastLeadAt: leads?.lastLeadAt ?? null,
-  };
+  });
 }
 
 /** Every period's first day from `from` to `to` (a dense series when nothing is grouped). */
@@ -219,12 +231,10 @@ export function createStatsService(deps: {
     const rows = cells.map((c) => {
       // Ungrouped queries group by '' (one group per period).
       const k = key(c.period, scope.groupBy === undefined ? "" : c.group);
-      return {
-        period: c.period,
-        group: c.group,
-        ...(names && { providerName: names.get(Number(c.group)) ?? "" }),
-        ...outcomes(leadsBy.get(k), returnsBy.get(k)),
-      };
+      const head = names
+        ? { period: c.period, group: c.group, providerName: names.get(Number(c.group)) ?? "" }
+        : { period: c.period, group: c.group };
+      return outcomes(head, leadsBy.get(k), returnsBy.get(k));
     });
     const totalOf = <T extends { period: string | null }>(list: readonly T[]) => list.find((x) => x.period === null);
     return {
@@ -236,8 +246,8 @@ export function createStatsService(deps: {
       timezone: zone,
       rows,
       totals: whole
-        ? outcomes(totalOf(whole[0]), totalOf(whole[1]))
-        : outcomes(leadsBy.get(key(null, null)), returnsBy.get(key(null, null))),
+        ? outcomes({}, totalOf(whole[0]), totalOf(whole[1]))
+        : outcomes({}, leadsBy.get(key(null, null)), returnsBy.get(key(null, null))),
       nextPageToken,
     };
   }
