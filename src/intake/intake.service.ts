@@ -186,14 +186,17 @@ export function createIntakeService(deps: IntakeServiceDeps) {
       };
     },
 
-    /** cap_reached for the full windows: the one that resets last (until then no lead gets in). */
+    /**
+     * cap_reached for the full windows: the one that resets last (until then no lead gets in);
+     * the longer of two that reset together (a Sunday's day and week: the week).
+     */
     capReached(windows: readonly string[]): DomainError {
       const at = now();
       const full = CAP_WINDOWS.filter((w) => windows.includes(w)).map((w) => ({
         window: w,
         resetsAt: capWindow(w, at, settings.zone).resetsAt,
       }));
-      const last = full.reduce((a, b) => (b.resetsAt > a.resetsAt ? b : a));
+      const last = full.reduce((a, b) => (b.resetsAt >= a.resetsAt ? b : a));
       return capReached(last.window, last.resetsAt, at);
     },
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "../../src/db/database.ts";
 import { businessToday, capWindow, daysUntil, scheduleState, secondsUntil } from "../../src/intake/business-time.ts";
 import { checkPhone, emailMatchKey, isDisposableEmail, isValidVin, vinCheckDigit } from "../../src/intake/contact.ts";
+import { createIntakeService } from "../../src/intake/intake.service.ts";
 import {
   capReached,
   duplicateLead,
@@ -836,5 +837,42 @@ describe("intake_guard (the duplicate check's SQL half, on PGlite)", () => {
         })
       ).cap_windows,
     ).toEqual(["week", "month"]);
+  });
+});
+
+describe("cap_reached's window when several caps are full", () => {
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    handle = await openUnitDatabase();
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+  const at = (iso: string) =>
+    createIntakeService({
+      db: handle.db,
+      settings: { zone: "America/New_York", duplicateWindowDays: 30, duplicateMatch: ["phone"] },
+      now: () => new Date(iso),
+    });
+
+  it("names the window that resets last, and the longer of two that reset together", () => {
+    // A Wednesday in New York: the day resets tonight, the week on Monday, the month on the 1st.
+    const wednesday = at("2026-11-25T17:00:00Z");
+    expect(wednesday.capReached(["day", "week"])).toMatchObject({ window: "week" });
+    expect(wednesday.capReached(["day", "week", "month"])).toMatchObject({ window: "month" });
+    // Sunday noon in New York: the day and the ISO week both reset at Monday's midnight there;
+    // the week is named.
+    const sunday = at("2026-11-29T17:00:00Z");
+    expect(sunday.capReached(["day", "week"])).toMatchObject({
+      window: "week",
+      resetsAt: new Date("2026-11-30T05:00:00Z"),
+    });
+    // 31 May 2026 is a Sunday and a month's last day: all three reset together; the month is named.
+    expect(at("2026-05-31T16:00:00Z").capReached(["day", "week", "month"])).toMatchObject({
+      window: "month",
+      resetsAt: new Date("2026-06-01T04:00:00Z"),
+    });
+    // Sunday 23:30 in New York is Monday 04:30 UTC: still the New York week.
+    expect(at("2026-11-30T04:30:00Z").capReached(["day", "week"])).toMatchObject({ window: "week" });
   });
 });
