@@ -398,8 +398,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("hot query plans on half a milli
         texts.push(statement.sql, plain.rows.map((r) => r["QUERY PLAN"]).join("\n"));
       }
     } finally {
-      await client.query("rollback");
-      client.release();
+      try {
+        await client.query("rollback");
+      } finally {
+        client.release();
+      }
     }
     return { read, problems, text: texts.join("\n\n") };
   }
