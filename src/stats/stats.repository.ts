@@ -330,7 +330,7 @@ function mergeCells(
         duplicates: 0,
         quoted: 0,
         ordered: 0,
-        rejected: new Map(),
+        rejected: {},
         lastLeadAt: null,
         toQuote: new Histogram(),
         toOrder: new Histogram(),
@@ -356,7 +356,7 @@ function mergeCells(
     const counts = r.refusal_counts ?? [];
     for (let i = 0; i < codes.length; i += 1) {
       const code = codes[i] as string;
-      cell.rejected.set(code, (cell.rejected.get(code) ?? 0) + Number(counts[i]));
+      cell.rejected[code] = (cell.rejected[code] ?? 0) + Number(counts[i]);
     }
   };
   const total = cellOf(null, null);
@@ -375,11 +375,24 @@ function mergeCells(
     duplicates: c.duplicates,
     quoted: c.quoted,
     ordered: c.ordered,
-    rejected: Object.fromEntries([...c.rejected].sort(([a], [b]) => (a < b ? -1 : 1))),
+    rejected: inCodeOrder(c.rejected),
     hoursToQuote: median(c.toQuote, c.quoteMedian),
     hoursToOrder: median(c.toOrder, c.orderMedian),
     lastLeadAt: c.lastLeadAt,
   }));
+}
+
+/**
+ * The refusals by code, codes in order: as they are when they came in order (a whole period's
+ * row, sorted by the rollup: most cells of a long answer), else sorted into a new object.
+ */
+function inCodeOrder(rejected: Record<string, number>): Record<string, number> {
+  let previous = "";
+  for (const code in rejected) {
+    if (code < previous) return Object.fromEntries(Object.entries(rejected).sort(([a], [b]) => (a < b ? -1 : 1)));
+    previous = code;
+  }
+  return rejected;
 }
 
 interface Cell {
@@ -389,7 +402,7 @@ interface Cell {
   duplicates: number;
   quoted: number;
   ordered: number;
-  readonly rejected: Map<string, number>;
+  readonly rejected: Record<string, number>;
   lastLeadAt: Date | null;
   readonly toQuote: Histogram;
   readonly toOrder: Histogram;

@@ -11,9 +11,20 @@ export const ADMIN_STATS_PATH = "/api/v1/admin/stats/";
 
 type OutcomesJson = components["schemas"]["StatsOutcomes"];
 
-/** The outcomes as the API names them, written onto `head` (a period's period and group). */
-function outcomesJson<H extends object>(head: H, o: Outcomes): H & OutcomesJson {
-  return Object.assign(head, {
+/**
+ * A period's outcomes (or the totals: period, group and name undefined, so not serialized) as
+ * the API names them, as one object literal of one shape (see stats.service.ts outcomes).
+ */
+function outcomesJson<P extends string | undefined, G extends string | null | undefined>(
+  o: Outcomes,
+  period: P,
+  group: G,
+  providerName: string | undefined,
+): OutcomesJson & { period: P; group: G; provider_name: string | undefined } {
+  return {
+    period,
+    group,
+    provider_name: providerName,
     submitted: o.submitted,
     accepted: o.accepted,
     // Read only: serialized as it is (a copy a row cost more than the rest of the row).
@@ -29,8 +40,8 @@ function outcomesJson<H extends object>(head: H, o: Outcomes): H & OutcomesJson 
     return_rate: o.returnRate,
     median_hours_to_quote: o.medianHoursToQuote,
     median_hours_to_order: o.medianHoursToOrder,
-    last_lead_at: o.lastLeadAt?.toISOString() ?? null,
-  });
+    last_lead_at: o.lastLeadAt === null ? null : o.lastLeadAt.toISOString(),
+  };
 }
 
 export function statsJson(s: Stats, next?: string | null): components["schemas"]["Stats"] {
@@ -41,15 +52,8 @@ export function statsJson(s: Stats, next?: string | null): components["schemas"]
     group_by: s.groupBy,
     livemode: s.livemode,
     timezone: s.timezone,
-    periods: s.rows.map((r) =>
-      outcomesJson(
-        r.providerName !== undefined
-          ? { period: r.period, group: r.group, provider_name: r.providerName }
-          : { period: r.period, group: r.group },
-        r,
-      ),
-    ),
-    totals: outcomesJson({}, s.totals),
+    periods: s.rows.map((r) => outcomesJson(r, r.period, r.group, r.providerName)),
+    totals: outcomesJson(s.totals, undefined, undefined, undefined),
     ...(s.groupBy === "provider" && {
       next_page_token: s.nextPageToken === "" ? null : s.nextPageToken,
       next: next ?? null,

@@ -106,39 +106,49 @@ const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 *
 const NONE: Readonly<Record<string, number>> = Object.freeze({});
 
 /**
- * The outcomes of a period and group (or of the totals), written onto `head` (its period and
- * group): one object a row, as a long answer makes them by the thousand.
+ * The outcomes of a period and group (or of the totals: all three undefined), as one object
+ * literal: every row of a long answer has the same shape (a row made by copying fields onto
+ * another object cost several times more, by the thousand).
  */
-function outcomes<H extends object>(
-  head: H,
+function outcomes<P extends string | undefined, G extends string | null | undefined>(
+  period: P,
+  group: G,
+  providerName: string | undefined,
   leads: LeadCounts | undefined,
   returns: ReturnCount | undefined,
-): H & Outcomes {
+) {
   // Each cell's refusals are its own object (stats.repository.ts mergeCells), never changed after.
   const rejected = leads?.rejected ?? NONE;
   const accepted = leads?.accepted ?? 0;
+  const duplicates = leads?.duplicates ?? 0;
+  const quoted = leads?.quoted ?? 0;
+  const ordered = leads?.ordered ?? 0;
+  const returned = returns?.returned ?? 0;
   let refused = 0;
   for (const code in rejected) refused += rejected[code] as number;
   const rate = (n: number) => (accepted === 0 ? null : round(n / accepted, 4));
   const hours = (h: number | null | undefined) => (h === null || h === undefined ? null : round(h, 2));
   const submitted = accepted + refused;
-  return Object.assign(head, {
+  return {
+    period,
+    group,
+    providerName,
     submitted,
     accepted,
     rejected,
-    duplicates: leads?.duplicates ?? 0,
-    billable: accepted - (leads?.duplicates ?? 0),
+    duplicates,
+    billable: accepted - duplicates,
     acceptanceRate: submitted === 0 ? null : round(accepted / submitted, 4),
-    quoted: leads?.quoted ?? 0,
-    ordered: leads?.ordered ?? 0,
-    quoteRate: rate(leads?.quoted ?? 0),
-    orderRate: rate(leads?.ordered ?? 0),
-    returned: returns?.returned ?? 0,
-    returnRate: rate(returns?.returned ?? 0),
+    quoted,
+    ordered,
+    quoteRate: rate(quoted),
+    orderRate: rate(ordered),
+    returned,
+    returnRate: rate(returned),
     medianHoursToQuote: hours(leads?.hoursToQuote),
     medianHoursToOrder: hours(leads?.hoursToOrder),
     lastLeadAt: leads?.lastLeadAt ?? null,
-  });
+  };
 }
 
 /** Every period's first day from `from` to `to` (a dense series when nothing is grouped). */
@@ -231,10 +241,8 @@ export function createStatsService(deps: {
     const rows = cells.map((c) => {
       // Ungrouped queries group by '' (one group per period).
       const k = key(c.period, scope.groupBy === undefined ? "" : c.group);
-      const head = names
-        ? { period: c.period, group: c.group, providerName: names.get(Number(c.group)) ?? "" }
-        : { period: c.period, group: c.group };
-      return outcomes(head, leadsBy.get(k), returnsBy.get(k));
+      const name = names ? (names.get(Number(c.group)) ?? "") : undefined;
+      return outcomes(c.period, c.group, name, leadsBy.get(k), returnsBy.get(k));
     });
     const totalOf = <T extends { period: string | null }>(list: readonly T[]) => list.find((x) => x.period === null);
     return {
@@ -246,8 +254,8 @@ export function createStatsService(deps: {
       timezone: zone,
       rows,
       totals: whole
-        ? outcomes({}, totalOf(whole[0]), totalOf(whole[1]))
-        : outcomes({}, leadsBy.get(key(null, null)), returnsBy.get(key(null, null))),
+        ? outcomes(undefined, undefined, undefined, totalOf(whole[0]), totalOf(whole[1]))
+        : outcomes(undefined, undefined, undefined, leadsBy.get(key(null, null)), returnsBy.get(key(null, null))),
       nextPageToken,
     };
   }
