@@ -30,6 +30,7 @@ import * as m0022 from "./migrations/0022-stats-periods.ts";
 import * as m0023 from "./migrations/0023-portal-team-and-reset.ts";
 import * as m0024 from "./migrations/0024-webhook-event-types.ts";
 import * as m0025 from "./migrations/0025-stats-running.ts";
+import * as m0026 from "./migrations/0026-vacuum-stats-today.ts";
 import type { Database } from "./schema.ts";
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0023-portal-team-and-reset": m0023,
   "0024-webhook-event-types": m0024,
   "0025-stats-running": m0025,
+  "0026-vacuum-stats-today": m0026,
 };
 
 export function createMigrator(db: Kysely<Database>): Migrator {
